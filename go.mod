@@ -1,0 +1,3 @@
+module github.com/tpugo/tpu
+
+go 1.26

@@ -1,0 +1,173 @@
+package packet
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxBatchCap is the largest batch capacity a Pool accepts.
+const MaxBatchCap = 1024
+
+// Config configures a Pool.
+type Config struct {
+	// BatchCap is the number of packets a batch holds. Zero means 64;
+	// at most MaxBatchCap.
+	BatchCap int
+	// MaxIdle is the most released batches the pool keeps for reuse;
+	// batches released beyond it are left to the garbage collector and
+	// counted in Stats.Dropped. Zero means 1024; negative keeps none.
+	MaxIdle int
+	// LeakHook, when not nil, is called in the invariants build with a
+	// description of each batch collected while still referenced. Nil
+	// logs the description with log/slog at error level.
+	LeakHook func(msg string)
+}
+
+// DefaultBatchCap is the batch capacity used when Config.BatchCap is zero.
+const DefaultBatchCap = 64
+
+// DefaultMaxIdle is the idle limit used when Config.MaxIdle is zero.
+const DefaultMaxIdle = 1024
+
+// Validate reports a configuration that NewPool would reject.
+func (c Config) Validate() error {
+	if c.BatchCap < 0 || c.BatchCap > MaxBatchCap {
+		return fmt.Errorf("packet: batch capacity %d: want 1 to %d, or 0 for the default", c.BatchCap, MaxBatchCap)
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.BatchCap == 0 {
+		c.BatchCap = DefaultBatchCap
+	}
+	if c.MaxIdle == 0 {
+		c.MaxIdle = DefaultMaxIdle
+	} else if c.MaxIdle < 0 {
+		c.MaxIdle = 0
+	}
+	return c
+}
+
+// Stats is a snapshot of a pool's counters.
+type Stats struct {
+	Gets           uint64 // batches handed out by Get
+	Puts           uint64 // batches returned by a last Release
+	Allocs         uint64 // batches newly allocated (Get found none idle)
+	Live           uint64 // handed out and not yet returned: Gets - Puts
+	Idle           uint64 // kept for reuse now
+	Dropped        uint64 // returned while MaxIdle were idle, left to the GC
+	DoubleReleases uint64 // releases or retains of a released batch (counted when not panicking)
+	Leaks          uint64 // batches collected while referenced (invariants build)
+}
+
+// Pool recycles batches. It is safe for concurrent use.
+type Pool struct {
+	cfg Config
+
+	mu   sync.Mutex
+	idle []*Batch
+
+	seq            atomic.Uint64
+	gets           atomic.Uint64
+	puts           atomic.Uint64
+	allocs         atomic.Uint64
+	dropped        atomic.Uint64
+	doubleReleases atomic.Uint64
+	leaks          atomic.Uint64
+}
+
+// ErrConfig is returned by NewPool for an invalid Config.
+var ErrConfig = errors.New("packet: invalid pool config")
+
+// NewPool returns a pool for cfg.
+func NewPool(cfg Config) (*Pool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	cfg = cfg.withDefaults()
+	return &Pool{cfg: cfg, idle: make([]*Batch, 0, min(cfg.MaxIdle, 4096))}, nil
+}
+
+// BatchCap returns the capacity of the pool's batches.
+func (p *Pool) BatchCap() int { return p.cfg.BatchCap }
+
+// Get returns an empty batch with one reference, owned by the caller.
+func (p *Pool) Get() *Batch {
+	var b *Batch
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		b = p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+	}
+	p.mu.Unlock()
+	if b == nil {
+		b = &Batch{pkts: make([]Packet, p.cfg.BatchCap), pool: p}
+		p.allocs.Add(1)
+	}
+	b.n = 0
+	b.seq = p.seq.Add(1)
+	b.refs.Store(1)
+	p.gets.Add(1)
+	armLeakCheck(b)
+	return b
+}
+
+// put takes a batch whose last reference was released.
+func (p *Pool) put(b *Batch) {
+	disarmLeakCheck(b)
+	poison(b)
+	p.puts.Add(1)
+	p.mu.Lock()
+	if len(p.idle) < p.cfg.MaxIdle {
+		p.idle = append(p.idle, b)
+		b = nil
+	}
+	p.mu.Unlock()
+	if b != nil {
+		p.dropped.Add(1)
+	}
+}
+
+// violation handles a broken ownership rule: it panics in the invariants
+// build and is counted otherwise.
+func (p *Pool) violation(b *Batch, what string) {
+	p.doubleReleases.Add(1)
+	if Invariants {
+		panic(fmt.Sprintf("packet: %s (batch seq %d)", what, b.seq))
+	}
+}
+
+func (p *Pool) leaked(seq uint64) {
+	p.leaks.Add(1)
+	msg := fmt.Sprintf("packet: batch seq %d was garbage-collected while still referenced (leak)", seq)
+	if p.cfg.LeakHook != nil {
+		p.cfg.LeakHook(msg)
+		return
+	}
+	slog.Error(msg)
+}
+
+// Stats returns a snapshot of the pool's counters.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	idle := len(p.idle)
+	p.mu.Unlock()
+	// Read puts before gets so that Live never underflows.
+	puts := p.puts.Load()
+	gets := p.gets.Load()
+	return Stats{
+		Gets:           gets,
+		Puts:           puts,
+		Allocs:         p.allocs.Load(),
+		Live:           gets - puts,
+		Idle:           uint64(idle),
+		Dropped:        p.dropped.Load(),
+		DoubleReleases: p.doubleReleases.Load(),
+		Leaks:          p.leaks.Load(),
+	}
+}
