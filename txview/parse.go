@@ -133,6 +133,7 @@ func Parse(data []byte) (View, error) {
 
 	// Address-table lookups, v0 only.
 	emptyLookup := false
+	var nw, nr int
 	if v.version == V0 {
 		if off >= n {
 			return v, ErrTruncated
@@ -147,7 +148,6 @@ func Parse(data []byte) (View, error) {
 		}
 		v.lookupsOff = uint16(off)
 		v.numLookups = uint8(nl)
-		var nw, nr int
 		for range nl {
 			off += KeySize
 			var w, r int
@@ -194,7 +194,7 @@ func Parse(data []byte) (View, error) {
 	if h.NumReadonlySignedAccounts >= h.NumRequiredSignatures {
 		return View{}, ErrNoWritableFeePayer
 	}
-	total := v.NumAccounts()
+	total := nk + nw + nr
 	if total > MaxAccounts {
 		return View{}, ErrTooManyAccounts
 	}
