@@ -329,12 +329,12 @@ func TestCompactU16Vectors(t *testing.T) {
 			t.Errorf("encode %d = %s want %s", c.Value, got, c.Hex)
 		}
 		// The in-packet reader takes one- and two-byte forms only.
-		ov, off, ok := readCompactU16(b, 0)
+		ov, off, cerr := readCompactU16(b, 0)
 		if len(b) <= 2 {
-			if !ok || ov != c.Value || off != len(b) {
-				t.Errorf("in-packet decode %s = %d,%d,%v", c.Hex, ov, off, ok)
+			if cerr != nil || ov != c.Value || off != len(b) {
+				t.Errorf("in-packet decode %s = %d,%d,%v", c.Hex, ov, off, cerr)
 			}
-		} else if ok {
+		} else if cerr == nil {
 			t.Errorf("in-packet decode accepted 3-byte %s", c.Hex)
 		}
 	}
@@ -343,12 +343,12 @@ func TestCompactU16Vectors(t *testing.T) {
 		if v, n, err := DecodeCompactU16(b); err == nil && n == len(b) {
 			t.Errorf("decode accepted %s (%s) as %d", c.Hex, c.Why, v)
 		}
-		if v, off, ok := readCompactU16(b, 0); ok && off == len(b) {
+		if v, off, cerr := readCompactU16(b, 0); cerr == nil && off == len(b) {
 			t.Errorf("in-packet decode accepted %s (%s) as %d", c.Hex, c.Why, v)
 		}
 	}
 	for _, c := range f.OptimizedRejects {
-		if v, _, ok := readCompactU16(mustHex(t, c.Hex), 0); ok {
+		if v, _, cerr := readCompactU16(mustHex(t, c.Hex), 0); cerr == nil {
 			t.Errorf("in-packet decode accepted %s (%s) as %d", c.Hex, c.Why, v)
 		}
 	}

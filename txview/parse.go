@@ -93,9 +93,9 @@ func Parse(data []byte) (View, error) {
 
 	// Instructions. The maxima gathered here let sanitize check every
 	// index without a second pass over the instructions.
-	ni, off, ok := readCompactU16(data, off)
-	if !ok {
-		return v, ErrCompactU16
+	ni, off, cerr := readCompactU16(data, off)
+	if cerr != nil {
+		return v, cerr
 	}
 	if ni*minInstructionSize > n-off {
 		return v, ErrTruncated
@@ -112,8 +112,8 @@ func Parse(data []byte) (View, error) {
 		maxProgram = max(maxProgram, prog)
 		minProgram = min(minProgram, prog)
 		var na, dl int
-		if na, off, ok = readCompactU16(data, off+1); !ok {
-			return v, ErrCompactU16
+		if na, off, cerr = readCompactU16(data, off+1); cerr != nil {
+			return v, cerr
 		}
 		if na > n-off {
 			return v, ErrTruncated
@@ -122,8 +122,8 @@ func Parse(data []byte) (View, error) {
 			maxAccount = max(maxAccount, int(a))
 		}
 		off += na
-		if dl, off, ok = readCompactU16(data, off); !ok {
-			return v, ErrCompactU16
+		if dl, off, cerr = readCompactU16(data, off); cerr != nil {
+			return v, cerr
 		}
 		if dl > n-off {
 			return v, ErrTruncated
@@ -151,15 +151,15 @@ func Parse(data []byte) (View, error) {
 		for range nl {
 			off += KeySize
 			var w, r int
-			if w, off, ok = readCompactU16(data, off); !ok {
-				return v, ErrCompactU16
+			if w, off, cerr = readCompactU16(data, off); cerr != nil {
+				return v, cerr
 			}
 			if w > n-off {
 				return v, ErrTruncated
 			}
 			off += w
-			if r, off, ok = readCompactU16(data, off); !ok {
-				return v, ErrCompactU16
+			if r, off, cerr = readCompactU16(data, off); cerr != nil {
+				return v, cerr
 			}
 			if r > n-off {
 				return v, ErrTruncated
@@ -236,24 +236,25 @@ func (v View) instructionError() error {
 // readCompactU16 decodes the compact-u16 at data[off:] as Agave's
 // transaction-view does inside a packet: one byte, or two bytes whose
 // second byte is neither zero (non-minimal) nor continued (a value too big
-// for any count in a 1232-byte packet). It returns the value, the offset
-// after it, and false on a bad or truncated encoding.
-func readCompactU16(data []byte, off int) (int, int, bool) {
+// for any count in a 1232-byte packet). It returns the value and the
+// offset after it, or ErrTruncated when a byte is missing and
+// ErrCompactU16 for a bad encoding.
+func readCompactU16(data []byte, off int) (int, int, *Error) {
 	if off >= len(data) {
-		return 0, off, false
+		return 0, off, ErrTruncated
 	}
 	b0 := data[off]
 	if b0 < 0x80 {
-		return int(b0), off + 1, true
+		return int(b0), off + 1, nil
 	}
 	if off+1 >= len(data) {
-		return 0, off, false
+		return 0, off, ErrTruncated
 	}
 	b1 := data[off+1]
 	if b1 == 0 || b1 >= 0x80 {
-		return 0, off, false
+		return 0, off, ErrCompactU16
 	}
-	return int(b0&0x7f) | int(b1)<<7, off + 2, true
+	return int(b0&0x7f) | int(b1)<<7, off + 2, nil
 }
 
 // DecodeCompactU16 decodes a compact-u16 (Solana's short_vec length) from
