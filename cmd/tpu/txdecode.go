@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mr-tron/base58"
+
+	"github.com/tpugo/tpu/txview"
+)
+
+func init() {
+	register(command{
+		name:    "tx decode",
+		summary: "decode and check Solana transactions (base64 or base58)",
+		run:     runTxDecode,
+	})
+}
+
+const txDecodeHelp = `Usage: tpu tx decode [--json] [--encoding auto|base64|base58] [TX]
+
+Decodes a wire transaction given as base64 or base58: TX, or with no
+argument one per line on standard input. Each transaction is framed and
+sanitized exactly as the pipeline does it; a failure prints its reason
+and processing goes on. The exit status is 1 if any input failed.
+
+Flags:`
+
+func runTxDecode(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("tpu tx decode", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object per input line")
+	encoding := fs.String("encoding", "auto", "input encoding: auto, base64 or base58")
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, txDecodeHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	switch *encoding {
+	case "auto", "base64", "base58":
+	default:
+		fmt.Fprintf(env.stderr, "tpu tx decode: unknown encoding %q (auto, base64, base58)\n", *encoding)
+		return 2
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(env.stderr, "tpu tx decode: give one transaction, or none to read lines from standard input")
+		return 2
+	}
+	out := bufio.NewWriter(env.stdout)
+	defer out.Flush()
+
+	failed := false
+	decodeOne := func(text string) {
+		d := decodeTx(text, *encoding)
+		if d.err != nil {
+			failed = true
+		}
+		if *asJSON {
+			writeJSONLine(out, d)
+		} else {
+			writeText(out, d)
+		}
+	}
+	if fs.NArg() == 1 {
+		decodeOne(fs.Arg(0))
+	} else {
+		sc := bufio.NewScanner(env.stdin)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			decodeOne(line)
+		}
+		if err := sc.Err(); err != nil {
+			out.Flush()
+			fmt.Fprintf(env.stderr, "tpu tx decode: reading standard input: %v\n", err)
+			return 1
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// decoded is one input's result.
+type decoded struct {
+	raw []byte
+	v   txview.View
+	err error
+}
+
+var (
+	errUndecodable = errors.New("input is neither base64 nor base58")
+	errNotBase64   = errors.New("input is not base64")
+	errNotBase58   = errors.New("input is not base58")
+)
+
+// decodeTx turns text into bytes and parses them. With encoding "auto" a
+// string valid in both alphabets is taken as whichever one parses as a
+// transaction, base58 first.
+func decodeTx(text, encoding string) decoded {
+	var candidates [][]byte
+	var decodeErr error
+	if encoding == "auto" || encoding == "base58" {
+		if b, err := base58.Decode(text); err == nil && len(b) > 0 {
+			candidates = append(candidates, b)
+		} else if encoding == "base58" {
+			decodeErr = errNotBase58
+		}
+	}
+	if encoding == "auto" || encoding == "base64" {
+		if b, err := base64.StdEncoding.DecodeString(text); err == nil {
+			candidates = append(candidates, b)
+		} else if encoding == "base64" {
+			decodeErr = errNotBase64
+		}
+	}
+	if len(candidates) == 0 {
+		if decodeErr == nil {
+			decodeErr = errUndecodable
+		}
+		return decoded{err: decodeErr}
+	}
+	var first decoded
+	for i, b := range candidates {
+		v, err := txview.Parse(b)
+		d := decoded{raw: b, v: v, err: err}
+		if err == nil {
+			return d
+		}
+		if i == 0 {
+			first = d
+		}
+	}
+	return first
+}
+
+// txJSON is the --json output for one transaction.
+type txJSON struct {
+	Version             string       `json:"version"`
+	Signatures          []string     `json:"signatures"`
+	Header              headerJSON   `json:"header"`
+	AccountKeys         []string     `json:"accountKeys"`
+	RecentBlockhash     string       `json:"recentBlockhash"`
+	Instructions        []instrJSON  `json:"instructions"`
+	AddressTableLookups []lookupJSON `json:"addressTableLookups"`
+	MessageHash         string       `json:"messageHash"`
+	ComputeBudget       budgetJSON   `json:"computeBudget"`
+}
+
+type headerJSON struct {
+	NumRequiredSignatures       uint8 `json:"numRequiredSignatures"`
+	NumReadonlySignedAccounts   uint8 `json:"numReadonlySignedAccounts"`
+	NumReadonlyUnsignedAccounts uint8 `json:"numReadonlyUnsignedAccounts"`
+}
+
+type instrJSON struct {
+	ProgramIDIndex int    `json:"programIdIndex"`
+	Accounts       []int  `json:"accounts"`
+	Data           string `json:"data"`
+}
+
+type lookupJSON struct {
+	AccountKey      string `json:"accountKey"`
+	WritableIndexes []int  `json:"writableIndexes"`
+	ReadonlyIndexes []int  `json:"readonlyIndexes"`
+}
+
+// budgetJSON holds the compute-budget details, or the error that makes a
+// transaction's compute-budget instructions invalid (the transaction
+// still decodes; banking would drop it).
+type budgetJSON struct {
+	UnitLimit                   *uint32 `json:"unitLimit,omitempty"`
+	UnitPrice                   *uint64 `json:"unitPrice,omitempty"`
+	HeapFrame                   *uint32 `json:"heapFrame,omitempty"`
+	LoadedAccountsDataSizeLimit *uint32 `json:"loadedAccountsDataSizeLimit,omitempty"`
+	Error                       string  `json:"error,omitempty"`
+}
+
+func ints(b []byte) []int {
+	out := make([]int, len(b))
+	for i, x := range b {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func toJSON(v txview.View) txJSON {
+	h := v.Header()
+	j := txJSON{
+		Version:             v.Version().String(),
+		Signatures:          []string{},
+		Header:              headerJSON{h.NumRequiredSignatures, h.NumReadonlySignedAccounts, h.NumReadonlyUnsignedAccounts},
+		AccountKeys:         []string{},
+		RecentBlockhash:     base58.Encode(v.RecentBlockhash()[:]),
+		Instructions:        []instrJSON{},
+		AddressTableLookups: []lookupJSON{},
+	}
+	for i := 0; i < v.NumSignatures(); i++ {
+		j.Signatures = append(j.Signatures, base58.Encode(v.Signature(i)[:]))
+	}
+	for i := 0; i < v.NumStaticKeys(); i++ {
+		j.AccountKeys = append(j.AccountKeys, base58.Encode(v.StaticKey(i)[:]))
+	}
+	it := v.Instructions()
+	for in, ok := it.Next(); ok; in, ok = it.Next() {
+		j.Instructions = append(j.Instructions, instrJSON{int(in.ProgramIndex), ints(in.Accounts), base58.Encode(in.Data)})
+	}
+	lit := v.Lookups()
+	for l, ok := lit.Next(); ok; l, ok = lit.Next() {
+		j.AddressTableLookups = append(j.AddressTableLookups, lookupJSON{base58.Encode(l.Table[:]), ints(l.Writable), ints(l.Readonly)})
+	}
+	h32 := v.MessageHash()
+	j.MessageHash = base58.Encode(h32[:])
+	if cb, err := v.ComputeBudget(); err != nil {
+		j.ComputeBudget.Error = err.Error()
+	} else {
+		j.ComputeBudget = budgetJSON{UnitLimit: &cb.UnitLimit, UnitPrice: &cb.UnitPrice, HeapFrame: &cb.HeapFrame, LoadedAccountsDataSizeLimit: &cb.LoadedAccountsDataSizeLimit}
+	}
+	return j
+}
+
+func writeJSONLine(w io.Writer, d decoded) {
+	var b []byte
+	if d.err != nil {
+		b, _ = json.Marshal(map[string]string{"error": d.err.Error()})
+	} else {
+		b, _ = json.Marshal(toJSON(d.v))
+	}
+	w.Write(append(b, '\n'))
+}
+
+func writeText(w io.Writer, d decoded) {
+	if d.err != nil {
+		fmt.Fprintf(w, "error: %v\n\n", d.err)
+		return
+	}
+	v, j := d.v, toJSON(d.v)
+	fmt.Fprintf(w, "%s transaction, %d bytes\n", j.Version, len(d.raw))
+	fmt.Fprintf(w, "signatures:\n")
+	for i, s := range j.Signatures {
+		fmt.Fprintf(w, "  %d  %s\n", i, s)
+	}
+	fmt.Fprintf(w, "header: %d required signatures, %d readonly signed, %d readonly unsigned\n",
+		j.Header.NumRequiredSignatures, j.Header.NumReadonlySignedAccounts, j.Header.NumReadonlyUnsignedAccounts)
+	fmt.Fprintf(w, "account keys:\n")
+	for i, k := range j.AccountKeys {
+		fmt.Fprintf(w, "  %-3d %-44s %s\n", i, k, access(v, i))
+	}
+	fmt.Fprintf(w, "recent blockhash: %s\n", j.RecentBlockhash)
+	fmt.Fprintf(w, "instructions:\n")
+	for i, in := range j.Instructions {
+		fmt.Fprintf(w, "  %-3d program %d (%s) accounts %v data %s (%d bytes)\n", i, in.ProgramIDIndex,
+			programName(v.StaticKey(in.ProgramIDIndex)), in.Accounts, in.Data, base58Len(in.Data))
+	}
+	if len(j.AddressTableLookups) > 0 {
+		fmt.Fprintf(w, "address table lookups:\n")
+		for _, l := range j.AddressTableLookups {
+			fmt.Fprintf(w, "  %s writable %v readonly %v\n", l.AccountKey, l.WritableIndexes, l.ReadonlyIndexes)
+		}
+	}
+	fmt.Fprintf(w, "message hash: %s\n", j.MessageHash)
+	if cb := j.ComputeBudget; cb.Error != "" {
+		fmt.Fprintf(w, "compute budget: invalid: %s\n", cb.Error)
+	} else {
+		fmt.Fprintf(w, "compute budget: unit limit %d, unit price %d micro-lamports, heap frame %d, loaded accounts data size limit %d\n",
+			*cb.UnitLimit, *cb.UnitPrice, *cb.HeapFrame, *cb.LoadedAccountsDataSizeLimit)
+	}
+	fmt.Fprintln(w)
+}
+
+func base58Len(s string) int {
+	b, _ := base58.Decode(s)
+	return len(b)
+}
+
+func access(v txview.View, i int) string {
+	var parts []string
+	if v.IsSigner(i) {
+		parts = append(parts, "signer")
+	}
+	if v.IsWritable(i) {
+		parts = append(parts, "writable")
+	} else {
+		parts = append(parts, "readonly")
+	}
+	if i == 0 {
+		parts = append(parts, "fee payer")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func programName(k *[32]byte) string {
+	switch *k {
+	case txview.SystemProgram:
+		return "system"
+	case txview.ComputeBudgetProgram:
+		return "compute budget"
+	case txview.VoteProgram:
+		return "vote"
+	case txview.MemoProgram, txview.MemoV1Program:
+		return "memo"
+	}
+	return base58.Encode(k[:])
+}

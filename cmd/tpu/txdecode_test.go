@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mr-tron/base58"
+)
+
+// run runs the CLI in-process and returns its exit status and outputs.
+func run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := &cliEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	code := runCLI(env, args)
+	return code, out.String(), errOut.String()
+}
+
+const sampleTx = "AfjEs3XhTc3hrxEvlnMPkm/cocvAUbFNbCl00qKnrFue6J53AhEqIFmcJJlJW3EDP5RmcMz+cNTTcZHW/WJYwAcBAAEDO8hh4VddzfcO5jbCt95jryl6y8ff65UcgukHNLWH+UQGgxCGGpgyfQVQV02EQYqm4QwzUt2qf9f1gVLM7rI4hwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA6ANIF55zOZWROWRkeh+lExxZBnKFqbvIxZDLE7EijjoBAgIAAQwCAAAAOTAAAAAAAAA="
+
+func TestHelp(t *testing.T) {
+	code, out, _ := run(t, "", "help")
+	if code != 0 || !strings.Contains(out, "tx decode") {
+		t.Fatalf("help: %d %q", code, out)
+	}
+	if code, _, errOut := run(t, "", "nope"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Fatalf("unknown command: %d %q", code, errOut)
+	}
+	if code, _, errOut := run(t, "", "tx", "decode", "--help"); code != 0 || !strings.Contains(errOut, "Usage: tpu tx decode") {
+		t.Fatalf("decode --help: %d %q", code, errOut)
+	}
+}
+
+func TestDecodeText(t *testing.T) {
+	code, out, _ := run(t, "", "tx", "decode", sampleTx)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for _, want := range []string{"legacy transaction, 215 bytes", "program 2 (system) accounts [0 1]", "unit limit 3000", "fee payer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestDecodeJSONLines(t *testing.T) {
+	in := sampleTx + "\n\n!!!not a tx\nAAAA\n" + sampleTx + "\n"
+	code, out, _ := run(t, in, "tx", "decode", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (some inputs failed)", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(lines), out)
+	}
+	var ok map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &ok); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"version", "signatures", "header", "accountKeys", "recentBlockhash", "instructions", "addressTableLookups", "messageHash", "computeBudget"} {
+		if _, has := ok[f]; !has {
+			t.Errorf("missing field %s", f)
+		}
+	}
+	if ok["messageHash"] != "D9QqaSvJayHo2jK3qP9XWoHPboLZtyfxRVDnX5iRLdJ3" {
+		t.Errorf("messageHash %v", ok["messageHash"])
+	}
+	for i, want := range map[int]string{1: "input is neither base64 nor base58", 2: "txview: signature count out of range"} {
+		var e map[string]string
+		if err := json.Unmarshal([]byte(lines[i]), &e); err != nil || e["error"] != want {
+			t.Errorf("line %d: %s, want error %q", i, lines[i], want)
+		}
+	}
+	if lines[3] != lines[0] {
+		t.Error("processing did not continue after errors")
+	}
+}
+
+func TestDecodeBase58AndEncodingFlag(t *testing.T) {
+	// The same transaction in base58.
+	code, out, _ := run(t, "", "tx", "decode", "--json", sampleTx)
+	var j txJSON
+	if code != 0 || json.Unmarshal([]byte(out), &j) != nil {
+		t.Fatal(out)
+	}
+	raw := decodeTx(sampleTx, "base64").raw
+	code, out58, _ := run(t, "", "tx", "decode", "--json", base58.Encode(raw))
+	if code != 0 || out58 != out {
+		t.Fatalf("base58 input: %d\n%s\nvs\n%s", code, out58, out)
+	}
+	if code, out, _ := run(t, "", "tx", "decode", "--json", "--encoding", "base58", sampleTx); code != 1 || !strings.Contains(out, "not base58") {
+		t.Fatalf("forced base58 on base64 input: %d %s", code, out)
+	}
+	if code, _, _ := run(t, "", "tx", "decode", "--encoding", "hex", sampleTx); code != 2 {
+		t.Fatal("bad --encoding accepted")
+	}
+}
+
+// TestDecodeCorpus decodes all 85 corpus transactions through the CLI and
+// compares the JSON with the recorded fields.
+func TestDecodeCorpus(t *testing.T) {
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("conformance data missing: %v", err)
+	}
+	var corpus []struct {
+		ID     string `json:"id"`
+		Base64 string `json:"base64"`
+		Parsed struct {
+			Version         string  `json:"version"`
+			NumStaticKeys   int     `json:"num_static_account_keys"`
+			RecentBlockhash string  `json:"recent_blockhash_b58"`
+			MessageHash     string  `json:"message_hash_b58"`
+			FirstSignature  string  `json:"first_signature_b58"`
+			ParseError      *string `json:"parse_error"`
+		} `json:"parsed_by_agave_model"`
+	}
+	if err := json.Unmarshal(b, &corpus); err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	for _, e := range corpus {
+		in.WriteString(e.Base64 + "\n")
+	}
+	code, out, _ := run(t, in.String(), "tx", "decode", "--json")
+	if code != 1 { // tx074 fails to parse
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(corpus) {
+		t.Fatalf("%d lines for %d transactions", len(lines), len(corpus))
+	}
+	for i, e := range corpus {
+		var j struct {
+			txJSON
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(lines[i]), &j); err != nil {
+			t.Fatalf("%s: %v", e.ID, err)
+		}
+		if e.Parsed.ParseError != nil {
+			if j.Error == "" {
+				t.Errorf("%s: no error", e.ID)
+			}
+			continue
+		}
+		if j.Version != e.Parsed.Version || len(j.AccountKeys) != e.Parsed.NumStaticKeys ||
+			j.RecentBlockhash != e.Parsed.RecentBlockhash || j.MessageHash != e.Parsed.MessageHash ||
+			j.Signatures[0] != e.Parsed.FirstSignature {
+			t.Errorf("%s: %s", e.ID, lines[i])
+		}
+	}
+}
