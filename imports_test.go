@@ -1,0 +1,150 @@
+package tpu_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tpugo/tpu"
+
+// rule says what a package (and the packages under it) may import besides
+// the standard library.
+type rule struct {
+	dir string
+	// internal lists the project packages it may import.
+	internal []string
+	// external lists import-path prefixes of other modules it may import.
+	external []string
+}
+
+// rules is the import direction of DESIGN.md: packet, txview <- trace,
+// banking <- stages <- cmd. Only stages imports protoactor-go; only cmd
+// reads flags and the environment.
+var rules = []rule{
+	{dir: "packet"},
+	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
+	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/"}},
+	{dir: "banking", internal: []string{"packet", "txview"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/"}},
+	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking"}, external: []string{
+		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
+		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",
+		"github.com/zeebo/xxh3", "github.com/cespare/xxhash",
+	}},
+	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
+}
+
+func ruleFor(dir string) (rule, bool) {
+	for _, r := range rules {
+		if dir == r.dir || strings.HasPrefix(dir, r.dir+"/") {
+			return r, true
+		}
+	}
+	return rule{}, false
+}
+
+func allowed(r rule, path string) bool {
+	if !strings.Contains(strings.Split(path, "/")[0], ".") {
+		return true // standard library
+	}
+	if strings.HasPrefix(path, module+"/") {
+		rel := strings.TrimPrefix(path, module+"/")
+		for _, in := range r.internal {
+			if in == "*" || rel == in || strings.HasPrefix(rel, in+"/") || strings.HasPrefix(rel, r.dir+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ex := range r.external {
+		if ex == "*" || strings.HasPrefix(path, ex) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportDirection checks every non-test Go file of the module against
+// the rules above.
+func TestImportDirection(t *testing.T) {
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "docs") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		r, ok := ruleFor(dir)
+		if !ok {
+			t.Errorf("%s: package %s has no import rule; add one to imports_test.go and DESIGN.md", path, dir)
+			return nil
+		}
+		seen[r.dir] = true
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !allowed(r, p) {
+				t.Errorf("%s imports %s, which %s may not import", path, p, r.dir)
+			}
+			if p == "flag" && r.dir != "cmd" {
+				t.Errorf("%s imports flag: only cmd reads flags", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rules {
+		if !seen[r.dir] {
+			t.Errorf("no Go files found for %s", r.dir)
+		}
+	}
+}
+
+// TestOnlyCmdReadsEnvironment looks for os.Getenv and friends outside cmd.
+func TestOnlyCmdReadsEnvironment(t *testing.T) {
+	forbidden := map[string]bool{"os.Getenv": true, "os.LookupEnv": true, "os.Environ": true, "os.Args": true, "syscall.Getenv": true}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		if strings.HasPrefix(filepath.ToSlash(path), "cmd/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && forbidden[x.Name+"."+sel.Sel.Name] {
+					t.Errorf("%s: %s.%s: only cmd reads flags and the environment", fset.Position(sel.Pos()), x.Name, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run). Runs from any directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v go >/dev/null; then
+	echo "test.sh: go is not on PATH (need Go 1.26; /usr/local/go/bin?)" >&2
+	exit 1
+fi
+echo "== $(go version)"
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "not gofmt-ed:" $unformatted >&2
+	exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+go vet -tags invariants ./...
+
+echo "== go test (plain build: allocation checks)"
+go test -count=1 ./...
+
+echo "== go test -race -tags invariants (races, poisoned batches, double releases, leaks)"
+go test -count=1 -race -tags invariants ./...
+
+echo "== fuzz FuzzParse (short)"
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-20s}" ./txview
+
+echo "== all tests passed"
