@@ -3,6 +3,7 @@ module github.com/tpugo/tpu
 go 1.26
 
 require (
+	github.com/gagliardetto/solana-go v1.14.0
 	github.com/mr-tron/base58 v1.3.0
 	lukechampine.com/blake3 v1.4.1
 )
@@ -13,7 +14,6 @@ require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/fatih/color v1.9.0 // indirect
 	github.com/gagliardetto/binary v0.8.0 // indirect
-	github.com/gagliardetto/solana-go v1.14.0 // indirect
 	github.com/gagliardetto/treeout v0.1.4 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.13.6 // indirect
