@@ -1,0 +1,253 @@
+package sigverify
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+func testKey(i byte) ed25519.PrivateKey {
+	var seed [32]byte
+	seed[0], seed[1] = i, 0x77
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+func testAddr(i byte) [32]byte {
+	var a [32]byte
+	a[0], a[31] = 0xaa, i
+	return a
+}
+
+func signed(t testing.TB, m txview.Message, keys ...ed25519.PrivateKey) []byte {
+	t.Helper()
+	tx, err := m.Sign(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+func transfer(t testing.TB, i byte) []byte {
+	k := testKey(i)
+	return signed(t, txview.Message{
+		Payer:        txview.PublicKey(k),
+		Blockhash:    testAddr(200),
+		Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(k), testAddr(i), uint64(i)+1)},
+	}, k)
+}
+
+func newVerifier(t testing.TB, cfg VerifyConfig) *Verifier {
+	t.Helper()
+	v, err := NewVerifier(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	return v
+}
+
+func TestVerifierOutcomes(t *testing.T) {
+	a, b := testKey(1), testKey(2)
+	twoSigners := signed(t, txview.Message{
+		Payer:     txview.PublicKey(a),
+		Blockhash: testAddr(200),
+		Instructions: []txview.Ix{
+			txview.Transfer(txview.PublicKey(a), testAddr(5), 1),
+			txview.Transfer(txview.PublicKey(b), testAddr(5), 1),
+		},
+	}, a, b)
+	badFirst := append([]byte(nil), twoSigners...)
+	badFirst[1] ^= 1
+	badSecond := append([]byte(nil), twoSigners...)
+	badSecond[1+64+10] ^= 0x80
+	badMessage := append([]byte(nil), twoSigners...)
+	badMessage[len(badMessage)-1] ^= 1 // the transfer amount: signed bytes changed
+	vote := signed(t, txview.Message{
+		Payer:        txview.PublicKey(a),
+		Blockhash:    testAddr(200),
+		Instructions: []txview.Ix{{Program: txview.VoteProgram, Accounts: []txview.AccountMeta{{Key: testAddr(9), Writable: true}}, Data: []byte{2}}},
+	}, a)
+	sanitize := append([]byte(nil), transfer(t, 3)...)
+	sanitize[1+64] = 2 // required signatures != signatures
+
+	cases := []struct {
+		name string
+		tx   []byte
+		want packet.Outcome
+		vote bool
+	}{
+		{"transfer", transfer(t, 1), packet.OutcomeNone, false},
+		{"two signers", twoSigners, packet.OutcomeNone, false},
+		{"first signature bad", badFirst, packet.OutcomeBadSignature, false},
+		{"second signature bad", badSecond, packet.OutcomeBadSignature, false},
+		{"message changed", badMessage, packet.OutcomeBadSignature, false},
+		{"garbage", []byte{0xff, 1, 2, 3}, packet.OutcomeParse, false},
+		{"empty", nil, packet.OutcomeParse, false},
+		{"sanitize", sanitize, packet.OutcomeSanitize, false},
+		{"simple vote", vote, packet.OutcomeNone, true},
+		{"already discarded", transfer(t, 4), packet.OutcomeDuplicate, false},
+	}
+	for _, workers := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			v := newVerifier(t, VerifyConfig{Workers: workers, MinTaskSignatures: 1})
+			pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
+			var batches []*packet.Batch
+			var pkts []*packet.Packet
+			for _, c := range cases {
+				if len(batches) == 0 || batches[len(batches)-1].Full() {
+					batches = append(batches, pool.Get())
+				}
+				p := batches[len(batches)-1].Next()
+				p.Fill(c.tx)
+				pkts = append(pkts, p)
+			}
+			pkts[len(pkts)-1].Discard(packet.OutcomeDuplicate)
+			st := v.Verify(batches...)
+			for i, c := range cases {
+				if got := pkts[i].Meta.Outcome; got != c.want {
+					t.Errorf("%s: outcome %v, want %v", c.name, got, c.want)
+				}
+				if pkts[i].Has(packet.FlagSimpleVote) != c.vote {
+					t.Errorf("%s: simple-vote flag %v", c.name, !c.vote)
+				}
+			}
+			want := VerifyStats{Packets: 9, Verified: 3, Parse: 2, Sanitize: 1, BadSignature: 3, Signatures: 10, SimpleVotes: 1}
+			st.Tasks = 0
+			if st != want {
+				t.Errorf("stats %+v\n want %+v", st, want)
+			}
+			for _, b := range batches {
+				b.Release()
+			}
+		})
+	}
+}
+
+// TestVerifyCorpus runs the 85 real transactions through Verify and
+// checks each packet's outcome against the recorded per-signature
+// verdicts.
+func TestVerifierCorpus(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json"))
+	if err != nil {
+		t.Fatalf("conformance data missing: %v", err)
+	}
+	var corpus []struct {
+		ID     string `json:"id"`
+		Hex    string `json:"hex"`
+		Parsed struct {
+			ParseError *string  `json:"parse_error"`
+			Verdicts   []string `json:"sig_verify_strict"`
+		} `json:"parsed_by_agave_model"`
+	}
+	if err := json.Unmarshal(raw, &corpus); err != nil {
+		t.Fatal(err)
+	}
+	v := newVerifier(t, VerifyConfig{Workers: 2})
+	pool, _ := packet.NewPool(packet.Config{})
+	var batches []*packet.Batch
+	var pkts []*packet.Packet
+	for _, e := range corpus {
+		b, _ := hex.DecodeString(e.Hex)
+		if len(batches) == 0 || batches[len(batches)-1].Full() {
+			batches = append(batches, pool.Get())
+		}
+		p := batches[len(batches)-1].Next()
+		p.Fill(b)
+		pkts = append(pkts, p)
+	}
+	v.Verify(batches...)
+	bad, parse := 0, 0
+	for i, e := range corpus {
+		want := packet.OutcomeNone
+		switch {
+		case e.Parsed.ParseError != nil:
+			want = packet.OutcomeParse
+			parse++
+		default:
+			for _, s := range e.Parsed.Verdicts {
+				if s != "ok" {
+					want = packet.OutcomeBadSignature
+				}
+			}
+			if want == packet.OutcomeBadSignature {
+				bad++
+			}
+		}
+		if got := pkts[i].Meta.Outcome; got != want {
+			t.Errorf("%s: outcome %v, want %v (verdicts %v)", e.ID, got, want, e.Parsed.Verdicts)
+		}
+	}
+	if parse != 1 || bad != 4 {
+		t.Errorf("corpus has %d parse failures and %d bad signatures; want 1 and 4", parse, bad)
+	}
+	for _, b := range batches {
+		b.Release()
+	}
+}
+
+func TestVerifierAllocs(t *testing.T) {
+	v := newVerifier(t, VerifyConfig{Workers: 2})
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
+	b := pool.Get()
+	defer b.Release()
+	for i := 0; i < 16; i++ {
+		b.Next().Fill(transfer(t, byte(i)))
+	}
+	v.Verify(b) // grow the scratch space
+	a := testing.AllocsPerRun(10, func() {
+		for i := range b.Packets() {
+			b.At(i).Meta.Flags, b.At(i).Meta.Outcome = 0, 0
+		}
+		v.Verify(b)
+	})
+	if a != 0 {
+		t.Fatalf("Verify allocated %.1f times per batch", a)
+	}
+}
+
+func TestVerifierConfigValidate(t *testing.T) {
+	if _, err := NewVerifier(VerifyConfig{Backend: "nope"}); err == nil {
+		t.Fatal("unknown backend accepted")
+	}
+	if _, err := NewVerifier(VerifyConfig{Workers: -1}); err == nil {
+		t.Fatal("negative workers accepted")
+	}
+}
+
+// BenchmarkVerifyBatch verifies a 64-packet batch of one-signature
+// transfers with 1 and 2 workers: the parallel efficiency is
+// time(workers=1) / (2 x time(workers=2)).
+func BenchmarkVerifyBatch(b *testing.B) {
+	txs := make([][]byte, 64)
+	for i := range txs {
+		txs[i] = transfer(b, byte(i))
+	}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			v := newVerifier(b, VerifyConfig{Workers: workers})
+			pool, _ := packet.NewPool(packet.Config{})
+			batch := pool.Get()
+			for _, tx := range txs {
+				batch.Next().Fill(tx)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range batch.Packets() {
+					batch.At(i).Meta.Flags, batch.At(i).Meta.Outcome = 0, 0
+				}
+				if st := v.Verify(batch); st.Verified != 64 {
+					b.Fatalf("%+v", st)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/packet")
+			batch.Release()
+		})
+	}
+}
