@@ -12,6 +12,7 @@ import (
 
 	"github.com/mr-tron/base58"
 
+	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -23,12 +24,15 @@ func init() {
 	})
 }
 
-const txDecodeHelp = `Usage: tpu tx decode [--json] [--encoding auto|base64|base58] [TX]
+const txDecodeHelp = `Usage: tpu tx decode [--json] [--verify [--sigverify-backend NAME]] [--encoding auto|base64|base58] [TX]
 
 Decodes a wire transaction given as base64 or base58: TX, or with no
 argument one per line on standard input. Each transaction is framed and
 sanitized exactly as the pipeline does it; a failure prints its reason
-and processing goes on. The exit status is 1 if any input failed.
+and processing goes on. With --verify each signature is checked with
+Solana's rule (ed25519-dalek verify_strict) and reported "ok" or
+"invalid". The exit status is 1 if any input failed to decode (an invalid
+signature is a verdict, not a failure).
 
 Flags:`
 
@@ -37,6 +41,8 @@ func runTxDecode(env *cliEnv, args []string) int {
 	fs.SetOutput(env.stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per input line")
 	encoding := fs.String("encoding", "auto", "input encoding: auto, base64 or base58")
+	verify := fs.Bool("verify", false, "check every signature (adds signatureVerdicts)")
+	backendName := fs.String("sigverify-backend", sigverify.DefaultBackend, "signature backend for --verify: "+strings.Join(sigverify.BackendNames(), ", "))
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, txDecodeHelp)
 		fs.PrintDefaults()
@@ -53,6 +59,14 @@ func runTxDecode(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "tpu tx decode: unknown encoding %q (auto, base64, base58)\n", *encoding)
 		return 2
 	}
+	var backend sigverify.Backend
+	if *verify {
+		var err error
+		if backend, err = sigverify.NewBackend(*backendName); err != nil {
+			fmt.Fprintf(env.stderr, "tpu tx decode: %v\n", err)
+			return 2
+		}
+	}
 	if fs.NArg() > 1 {
 		fmt.Fprintln(env.stderr, "tpu tx decode: give one transaction, or none to read lines from standard input")
 		return 2
@@ -65,6 +79,8 @@ func runTxDecode(env *cliEnv, args []string) int {
 		d := decodeTx(text, *encoding)
 		if d.err != nil {
 			failed = true
+		} else if backend != nil {
+			d.verdicts = verdicts(d.v, backend)
 		}
 		if *asJSON {
 			writeJSONLine(out, d)
@@ -98,9 +114,23 @@ func runTxDecode(env *cliEnv, args []string) int {
 
 // decoded is one input's result.
 type decoded struct {
-	raw []byte
-	v   txview.View
-	err error
+	raw      []byte
+	v        txview.View
+	err      error
+	verdicts []string // with --verify: "ok" or "invalid" per signature
+}
+
+// verdicts checks each signature of v: signature i by static key i over
+// the message.
+func verdicts(v txview.View, b sigverify.Backend) []string {
+	out := make([]string, v.NumSignatures())
+	for i := range out {
+		out[i] = "invalid"
+		if b.Verify(v.StaticKey(i), v.Message(), v.Signature(i)) {
+			out[i] = "ok"
+		}
+	}
+	return out
 }
 
 var (
@@ -160,6 +190,7 @@ type txJSON struct {
 	AddressTableLookups []lookupJSON `json:"addressTableLookups"`
 	MessageHash         string       `json:"messageHash"`
 	ComputeBudget       budgetJSON   `json:"computeBudget"`
+	SignatureVerdicts   []string     `json:"signatureVerdicts,omitempty"`
 }
 
 type headerJSON struct {
@@ -239,7 +270,9 @@ func writeJSONLine(w io.Writer, d decoded) {
 	if d.err != nil {
 		b, _ = json.Marshal(map[string]string{"error": d.err.Error()})
 	} else {
-		b, _ = json.Marshal(toJSON(d.v))
+		j := toJSON(d.v)
+		j.SignatureVerdicts = d.verdicts
+		b, _ = json.Marshal(j)
 	}
 	w.Write(append(b, '\n'))
 }
@@ -253,7 +286,11 @@ func writeText(w io.Writer, d decoded) {
 	fmt.Fprintf(w, "%s transaction, %d bytes\n", j.Version, len(d.raw))
 	fmt.Fprintf(w, "signatures:\n")
 	for i, s := range j.Signatures {
-		fmt.Fprintf(w, "  %d  %s\n", i, s)
+		if d.verdicts != nil {
+			fmt.Fprintf(w, "  %d  %s  %s\n", i, s, d.verdicts[i])
+		} else {
+			fmt.Fprintf(w, "  %d  %s\n", i, s)
+		}
 	}
 	fmt.Fprintf(w, "header: %d required signatures, %d readonly signed, %d readonly unsigned\n",
 		j.Header.NumRequiredSignatures, j.Header.NumReadonlySignedAccounts, j.Header.NumReadonlyUnsignedAccounts)
