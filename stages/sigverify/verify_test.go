@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/tpugo/tpu/packet"
@@ -223,11 +224,40 @@ func TestVerifierConfigValidate(t *testing.T) {
 
 // BenchmarkVerifyBatch verifies a 64-packet batch of one-signature
 // transfers with 1 and 2 workers: the parallel efficiency is
-// time(workers=1) / (2 x time(workers=2)).
+// time(workers=1) / (2 x time(workers=2)). The peer, raw-goroutines=N,
+// checks the same 64 signatures in N plain goroutines with no pool, no
+// parsing and no bookkeeping: the scaling the machine itself allows.
 func BenchmarkVerifyBatch(b *testing.B) {
 	txs := make([][]byte, 64)
 	for i := range txs {
 		txs[i] = transfer(b, byte(i))
+	}
+	for _, g := range []int{1, 2} {
+		b.Run(fmt.Sprintf("raw-goroutines=%d", g), func(b *testing.B) {
+			backend, _ := NewBackend("")
+			views := make([]txview.View, len(txs))
+			for i, tx := range txs {
+				views[i], _ = txview.Parse(tx)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for w := 0; w < g; w++ {
+					wg.Add(1)
+					go func(w int) {
+						defer wg.Done()
+						for i := w; i < len(views); i += g {
+							v := views[i]
+							if !backend.Verify(v.StaticKey(0), v.Message(), v.Signature(0)) {
+								panic("bad signature")
+							}
+						}
+					}(w)
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/packet")
+		})
 	}
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {

@@ -1,0 +1,169 @@
+package banking
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// TxErrorKind is a Solana TransactionError variant, numbered as Solana
+// numbers them (its bincode tag), so a status read back from disk names
+// the same error.
+type TxErrorKind uint8
+
+// The TransactionError variants tpu produces.
+const (
+	ErrAccountInUse                       TxErrorKind = 0
+	ErrAccountLoadedTwice                 TxErrorKind = 1
+	ErrAccountNotFound                    TxErrorKind = 2
+	ErrProgramAccountNotFound             TxErrorKind = 3
+	ErrInsufficientFundsForFee            TxErrorKind = 4
+	ErrInvalidAccountForFee               TxErrorKind = 5
+	ErrAlreadyProcessed                   TxErrorKind = 6
+	ErrBlockhashNotFound                  TxErrorKind = 7
+	ErrInstruction                        TxErrorKind = 8 // InstructionError(index, InstructionError)
+	ErrInvalidProgramForExecution         TxErrorKind = 13
+	ErrSanitizeFailure                    TxErrorKind = 14
+	ErrWouldExceedMaxBlockCostLimit       TxErrorKind = 17
+	ErrWouldExceedMaxAccountCostLimit     TxErrorKind = 20
+	ErrTooManyAccountLocks                TxErrorKind = 22
+	ErrAddressLookupTableNotFound         TxErrorKind = 23
+	ErrDuplicateInstruction               TxErrorKind = 30 // DuplicateInstruction(index)
+	ErrInsufficientFundsForRent           TxErrorKind = 31 // InsufficientFundsForRent{account_index}
+	ErrInvalidLoadedAccountsDataSizeLimit TxErrorKind = 33
+)
+
+var txErrorNames = map[TxErrorKind]string{
+	ErrAccountInUse:                       "AccountInUse",
+	ErrAccountLoadedTwice:                 "AccountLoadedTwice",
+	ErrAccountNotFound:                    "AccountNotFound",
+	ErrProgramAccountNotFound:             "ProgramAccountNotFound",
+	ErrInsufficientFundsForFee:            "InsufficientFundsForFee",
+	ErrInvalidAccountForFee:               "InvalidAccountForFee",
+	ErrAlreadyProcessed:                   "AlreadyProcessed",
+	ErrBlockhashNotFound:                  "BlockhashNotFound",
+	ErrInstruction:                        "InstructionError",
+	ErrInvalidProgramForExecution:         "InvalidProgramForExecution",
+	ErrSanitizeFailure:                    "SanitizeFailure",
+	ErrWouldExceedMaxBlockCostLimit:       "WouldExceedMaxBlockCostLimit",
+	ErrWouldExceedMaxAccountCostLimit:     "WouldExceedMaxAccountCostLimit",
+	ErrTooManyAccountLocks:                "TooManyAccountLocks",
+	ErrAddressLookupTableNotFound:         "AddressLookupTableNotFound",
+	ErrDuplicateInstruction:               "DuplicateInstruction",
+	ErrInsufficientFundsForRent:           "InsufficientFundsForRent",
+	ErrInvalidLoadedAccountsDataSizeLimit: "InvalidLoadedAccountsDataSizeLimit",
+}
+
+// InstrErrorKind is a Solana InstructionError variant, numbered as Solana
+// numbers them.
+type InstrErrorKind uint8
+
+// The InstructionError variants tpu produces.
+const (
+	InstrInvalidArgument          InstrErrorKind = 1
+	InstrInvalidInstructionData   InstrErrorKind = 2
+	InstrMissingRequiredSignature InstrErrorKind = 7
+	InstrReadonlyLamportChange    InstrErrorKind = 14
+	InstrNotEnoughAccountKeys     InstrErrorKind = 19
+	InstrCustom                   InstrErrorKind = 25 // Custom(u32)
+	InstrUnsupportedProgramId     InstrErrorKind = 30
+)
+
+var instrErrorNames = map[InstrErrorKind]string{
+	InstrInvalidArgument:          "InvalidArgument",
+	InstrInvalidInstructionData:   "InvalidInstructionData",
+	InstrMissingRequiredSignature: "MissingRequiredSignature",
+	InstrReadonlyLamportChange:    "ReadonlyLamportChange",
+	InstrNotEnoughAccountKeys:     "NotEnoughAccountKeys",
+	InstrCustom:                   "Custom",
+	InstrUnsupportedProgramId:     "UnsupportedProgramId",
+}
+
+// CustomResultWithNegativeLamports is SystemError::ResultWithNegativeLamports,
+// the Custom code of a transfer from an account without the lamports.
+const CustomResultWithNegativeLamports = 1
+
+// TxError is a Solana TransactionError: a value, small and comparable,
+// that costs nothing to return. The zero TxError is no error.
+type TxError struct {
+	Kind TxErrorKind
+	// Index is the instruction index (InstructionError,
+	// DuplicateInstruction) or the account index
+	// (InsufficientFundsForRent).
+	Index uint8
+	// Instr is the InstructionError of an InstructionError.
+	Instr InstrErrorKind
+	// Custom is the code of InstructionError Custom.
+	Custom uint32
+	// set distinguishes AccountInUse (kind 0) from no error.
+	set bool
+}
+
+// NewTxError returns the TransactionError of the given kind.
+func NewTxError(k TxErrorKind) TxError { return TxError{Kind: k, set: true} }
+
+// InstructionError returns InstructionError(index, kind).
+func InstructionError(index int, kind InstrErrorKind) TxError {
+	return TxError{Kind: ErrInstruction, Index: uint8(index), Instr: kind, set: true}
+}
+
+// CustomError returns InstructionError(index, Custom(code)).
+func CustomError(index int, code uint32) TxError {
+	return TxError{Kind: ErrInstruction, Index: uint8(index), Instr: InstrCustom, Custom: code, set: true}
+}
+
+// IsErr reports whether e is an error (not the zero value).
+func (e TxError) IsErr() bool { return e.set }
+
+// String renders e as Solana's Rust Debug form does, e.g.
+// InstructionError(0, Custom(1)).
+func (e TxError) String() string {
+	if !e.set {
+		return "ok"
+	}
+	name := txErrorNames[e.Kind]
+	if name == "" {
+		name = "TransactionError(" + strconv.Itoa(int(e.Kind)) + ")"
+	}
+	switch e.Kind {
+	case ErrInstruction:
+		return fmt.Sprintf("InstructionError(%d, %s)", e.Index, e.instrString())
+	case ErrDuplicateInstruction:
+		return fmt.Sprintf("DuplicateInstruction(%d)", e.Index)
+	case ErrInsufficientFundsForRent:
+		return fmt.Sprintf("InsufficientFundsForRent { account_index: %d }", e.Index)
+	}
+	return name
+}
+
+func (e TxError) instrString() string {
+	if e.Instr == InstrCustom {
+		return fmt.Sprintf("Custom(%d)", e.Custom)
+	}
+	if n := instrErrorNames[e.Instr]; n != "" {
+		return n
+	}
+	return "InstructionError(" + strconv.Itoa(int(e.Instr)) + ")"
+}
+
+// MarshalJSON writes e as Solana's JSON RPC does: null for no error, a
+// string for a unit variant, {"InstructionError":[0,{"Custom":1}]},
+// {"DuplicateInstruction":2}, {"InsufficientFundsForRent":{"account_index":1}}.
+func (e TxError) MarshalJSON() ([]byte, error) {
+	if !e.set {
+		return []byte("null"), nil
+	}
+	switch e.Kind {
+	case ErrInstruction:
+		var inner any = instrErrorNames[e.Instr]
+		if e.Instr == InstrCustom {
+			inner = map[string]uint32{"Custom": e.Custom}
+		}
+		return json.Marshal(map[string][2]any{"InstructionError": {e.Index, inner}})
+	case ErrDuplicateInstruction:
+		return json.Marshal(map[string]uint8{"DuplicateInstruction": e.Index})
+	case ErrInsufficientFundsForRent:
+		return json.Marshal(map[string]map[string]uint8{"InsufficientFundsForRent": {"account_index": e.Index}})
+	}
+	return json.Marshal(txErrorNames[e.Kind])
+}
