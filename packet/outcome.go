@@ -45,6 +45,11 @@ const (
 	// OutcomeInvalidComputeBudget: a compute-budget instruction is invalid
 	// or duplicated.
 	OutcomeInvalidComputeBudget
+	// OutcomeAccountLoadedTwice: a static key appears twice.
+	OutcomeAccountLoadedTwice
+	// OutcomeLookupTableNotFound: an address-table lookup names a table
+	// that does not exist (tpu has no lookup tables).
+	OutcomeLookupTableNotFound
 	// OutcomeEvicted: pushed out of a full buffer by higher priority.
 	OutcomeEvicted
 
@@ -75,6 +80,8 @@ var outcomeNames = [NumOutcomes]string{
 	OutcomeFeePayerCannotPay:    "fee_payer_cannot_pay",
 	OutcomeTooManyAccountLocks:  "too_many_account_locks",
 	OutcomeInvalidComputeBudget: "invalid_compute_budget",
+	OutcomeAccountLoadedTwice:   "account_loaded_twice",
+	OutcomeLookupTableNotFound:  "lookup_table_not_found",
 	OutcomeEvicted:              "evicted",
 	OutcomeExecutedOK:           "executed_ok",
 	OutcomeExecutedFailed:       "executed_failed",

@@ -1,0 +1,124 @@
+package banking
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/tpugo/tpu/txview"
+)
+
+// Pubkey is an account address.
+type Pubkey = [txview.KeySize]byte
+
+// Well-known owners.
+var (
+	// NativeLoader (NativeLoader1111111111111111111111111111111) owns the
+	// builtin programs.
+	NativeLoader = Pubkey{0x05, 0x87, 0x84, 0xbf, 0x14, 0x8b, 0xa4, 0x28, 0x2f, 0xb0, 0x12, 0x57, 0x48, 0x88, 0xa9, 0xf1, 0x53, 0xa0, 0x7d, 0xad, 0xf7, 0x65, 0xc0, 0x45, 0x5c, 0x9a, 0x97, 0x03, 0x80, 0x00, 0x00, 0x00}
+	// SystemProgram owns ordinary wallet accounts.
+	SystemProgram = txview.SystemProgram
+)
+
+// Account is an account's state. The bank keeps one *Account per address
+// for its whole life; the scheduler hands the pointers to workers, and a
+// worker mutates only accounts its transaction holds write locks on.
+type Account struct {
+	Lamports   uint64
+	Owner      Pubkey
+	Executable bool
+	Data       []byte
+
+	key Pubkey
+
+	// Scheduler-owned: never touched by workers.
+	onDisk     bool        // the ledger has a record of it
+	uq         *usageQueue // unbatched scheduling: arrival-ordered users
+	lock       lockState
+	blockPass  uint64 // PrioGraph: the pass in which a blocked transaction needs it
+	blockWrite bool   // ... and whether it needs it writable
+	costSlot   uint64 // slot of cost, below
+	cost       uint64 // compute units of transactions writing it in costSlot
+	dirtySlot  uint64 // slot+1 in which it last changed, for the slot commit
+}
+
+// Key returns the account's address.
+func (a *Account) Key() Pubkey { return a.key }
+
+// Exists reports whether the account exists: Solana drops accounts with
+// no lamports.
+func (a *Account) Exists() bool { return a.Lamports > 0 }
+
+// Rent: the rent-exempt minimum of an account is
+// (128 + data length) x 3480 lamports per byte-year x 2 years
+// (solana-rent defaults).
+const (
+	rentStorageOverhead      = 128
+	rentLamportsPerByteYear  = 3480
+	rentExemptionThresholdYr = 2
+)
+
+// RentExemptMinimum returns the lamports an account of dataLen bytes needs
+// to be rent-exempt: 890,880 for an account with no data.
+func RentExemptMinimum(dataLen int) uint64 {
+	return uint64(rentStorageOverhead+dataLen) * rentLamportsPerByteYear * rentExemptionThresholdYr
+}
+
+// rentState is Solana's RentState: uninitialized (no lamports), paying
+// (some, below the minimum) or exempt.
+type rentState uint8
+
+const (
+	rentUninitialized rentState = iota
+	rentPaying
+	rentExempt
+)
+
+func stateOf(lamports uint64, dataLen int) rentState {
+	switch {
+	case lamports == 0:
+		return rentUninitialized
+	case lamports < RentExemptMinimum(dataLen):
+		return rentPaying
+	}
+	return rentExempt
+}
+
+// rentTransitionAllowed is Solana's check_rent_state: an account may end
+// uninitialized or exempt; it may end rent-paying only if it was
+// rent-paying with the same data size and did not gain lamports.
+func rentTransitionAllowed(preLamports, postLamports uint64, preLen, postLen int) bool {
+	switch stateOf(postLamports, postLen) {
+	case rentUninitialized, rentExempt:
+		return true
+	}
+	return stateOf(preLamports, preLen) == rentPaying && preLen == postLen && postLamports <= preLamports
+}
+
+// Account encoding on disk: lamports (8, little-endian), owner (32),
+// executable (1), data (the rest).
+const accountHeader = 8 + 32 + 1
+
+func (a *Account) appendEncoding(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, a.Lamports)
+	b = append(b, a.Owner[:]...)
+	if a.Executable {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	return append(b, a.Data...)
+}
+
+var errBadAccount = errors.New("banking: malformed account record")
+
+func decodeAccount(key Pubkey, b []byte) (*Account, error) {
+	if len(b) < accountHeader || b[40] > 1 {
+		return nil, errBadAccount
+	}
+	a := &Account{key: key, Lamports: binary.LittleEndian.Uint64(b), Executable: b[40] == 1}
+	copy(a.Owner[:], b[8:40])
+	if len(b) > accountHeader {
+		a.Data = append([]byte(nil), b[accountHeader:]...)
+	}
+	return a, nil
+}

@@ -1,0 +1,360 @@
+package banking
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+func TestGenesis(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	if b.Slot() != 1 {
+		t.Fatalf("working slot %d, want 1", b.Slot())
+	}
+	for i := 0; i < 16; i++ {
+		if got := lamports(b, gpub(i)); got != 1_000_000_000_000 {
+			t.Fatalf("account %d: %d lamports", i, got)
+		}
+	}
+	if lamports(b, txview.PublicKey(FaucetKey(testSeed))) != 1_000_000_000_000_000_000 {
+		t.Fatal("faucet not funded")
+	}
+	if _, ok := b.Account(gpub(16)); ok {
+		t.Fatal("account 16 exists with 16 genesis accounts")
+	}
+	if sys, _ := b.Account(txview.SystemProgram); !sys.Executable || sys.Owner != NativeLoader {
+		t.Fatal("system program account")
+	}
+	g := GenesisConfig{Seed: testSeed, Accounts: 16}
+	if b.Capitalization() != GenesisCapitalization(g) {
+		t.Fatalf("capitalization %d, want %d", b.Capitalization(), GenesisCapitalization(g))
+	}
+	// The derivation is fixed: another process signs for these keys.
+	if got := txview.PublicKey(GenesisKey("tpu", 0)); got == txview.PublicKey(GenesisKey("tpu", 1)) || got != txview.PublicKey(GenesisKey("", 0)) {
+		t.Fatal("genesis keys: default seed or index not applied")
+	}
+}
+
+func TestRentExemptMinimum(t *testing.T) {
+	if got := RentExemptMinimum(0); got != 890_880 {
+		t.Fatalf("RentExemptMinimum(0) = %d, want 890880", got)
+	}
+	for _, c := range []struct {
+		pre, post uint64
+		ok        bool
+	}{
+		{0, 0, true}, {0, 890_880, true}, {0, 890_879, false}, {1_000_000, 890_879, false},
+		{1_000_000, 0, true}, {500, 400, true}, {500, 600, false},
+	} {
+		if got := rentTransitionAllowed(c.pre, c.post, 0, 0); got != c.ok {
+			t.Errorf("%d -> %d: %v", c.pre, c.post, got)
+		}
+	}
+}
+
+func TestCostAndPriority(t *testing.T) {
+	bh := Pubkey{1}
+	from := gkey(0)
+	// banking-bench's transaction: transfer, unit price 1, limit 1470.
+	tx := transferTx(t, bh, from, gpub(1), 1, txview.SetComputeUnitPrice(1), txview.SetComputeUnitLimit(1470))
+	v, err := txview.Parse(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := v.ComputeBudget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := CostOf(v, cb)
+	// 720 + 2 x 300 + (12+9+5)/4 + 1470 + 16384, as worked out from
+	// Agave's cost model.
+	if c.Total() != 19_180 {
+		t.Fatalf("cost %+v = %d, want 19180", c, c.Total())
+	}
+	f := FeeOf(v, cb)
+	if f.Signature != 5000 || f.Priority != 1 || f.Burned() != 2500 || f.Reward() != 2501 {
+		t.Fatalf("fee %+v burned %d reward %d", f, f.Burned(), f.Reward())
+	}
+	if p := Priority(f, c.Total()); p != 2501*1_000_000/19_181 {
+		t.Fatalf("priority %d", p)
+	}
+	// A plain transfer: the default limit is one builtin's 3000.
+	v2, _ := txview.Parse(transferTx(t, bh, from, gpub(1), 1))
+	cb2, _ := v2.ComputeBudget()
+	if c := CostOf(v2, cb2).Total(); c != 20_707 {
+		t.Fatalf("plain transfer cost %d, want 20707", c)
+	}
+}
+
+func TestTxErrorJSON(t *testing.T) {
+	for _, c := range []struct {
+		e    TxError
+		want string
+	}{
+		{TxError{}, `null`},
+		{NewTxError(ErrBlockhashNotFound), `"BlockhashNotFound"`},
+		{CustomError(0, 1), `{"InstructionError":[0,{"Custom":1}]}`},
+		{InstructionError(2, InstrMissingRequiredSignature), `{"InstructionError":[2,"MissingRequiredSignature"]}`},
+		{TxError{Kind: ErrInsufficientFundsForRent, Index: 1, set: true}, `{"InsufficientFundsForRent":{"account_index":1}}`},
+		{TxError{Kind: ErrDuplicateInstruction, Index: 3, set: true}, `{"DuplicateInstruction":3}`},
+	} {
+		b, err := json.Marshal(c.e)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%v: %s %v, want %s", c.e, b, err, c.want)
+		}
+	}
+	if s := CustomError(0, 1).String(); s != "InstructionError(0, Custom(1))" {
+		t.Errorf("String %q", s)
+	}
+}
+
+// TestExecution runs transactions whose outcome is known and checks the
+// balances to the lamport.
+func TestExecution(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 2}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	start := lamports(b, gpub(0))
+	newcomer := txview.PublicKey(freshKey(1))
+	big := uint64(2_000_000)
+
+	type tc struct {
+		name    string
+		tx      []byte
+		payer   Pubkey
+		outcome packet.Outcome
+		err     string
+	}
+	wallet := gpub(5)
+	cases := []tc{
+		{"transfer to a genesis account", transferTx(t, bh, gkey(0), gpub(1), 777), gpub(0), packet.OutcomeExecutedOK, "ok"},
+		{"transfer creating an account", transferTx(t, bh, gkey(2), newcomer, big), gpub(2), packet.OutcomeExecutedOK, "ok"},
+		{"too few lamports", transferTx(t, bh, gkey(3), gpub(1), 2_000_000_000_000), gpub(3), packet.OutcomeExecutedFailed, "InstructionError(0, Custom(1))"},
+		{"new account below rent", transferTx(t, bh, gkey(4), txview.PublicKey(freshKey(2)), 1000), gpub(4), packet.OutcomeExecutedFailed, "InsufficientFundsForRent { account_index: 1 }"},
+		{"unknown program", signTx(t, bh, gkey(6), []txview.Ix{{Program: Pubkey{9, 9, 9}, Data: []byte{1}}}), gpub(6), packet.OutcomeExecutedFailed, "ProgramAccountNotFound"},
+		{"wallet as program", signTx(t, bh, gkey(7), []txview.Ix{{Program: wallet}}), gpub(7), packet.OutcomeExecutedFailed, "InvalidProgramForExecution"},
+		{"memo", signTx(t, bh, gkey(8), []txview.Ix{txview.Memo([]byte("hello"), gpub(8))}), gpub(8), packet.OutcomeExecutedOK, "ok"},
+		{"memo, bad utf-8", signTx(t, bh, gkey(9), []txview.Ix{txview.Memo([]byte{0xff, 0xfe})}), gpub(9), packet.OutcomeExecutedFailed, "InstructionError(0, InvalidInstructionData)"},
+		{"compute limit too low", transferTx(t, bh, gkey(10), gpub(1), 5, txview.SetComputeUnitLimit(100)), gpub(10), packet.OutcomeExecutedFailed, "InstructionError(0, ComputationalBudgetExceeded)"},
+		{"all or nothing", signTx(t, bh, gkey(11), []txview.Ix{
+			txview.Transfer(gpub(11), gpub(1), 1000),
+			txview.Transfer(gpub(11), gpub(1), 5_000_000_000_000),
+		}), gpub(11), packet.OutcomeExecutedFailed, "InstructionError(1, Custom(1))"},
+	}
+	var txs [][]byte
+	for _, c := range cases {
+		txs = append(txs, c.tx)
+	}
+	s.Submit(batchOf(t, pool, txs...))
+	drain(t, s)
+	st := s.Stats()
+	checkAccounting(t, s)
+	for _, c := range cases {
+		v, _ := txview.Parse(c.tx)
+		status, ok := b.Status(bh, v.Signature(0))
+		if !ok {
+			t.Errorf("%s: no status", c.name)
+			continue
+		}
+		if got := status.Err.String(); got != c.err {
+			t.Errorf("%s: %s, want %s", c.name, got, c.err)
+		}
+	}
+	fee := uint64(5000)
+	if got := lamports(b, gpub(0)); got != start-777-fee {
+		t.Errorf("payer 0: %d, want %d", got, start-777-fee)
+	}
+	if got := lamports(b, newcomer); got != big {
+		t.Errorf("new account: %d, want %d", got, big)
+	}
+	// Failed transactions keep only the fee.
+	for _, i := range []int{3, 4, 6, 7, 9, 10, 11} {
+		if got := lamports(b, gpub(i)); got != start-fee {
+			t.Errorf("payer %d: %d, want %d (fee only)", i, got, start-fee)
+		}
+	}
+	// Account 1 received 777 and 5 is not charged anything.
+	if got := lamports(b, gpub(1)); got != start+777 {
+		t.Errorf("account 1: %d, want %d", got, start+777)
+	}
+	if st.Outcomes[packet.OutcomeExecutedOK] != 3 || st.Outcomes[packet.OutcomeExecutedFailed] != 7 {
+		t.Errorf("outcomes %v", st.Outcomes)
+	}
+	// Nothing was created or destroyed but the burned half of the fees.
+	endSlot(t, s)
+	if got, want := b.Capitalization(), GenesisCapitalization(GenesisConfig{Seed: testSeed, Accounts: 16}); got != want {
+		t.Errorf("capitalization %d, want %d", got, want)
+	}
+}
+
+func TestDrops(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+
+	ok := transferTx(t, bh, gkey(0), gpub(1), 1)
+	dupKeys := transferTx(t, bh, gkey(2), gpub(1), 1)
+	{ // make static key 1 equal to key 0 (the signature no longer matters)
+		v, _ := txview.Parse(dupKeys)
+		copy(v.StaticKey(1)[:], v.StaticKey(0)[:])
+	}
+	v0 := func() []byte {
+		m := txview.Message{Version: txview.V0, Payer: gpub(3), Blockhash: bh,
+			Instructions: []txview.Ix{txview.Transfer(gpub(3), Pubkey{0xaa}, 1)},
+			Tables:       []txview.LookupTable{{Key: Pubkey{0xbb}, Addresses: []Pubkey{{0xaa}}}}}
+		tx, err := m.Sign(gkey(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}()
+	cases := []struct {
+		name string
+		tx   []byte
+		want packet.Outcome
+	}{
+		{"unknown blockhash", transferTx(t, Pubkey{0xde, 0xad}, gkey(4), gpub(1), 1), packet.OutcomeBlockhashNotFound},
+		{"unfunded payer", transferTx(t, bh, freshKey(7), gpub(1), 1), packet.OutcomeFeePayerCannotPay},
+		{"duplicate compute-budget instruction", transferTx(t, bh, gkey(5), gpub(1), 1, txview.SetComputeUnitPrice(1), txview.SetComputeUnitPrice(2)), packet.OutcomeInvalidComputeBudget},
+		{"same key twice", dupKeys, packet.OutcomeAccountLoadedTwice},
+		{"lookup table", v0, packet.OutcomeLookupTableNotFound},
+		{"garbage", []byte{1, 2, 3}, packet.OutcomeParse},
+	}
+	var txs [][]byte
+	for _, c := range cases {
+		txs = append(txs, c.tx)
+	}
+	txs = append(txs, ok, ok) // the second copy in the same batch
+	var got []packet.Outcome
+	s.cfg.OnDone = func(o packet.Outcome, _ int64, _ *[64]byte, _ packet.Flags) { got = append(got, o) }
+	s.Submit(batchOf(t, pool, txs...))
+	for i, c := range cases {
+		if i >= len(got) || got[i] != c.want {
+			t.Errorf("%s: outcome %v, want %v (all: %v)", c.name, got, c.want, got)
+		}
+	}
+	if len(got) != len(cases)+1 || got[len(cases)] != packet.OutcomeAlreadyProcessed {
+		t.Fatalf("second copy: outcomes %v", got)
+	}
+	drain(t, s)
+	// After execution and after the slot's commit the copy is still
+	// already processed.
+	s.Submit(batchOf(t, pool, ok))
+	endSlot(t, s)
+	s.Submit(batchOf(t, pool, ok))
+	drain(t, s)
+	st := s.Stats()
+	if st.Outcomes[packet.OutcomeAlreadyProcessed] != 3 || st.Outcomes[packet.OutcomeExecutedOK] != 1 {
+		t.Fatalf("outcomes %v", st.Outcomes)
+	}
+	checkAccounting(t, s)
+	if live := pool.Stats().Live; live != 0 {
+		t.Fatalf("%d batches still held after the drain", live)
+	}
+}
+
+func TestTooManyAccountLocks(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{MaxAccountLocks: 3}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	// payer, recipient, system program, memo program: 4 locks.
+	tx := transferTx(t, bh, gkey(0), gpub(1), 1, txview.Memo(nil))
+	s.Submit(batchOf(t, pool, tx, transferTx(t, bh, gkey(2), gpub(1), 1)))
+	drain(t, s)
+	st := s.Stats()
+	if st.Outcomes[packet.OutcomeTooManyAccountLocks] != 1 || st.Outcomes[packet.OutcomeExecutedOK] != 1 {
+		t.Fatalf("outcomes %v", st.Outcomes)
+	}
+}
+
+func TestEviction(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Capacity: 2, Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	low := transferTx(t, bh, gkey(0), gpub(9), 1)
+	mid := transferTx(t, bh, gkey(1), gpub(9), 1, txview.SetComputeUnitPrice(10), txview.SetComputeUnitLimit(1000))
+	high := transferTx(t, bh, gkey(2), gpub(9), 1, txview.SetComputeUnitPrice(1000), txview.SetComputeUnitLimit(1000))
+	lower := transferTx(t, bh, gkey(3), gpub(9), 1)
+	var evicted [][64]byte
+	s.cfg.OnDone = func(o packet.Outcome, _ int64, sig *[64]byte, _ packet.Flags) {
+		if o == packet.OutcomeEvicted {
+			evicted = append(evicted, *sig)
+		}
+	}
+	s.Submit(batchOf(t, pool, low, mid, high, lower))
+	sigOf := func(tx []byte) [64]byte { v, _ := txview.Parse(tx); return *v.Signature(0) }
+	if len(evicted) != 2 || evicted[0] != sigOf(low) || evicted[1] != sigOf(lower) {
+		t.Fatalf("evicted %d, want low then the newcomer lower", len(evicted))
+	}
+	drain(t, s)
+	st := s.Stats()
+	if st.Outcomes[packet.OutcomeEvicted] != 2 || st.Outcomes[packet.OutcomeExecutedOK] != 2 {
+		t.Fatalf("outcomes %v", st.Outcomes)
+	}
+	checkAccounting(t, s)
+	// An evicted transaction may come again.
+	s.Submit(batchOf(t, pool, low))
+	drain(t, s)
+	if s.Stats().Outcomes[packet.OutcomeExecutedOK] != 3 {
+		t.Fatal("evicted transaction could not come back")
+	}
+}
+
+func TestBlockCostLimitWaitsForNextSlot(t *testing.T) {
+	// Each plain transfer costs 20,707: room for two per slot.
+	b := openBank(t, Config{BlockCostLimit: 45_000})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	var txs [][]byte
+	for i := 0; i < 5; i++ {
+		txs = append(txs, transferTx(t, bh, gkey(i), gpub(10+i), 1))
+	}
+	s.Submit(batchOf(t, pool, txs...))
+	slot := b.Slot()
+	drain(t, s)
+	if got := b.Slot() - slot; got != 2 {
+		t.Fatalf("5 transactions took %d slot ends, want 2 (2+2+1)", got)
+	}
+	if s.Stats().Outcomes[packet.OutcomeExecutedOK] != 5 {
+		t.Fatalf("outcomes %v", s.Stats().Outcomes)
+	}
+}
+
+func TestAccountCostLimit(t *testing.T) {
+	// Writes to one account: room for two per slot on it; others flow.
+	b := openBank(t, Config{AccountCostLimit: 45_000})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 2}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	var txs [][]byte
+	for i := 0; i < 4; i++ {
+		txs = append(txs, transferTx(t, bh, gkey(i), gpub(15), 1))
+	}
+	txs = append(txs, transferTx(t, bh, gkey(10), gpub(11), 1))
+	s.Submit(batchOf(t, pool, txs...))
+	s.Schedule()
+	for s.InFlight() {
+		s.Complete(<-s.Completions())
+	}
+	if got := s.Stats().Outcomes[packet.OutcomeExecutedOK]; got != 3 {
+		t.Fatalf("first slot executed %d, want 3 (2 to the hot account, 1 elsewhere)", got)
+	}
+	drain(t, s)
+	if got := s.Stats().Outcomes[packet.OutcomeExecutedOK]; got != 5 {
+		t.Fatalf("executed %d", got)
+	}
+}

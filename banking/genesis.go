@@ -1,0 +1,125 @@
+package banking
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/tpugo/tpu/txview"
+)
+
+// GenesisConfig describes the accounts a new ledger starts with.
+//
+// Keys are derived from Seed so that another process (a load generator, a
+// test) can sign for them without any file changing hands:
+//
+//	account i:  ed25519 key from seed SHA-256("tpu-genesis-account-v1" || Seed || uint64le(i))
+//	faucet:     ed25519 key from seed SHA-256("tpu-genesis-faucet-v1" || Seed)
+//	collector:  ed25519 key from seed SHA-256("tpu-genesis-collector-v1" || Seed)
+//
+// (ed25519.NewKeyFromSeed of the 32-byte digest). The first blockhash is
+// SHA-256("tpu-genesis-blockhash-v1" || Seed); each later slot's is
+// SHA-256(previous blockhash || uint64le(slot)).
+type GenesisConfig struct {
+	// Seed derives every key. Empty means "tpu".
+	Seed string
+	// Accounts is the number of funded accounts. Zero means 1000.
+	Accounts int
+	// Lamports is each funded account's balance. Zero means 10^12
+	// (1,000 SOL).
+	Lamports uint64
+	// FaucetLamports is the faucet's balance. Zero means 10^18.
+	FaucetLamports uint64
+}
+
+func (g GenesisConfig) withDefaults() GenesisConfig {
+	if g.Seed == "" {
+		g.Seed = "tpu"
+	}
+	if g.Accounts == 0 {
+		g.Accounts = 1000
+	}
+	if g.Lamports == 0 {
+		g.Lamports = 1_000_000_000_000
+	}
+	if g.FaucetLamports == 0 {
+		g.FaucetLamports = 1_000_000_000_000_000_000
+	}
+	return g
+}
+
+// ErrGenesis reports an invalid GenesisConfig.
+var ErrGenesis = errors.New("banking: invalid genesis config")
+
+// Validate reports a configuration a new ledger would reject.
+func (g GenesisConfig) Validate() error {
+	if g.Accounts < 0 {
+		return fmt.Errorf("%w: negative account count", ErrGenesis)
+	}
+	g = g.withDefaults()
+	if g.Lamports < RentExemptMinimum(0) {
+		return fmt.Errorf("%w: %d lamports per account is below the rent-exempt minimum %d", ErrGenesis, g.Lamports, RentExemptMinimum(0))
+	}
+	return nil
+}
+
+func derive(label, seed string, index uint64, withIndex bool) ed25519.PrivateKey {
+	h := sha256.New()
+	h.Write([]byte(label))
+	h.Write([]byte(seed))
+	if withIndex {
+		h.Write(binary.LittleEndian.AppendUint64(nil, index))
+	}
+	return ed25519.NewKeyFromSeed(h.Sum(nil))
+}
+
+// GenesisKey returns the key of funded account i for a seed ("" means
+// "tpu").
+func GenesisKey(seed string, i int) ed25519.PrivateKey {
+	return derive("tpu-genesis-account-v1", GenesisConfig{Seed: seed}.withDefaults().Seed, uint64(i), true)
+}
+
+// FaucetKey returns the faucet's key for a seed.
+func FaucetKey(seed string) ed25519.PrivateKey {
+	return derive("tpu-genesis-faucet-v1", GenesisConfig{Seed: seed}.withDefaults().Seed, 0, false)
+}
+
+// CollectorKey returns the key of the account that collects the leader's
+// share of fees, for a seed.
+func CollectorKey(seed string) ed25519.PrivateKey {
+	return derive("tpu-genesis-collector-v1", GenesisConfig{Seed: seed}.withDefaults().Seed, 0, false)
+}
+
+func genesisBlockhash(seed string) Pubkey {
+	return sha256.Sum256(append([]byte("tpu-genesis-blockhash-v1"), seed...))
+}
+
+func nextBlockhash(prev Pubkey, slot uint64) Pubkey {
+	return sha256.Sum256(binary.LittleEndian.AppendUint64(prev[:], slot))
+}
+
+// genesisAccounts returns the accounts of a new ledger: the funded
+// accounts, the faucet, the collector (empty), and the programs the
+// runtime knows.
+func genesisAccounts(g GenesisConfig) []*Account {
+	g = g.withDefaults()
+	var out []*Account
+	for i := 0; i < g.Accounts; i++ {
+		out = append(out, &Account{key: txview.PublicKey(GenesisKey(g.Seed, i)), Lamports: g.Lamports, Owner: SystemProgram})
+	}
+	out = append(out, &Account{key: txview.PublicKey(FaucetKey(g.Seed)), Lamports: g.FaucetLamports, Owner: SystemProgram})
+	program := func(key, owner Pubkey) *Account {
+		// Program accounts hold the rent-exempt minimum, as Solana's
+		// builtins do (1 lamport would be rent-paying).
+		return &Account{key: key, Lamports: RentExemptMinimum(0), Owner: owner, Executable: true}
+	}
+	out = append(out,
+		program(txview.SystemProgram, NativeLoader),
+		program(txview.ComputeBudgetProgram, NativeLoader),
+		program(txview.MemoProgram, txview.BPFLoader2Program),
+		program(txview.MemoV1Program, txview.BPFLoaderDeprecatedProgram),
+	)
+	return out
+}

@@ -1,0 +1,190 @@
+package banking
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+
+	"github.com/tpugo/tpu/txview"
+)
+
+// Compute units the runtime's programs consume per instruction: the
+// System program and the Compute Budget program consume 150 as Agave's
+// builtins do; the memo program is modelled as a builtin of the same cost.
+const (
+	systemUnits        = 150
+	computeBudgetUnits = 150
+	memoUnits          = 150
+)
+
+// systemTransferTag is SystemInstruction::Transfer's bincode tag.
+const systemTransferTag = 2
+
+// InstrComputationalBudgetExceeded is InstructionError
+// ComputationalBudgetExceeded: the instructions used more compute units
+// than the transaction's limit.
+const InstrComputationalBudgetExceeded InstrErrorKind = 37
+
+func init() {
+	instrErrorNames[InstrComputationalBudgetExceeded] = "ComputationalBudgetExceeded"
+}
+
+// execTx is what a worker needs to execute one transaction.
+type execTx struct {
+	view     txview.View
+	accounts []*Account // one per static key
+	writable uint64     // bit i: static key i is writable (after demotion)
+	fee      Fee
+	cb       txview.ComputeBudget
+}
+
+// execResult is the result of executing one transaction.
+type execResult struct {
+	// dropped: the fee payer failed validation; nothing was charged or
+	// changed, and the transaction is not committed.
+	dropped bool
+	// err is the Solana error of a committed transaction (zero: success).
+	err TxError
+	// units is the compute units the instructions consumed.
+	units uint64
+}
+
+// maxAccounts bounds the scratch arrays: static keys never exceed 38.
+const maxAccounts = txview.MaxStaticKeys
+
+// execute runs one transaction against its accounts, as Solana's runtime
+// would for the programs tpu knows. The caller holds the transaction's
+// account locks: execute mutates the writable accounts and reads the
+// others.
+//
+// Order, as Agave: validate the fee payer (a failure drops the
+// transaction, charging nothing); charge the fee; load the programs (a
+// missing or non-executable program fails the transaction, fee kept);
+// execute the instructions all-or-nothing over scratch balances; check
+// every writable account's rent state; write the balances back.
+func execute(tx *execTx) execResult {
+	accts := tx.accounts
+	payer := accts[0]
+	fee := tx.fee.Total()
+
+	// validate_fee_payer
+	if payer.Lamports == 0 {
+		return execResult{dropped: true, err: NewTxError(ErrAccountNotFound)}
+	}
+	if payer.Owner != SystemProgram || len(payer.Data) != 0 {
+		return execResult{dropped: true, err: NewTxError(ErrInvalidAccountForFee)}
+	}
+	if payer.Lamports < fee {
+		return execResult{dropped: true, err: NewTxError(ErrInsufficientFundsForFee)}
+	}
+	if !rentTransitionAllowed(payer.Lamports, payer.Lamports-fee, 0, 0) {
+		return execResult{dropped: true, err: TxError{Kind: ErrInsufficientFundsForRent, Index: 0, set: true}}
+	}
+	payer.Lamports -= fee
+
+	// Load the programs.
+	it := tx.view.Instructions()
+	for in, ok := it.Next(); ok; in, ok = it.Next() {
+		prog := accts[in.ProgramIndex]
+		if !prog.Executable {
+			if !prog.Exists() {
+				return execResult{err: NewTxError(ErrProgramAccountNotFound)}
+			}
+			return execResult{err: NewTxError(ErrInvalidProgramForExecution)}
+		}
+	}
+
+	// Execute over scratch balances.
+	n := len(accts)
+	var bal [maxAccounts]uint64
+	for i, a := range accts {
+		bal[i] = a.Lamports
+	}
+	limit := uint64(tx.cb.UnitLimit)
+	var units uint64
+	it = tx.view.Instructions()
+	for i := 0; ; i++ {
+		in, ok := it.Next()
+		if !ok {
+			break
+		}
+		var cost uint64
+		var err TxError
+		switch prog := accts[in.ProgramIndex].key; prog {
+		case txview.SystemProgram:
+			cost, err = systemInstruction(tx, i, in, bal[:n])
+		case txview.ComputeBudgetProgram:
+			cost = computeBudgetUnits // read by txview; a no-op here
+		case txview.MemoProgram, txview.MemoV1Program:
+			cost, err = memoInstruction(tx, i, in)
+		default:
+			cost, err = 0, InstructionError(i, InstrUnsupportedProgramId)
+		}
+		if units+cost > limit {
+			return execResult{err: InstructionError(i, InstrComputationalBudgetExceeded), units: limit}
+		}
+		units += cost
+		if err.IsErr() {
+			return execResult{err: err, units: units}
+		}
+	}
+
+	// Rent: every writable account must end in an allowed rent state.
+	for i, a := range accts {
+		if tx.writable&(1<<i) != 0 && bal[i] != a.Lamports &&
+			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(a.Data)) {
+			return execResult{err: TxError{Kind: ErrInsufficientFundsForRent, Index: uint8(i), set: true}, units: units}
+		}
+	}
+	for i, a := range accts {
+		if tx.writable&(1<<i) != 0 {
+			a.Lamports = bal[i]
+		}
+	}
+	return execResult{units: units}
+}
+
+// systemInstruction runs a System program instruction; tpu implements
+// Transfer only, and fails every other instruction as invalid data.
+func systemInstruction(tx *execTx, i int, in txview.Instruction, bal []uint64) (uint64, TxError) {
+	d := in.Data
+	if len(d) < 4 || binary.LittleEndian.Uint32(d) != systemTransferTag || len(d) < 12 {
+		return systemUnits, InstructionError(i, InstrInvalidInstructionData)
+	}
+	if len(in.Accounts) < 2 {
+		return systemUnits, InstructionError(i, InstrNotEnoughAccountKeys)
+	}
+	lamports := binary.LittleEndian.Uint64(d[4:])
+	from, to := int(in.Accounts[0]), int(in.Accounts[1])
+	if !tx.view.IsSigner(from) {
+		return systemUnits, InstructionError(i, InstrMissingRequiredSignature)
+	}
+	if len(tx.accounts[from].Data) != 0 {
+		return systemUnits, InstructionError(i, InstrInvalidArgument) // `from` must not carry data
+	}
+	if lamports > bal[from] {
+		return systemUnits, CustomError(i, CustomResultWithNegativeLamports)
+	}
+	if lamports > 0 && (tx.writable&(1<<from) == 0 || tx.writable&(1<<to) == 0) {
+		return systemUnits, InstructionError(i, InstrReadonlyLamportChange)
+	}
+	if bal[to]+lamports < bal[to] {
+		return systemUnits, InstructionError(i, InstrInvalidArgument) // overflow
+	}
+	bal[from] -= lamports
+	bal[to] += lamports
+	return systemUnits, TxError{}
+}
+
+// memoInstruction runs the memo program: every listed account must sign,
+// and the data must be UTF-8.
+func memoInstruction(tx *execTx, i int, in txview.Instruction) (uint64, TxError) {
+	for _, a := range in.Accounts {
+		if !tx.view.IsSigner(int(a)) {
+			return memoUnits, InstructionError(i, InstrMissingRequiredSignature)
+		}
+	}
+	if !utf8.Valid(in.Data) {
+		return memoUnits, InstructionError(i, InstrInvalidInstructionData)
+	}
+	return memoUnits, TxError{}
+}

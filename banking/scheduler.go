@@ -1,0 +1,930 @@
+package banking
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+
+	"github.com/panjf2000/ants/v2"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+// Method is a scheduling method.
+type Method uint8
+
+const (
+	// Greedy takes transactions in priority order and gives each to a
+	// worker whose locks allow it, skipping those that conflict.
+	Greedy Method = iota
+	// PrioGraph looks ahead over a window of the best transactions and
+	// never lets a lower-priority transaction take a lock that a blocked
+	// higher-priority one needs.
+	PrioGraph
+	// Unbatched runs one transaction at a time per worker, in arrival
+	// order per account, as Agave's unified scheduler does.
+	Unbatched
+)
+
+var methodNames = [...]string{Greedy: "greedy", PrioGraph: "prio-graph", Unbatched: "unbatched"}
+
+func (m Method) String() string {
+	if int(m) < len(methodNames) {
+		return methodNames[m]
+	}
+	return fmt.Sprintf("Method(%d)", m)
+}
+
+// ParseMethod reads a method name: greedy, prio-graph or unbatched.
+func ParseMethod(s string) (Method, error) {
+	for i, n := range methodNames {
+		if n == s {
+			return Method(i), nil
+		}
+	}
+	return 0, fmt.Errorf("banking: unknown block production method %q (greedy, prio-graph, unbatched)", s)
+}
+
+// Handoff says how buffered transactions hold their bytes.
+type Handoff uint8
+
+const (
+	// HandoffRefcount keeps a reference to the packet batch while any of
+	// its transactions is buffered: no copy.
+	HandoffRefcount Handoff = iota
+	// HandoffCopy copies each transaction's bytes into memory the
+	// scheduler owns and releases the batch at once.
+	HandoffCopy
+)
+
+func (h Handoff) String() string {
+	if h == HandoffCopy {
+		return "copy"
+	}
+	return "refcount"
+}
+
+// ParseHandoff reads "refcount" or "copy".
+func ParseHandoff(s string) (Handoff, error) {
+	switch s {
+	case "refcount":
+		return HandoffRefcount, nil
+	case "copy":
+		return HandoffCopy, nil
+	}
+	return 0, fmt.Errorf("banking: unknown handoff %q (refcount, copy)", s)
+}
+
+// SchedulerConfig configures a Scheduler.
+type SchedulerConfig struct {
+	// Workers is the number of workers executing batches, and the size of
+	// their ants pool. Zero means GOMAXPROCS; at most MaxWorkers.
+	Workers int
+	// Method is the scheduling method.
+	Method Method
+	// Capacity is the most transactions buffered; beyond it the lowest
+	// priority is evicted. Zero means 100,000.
+	Capacity int
+	// BatchSize is the most transactions in a batch handed to a worker
+	// (Greedy, PrioGraph). Zero means 64.
+	BatchSize int
+	// LookAhead is PrioGraph's window of transactions considered per pass.
+	// Zero means 2048.
+	LookAhead int
+	// MaxQueuedBatches is how many batches each worker may have scheduled
+	// and not finished. Zero means 2.
+	MaxQueuedBatches int
+	// Handoff says whether buffered transactions keep their packet batch
+	// (refcount) or a copy of their bytes.
+	Handoff Handoff
+	// MaxAccountLocks is the most accounts a transaction may lock. Zero
+	// means 64 (Agave's limit on mainnet).
+	MaxAccountLocks int
+	// OnDone, when not nil, is called on the scheduler's goroutine for
+	// every transaction that leaves banking with a terminal outcome, with
+	// its receive time (packet.Meta.RecvNanos), its first signature and
+	// its flags. It must not keep sig.
+	OnDone func(o packet.Outcome, recvNanos int64, sig *[64]byte, flags packet.Flags)
+}
+
+// ErrSchedulerConfig reports an invalid SchedulerConfig.
+var ErrSchedulerConfig = errors.New("banking: invalid scheduler config")
+
+// Validate reports a configuration NewScheduler would reject.
+func (c SchedulerConfig) Validate() error {
+	switch {
+	case c.Workers < 0 || c.Workers > MaxWorkers:
+		return fmt.Errorf("%w: %d workers, want 1 to %d", ErrSchedulerConfig, c.Workers, MaxWorkers)
+	case c.Method > Unbatched:
+		return fmt.Errorf("%w: method %d", ErrSchedulerConfig, c.Method)
+	case c.Capacity < 0 || c.BatchSize < 0 || c.LookAhead < 0 || c.MaxQueuedBatches < 0 || c.MaxAccountLocks < 0:
+		return fmt.Errorf("%w: negative size", ErrSchedulerConfig)
+	case c.Handoff > HandoffCopy:
+		return fmt.Errorf("%w: handoff %d", ErrSchedulerConfig, c.Handoff)
+	}
+	return nil
+}
+
+func (c SchedulerConfig) withDefaults() SchedulerConfig {
+	if c.Workers == 0 {
+		c.Workers = min(runtime.GOMAXPROCS(0), MaxWorkers)
+	}
+	if c.Capacity == 0 {
+		c.Capacity = 100_000
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 64
+	}
+	if c.LookAhead == 0 {
+		c.LookAhead = 2048
+	}
+	if c.MaxQueuedBatches == 0 {
+		c.MaxQueuedBatches = 2
+	}
+	if c.MaxAccountLocks == 0 {
+		c.MaxAccountLocks = 64
+	}
+	return c
+}
+
+// pendingTx is a buffered transaction.
+type pendingTx struct {
+	seq       uint64
+	view      txview.View
+	held      *heldBatch // refcount handoff
+	buf       []byte     // copy handoff: the owned bytes
+	recvNanos int64
+	flags     packet.Flags
+	cb        txview.ComputeBudget
+	fee       Fee
+	cost      uint64
+	priority  uint64
+	blockhash Pubkey
+	statuses  *hashStatuses // where its pending status entry lives
+	heapIdx   int
+
+	// Set when scheduled.
+	accounts [maxAccounts]*Account
+	n        int
+	writable uint64
+	thread   int
+	result   execResult
+
+	// Unbatched: usages not yet granted, those granted (bit per static
+	// index), and whether it was abandoned.
+	waiting   int
+	granted   uint64
+	abandoned bool
+}
+
+// heldBatch is a packet batch whose reference banking holds while live of
+// its transactions are buffered.
+type heldBatch struct {
+	b    *packet.Batch
+	live int
+}
+
+// workBatch is a batch of transactions handed to one worker.
+type workBatch struct {
+	s      *Scheduler
+	thread int
+	txs    []*pendingTx
+	cus    uint64
+}
+
+type workerState struct {
+	building *workBatch   // being filled (Greedy, PrioGraph)
+	queue    []*workBatch // sealed, waiting for the worker
+	running  *workBatch
+	cus      uint64 // estimated compute units scheduled and not finished
+	txs      int
+}
+
+// Stats counts what the scheduler did. Received equals the sum of
+// Outcomes plus Buffered at every moment between calls.
+type Stats struct {
+	Received uint64                     // transactions handed to banking
+	Outcomes [packet.NumOutcomes]uint64 // terminal outcomes, by packet.Outcome
+	Buffered uint64                     // in the buffer or executing
+	InFlight uint64                     // executing or queued for a worker
+	Slots    uint64                     // slots ended
+	Errors   map[string]uint64          // executed-failed transactions by error name
+}
+
+// Scheduler buffers transactions, orders them by priority, hands batches
+// of lock-compatible transactions to a pool of workers, and books the
+// results into the Bank. It is plain Go driven by one goroutine (the
+// banking actor, a benchmark, a test): Submit, Schedule, Complete with
+// what Completions delivers, and EndSlot. Workers run on an ants pool.
+type Scheduler struct {
+	cfg  SchedulerConfig
+	bank *Bank
+	pool *ants.PoolWithFunc
+	done chan *workBatch
+	all  threadSet
+
+	heap     minMaxHeap
+	seq      uint64
+	workers  []workerState
+	inFlight int // batches scheduled and not completed
+	ending   bool
+
+	stats    Stats
+	retry    []*pendingTx // could not be scheduled this pass
+	deferred []usageReq   // do not fit in this slot's cost limits
+	pass     uint64       // PrioGraph pass number, for the blocked marks
+
+	// Unbatched.
+	runnable []usageReq
+
+	freeTx    []*pendingTx
+	freeHeld  []*heldBatch
+	freeWork  []*workBatch
+	freeBufs  [][]byte
+	blockCost uint64
+
+	expiredBelow uint64 // the window's oldest slot at the last expire
+}
+
+// NewScheduler starts a scheduler and its workers over bank.
+func NewScheduler(cfg SchedulerConfig, bank *Bank) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Scheduler{
+		cfg:     cfg,
+		bank:    bank,
+		done:    make(chan *workBatch, cfg.Workers),
+		all:     allThreads(cfg.Workers),
+		workers: make([]workerState, cfg.Workers),
+	}
+	s.stats.Errors = map[string]uint64{}
+	pool, err := ants.NewPoolWithFunc(cfg.Workers, func(arg any) {
+		wb := arg.(*workBatch)
+		wb.run()
+		wb.s.done <- wb
+	}, ants.WithPreAlloc(true))
+	if err != nil {
+		return nil, fmt.Errorf("banking: worker pool: %w", err)
+	}
+	s.pool = pool
+	return s, nil
+}
+
+// Close stops the workers. Call it when nothing is in flight.
+func (s *Scheduler) Close() { s.pool.Release() }
+
+// Completions delivers batches the workers have finished; pass each to
+// Complete on the scheduler's goroutine.
+func (s *Scheduler) Completions() <-chan *workBatch { return s.done }
+
+// Bank returns the bank.
+func (s *Scheduler) Bank() *Bank { return s.bank }
+
+// Config returns the configuration with defaults filled in.
+func (s *Scheduler) Config() SchedulerConfig { return s.cfg }
+
+// Stats returns a snapshot of the counters.
+func (s *Scheduler) Stats() Stats {
+	st := s.stats
+	st.Errors = make(map[string]uint64, len(s.stats.Errors))
+	for k, v := range s.stats.Errors {
+		st.Errors[k] = v
+	}
+	st.InFlight = 0
+	for i := range s.workers {
+		st.InFlight += uint64(s.workers[i].txs)
+	}
+	return st
+}
+
+// Idle reports whether nothing is buffered or executing.
+func (s *Scheduler) Idle() bool { return s.stats.Buffered == 0 }
+
+// InFlight reports whether any batch is scheduled and not completed.
+func (s *Scheduler) InFlight() bool { return s.inFlight > 0 }
+
+func (s *Scheduler) finish(t *pendingTx, o packet.Outcome) {
+	s.stats.Outcomes[o]++
+	s.stats.Buffered--
+	if s.cfg.OnDone != nil {
+		s.cfg.OnDone(o, t.recvNanos, t.view.Signature(0), t.flags)
+	}
+	s.releaseTx(t)
+}
+
+// drop books a transaction that never entered the buffer.
+func (s *Scheduler) drop(o packet.Outcome, p *packet.Packet, sig *[64]byte) {
+	s.stats.Outcomes[o]++
+	if s.cfg.OnDone != nil {
+		s.cfg.OnDone(o, p.Meta.RecvNanos, sig, p.Meta.Flags)
+	}
+}
+
+// Submit buffers the live packets of b and consumes b: with the refcount
+// handoff banking keeps b's reference until the last of its transactions
+// leaves the buffer; with the copy handoff it copies them and releases b
+// before returning. Packets already discarded are not counted: an earlier
+// stage counted them. Every packet counted is either buffered or booked
+// with an outcome (a drop reason, or an eviction) before Submit returns.
+func (s *Scheduler) Submit(b *packet.Batch) {
+	h := s.newHeld(b)
+	pkts := b.Packets()
+	for i := range pkts {
+		p := &pkts[i]
+		if p.Discarded() {
+			continue
+		}
+		s.stats.Received++
+		t := s.admit(p)
+		if t == nil {
+			continue
+		}
+		if s.cfg.Handoff == HandoffCopy {
+			t.buf = s.copyBuf(p.Data())
+			t.view, _ = txview.Parse(t.buf) // the same bytes: parsed before
+		} else {
+			t.held = h
+			h.live++
+		}
+		s.insert(t)
+	}
+	if h.live == 0 {
+		s.releaseHeld(h)
+	}
+}
+
+// admit checks a packet as Agave's receive-and-buffer does, in its order,
+// and returns a pendingTx or nil after booking the drop.
+func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
+	v, err := txview.Parse(p.Data())
+	if err != nil {
+		o := packet.OutcomeParse
+		if txview.IsSanitize(err) {
+			o = packet.OutcomeSanitize
+		}
+		s.drop(o, p, nil)
+		return nil
+	}
+	sig := v.Signature(0)
+	if v.NumLookups() > 0 {
+		// tpu has no address lookup table program: no table exists.
+		s.drop(packet.OutcomeLookupTableNotFound, p, sig)
+		return nil
+	}
+	if v.NumAccounts() > s.cfg.MaxAccountLocks {
+		s.drop(packet.OutcomeTooManyAccountLocks, p, sig)
+		return nil
+	}
+	if hasDuplicateKey(v) {
+		s.drop(packet.OutcomeAccountLoadedTwice, p, sig)
+		return nil
+	}
+	cb, err := v.ComputeBudget()
+	if err != nil {
+		s.drop(packet.OutcomeInvalidComputeBudget, p, sig)
+		return nil
+	}
+	hashSlot, ok := s.bank.blockhashSlot(v.RecentBlockhash())
+	if !ok {
+		s.drop(packet.OutcomeBlockhashNotFound, p, sig)
+		return nil
+	}
+	statuses := s.bank.status.forHash(*v.RecentBlockhash(), hashSlot)
+	key := statuses.key(sig)
+	if _, seen := statuses.m[key]; seen {
+		s.drop(packet.OutcomeAlreadyProcessed, p, sig)
+		return nil
+	}
+	fee := FeeOf(v, cb)
+	// Pre-check the fee payer when no worker can be changing it (it is
+	// not write-locked): the check at execution decides, this one keeps
+	// transactions that cannot pay out of the buffer.
+	if payer := s.bank.lookup(v.FeePayer()); payer == nil || (payer.lock.writes == 0 && payer.Lamports < fee.Total()) {
+		s.drop(packet.OutcomeFeePayerCannotPay, p, sig)
+		return nil
+	}
+	statuses.m[key] = statusEntry{pending: true}
+	cost := CostOf(v, cb).Total()
+	t := s.newTx()
+	s.seq++
+	*t = pendingTx{
+		seq:       s.seq,
+		view:      v,
+		recvNanos: p.Meta.RecvNanos,
+		flags:     p.Meta.Flags,
+		cb:        cb,
+		fee:       fee,
+		cost:      cost,
+		priority:  Priority(fee, cost),
+		blockhash: *v.RecentBlockhash(),
+		statuses:  statuses,
+		heapIdx:   -1,
+	}
+	s.stats.Buffered++
+	return t
+}
+
+// hasDuplicateKey reports whether a static key appears twice (Agave:
+// AccountLoadedTwice).
+func hasDuplicateKey(v txview.View) bool {
+	n := v.NumStaticKeys()
+	for i := 1; i < n; i++ {
+		k := v.StaticKey(i)
+		for j := 0; j < i; j++ {
+			if *k == *v.StaticKey(j) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// insert puts t in the buffer, evicting the lowest priority when full.
+func (s *Scheduler) insert(t *pendingTx) {
+	if s.heap.Len() >= s.cfg.Capacity {
+		if min := s.heap.Min(); !precedes(t, min) {
+			s.dropBuffered(t, packet.OutcomeEvicted) // the newcomer is the lowest
+			return
+		}
+		s.dropBuffered(s.heap.PopMin(), packet.OutcomeEvicted)
+	}
+	s.heap.Push(t)
+	if s.cfg.Method == Unbatched {
+		s.enqueueUsages(t)
+	}
+}
+
+// dropBuffered books a buffered transaction that leaves without running,
+// already out of the heap.
+func (s *Scheduler) dropBuffered(t *pendingTx, o packet.Outcome) {
+	if s.cfg.Method == Unbatched && t.n > 0 {
+		s.abandonUsages(t)
+	}
+	delete(t.statuses.m, t.statuses.key(t.view.Signature(0)))
+	s.finish(t, o)
+}
+
+// Schedule hands ready work to the workers. It does nothing while a slot
+// is ending.
+func (s *Scheduler) Schedule() {
+	if s.ending {
+		return
+	}
+	switch s.cfg.Method {
+	case Unbatched:
+		s.scheduleUnbatched()
+	default:
+		s.scheduleBatched()
+	}
+	s.dispatch()
+}
+
+// fits reports whether t's cost fits the slot's block limit and the
+// per-account limit of every account it writes.
+func (s *Scheduler) fits(t *pendingTx) bool {
+	if s.blockCost+t.cost > s.bank.cfg.BlockCostLimit {
+		return false
+	}
+	for w := t.writable; w != 0; w &= w - 1 {
+		a := t.accounts[bits.TrailingZeros64(w)]
+		if a.costSlot == s.bank.slot && a.cost+t.cost > s.bank.cfg.AccountCostLimit {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Scheduler) addCost(t *pendingTx) {
+	s.blockCost += t.cost
+	for w := t.writable; w != 0; w &= w - 1 {
+		a := t.accounts[bits.TrailingZeros64(w)]
+		if a.costSlot != s.bank.slot {
+			a.costSlot, a.cost = s.bank.slot, 0
+		}
+		a.cost += t.cost
+	}
+}
+
+// resolve fills t's accounts and writable set from the bank. Writable
+// requests are demoted as Agave's resolved view does for the accounts tpu
+// knows: programs invoked are read-only, and so are the reserved builtin
+// program addresses.
+func (s *Scheduler) resolve(t *pendingTx) {
+	v := t.view
+	t.n = v.NumStaticKeys()
+	t.writable = 0
+	for i := 0; i < t.n; i++ {
+		k := v.StaticKey(i)
+		t.accounts[i] = s.bank.resolve(*k)
+		if v.IsWritable(i) && !isReserved(k) {
+			t.writable |= 1 << i
+		}
+	}
+	it := v.Instructions()
+	for in, ok := it.Next(); ok; in, ok = it.Next() {
+		t.writable &^= 1 << in.ProgramIndex
+	}
+}
+
+// isReserved reports whether key is one of the builtin program addresses
+// Agave never lets a transaction write.
+func isReserved(key *Pubkey) bool {
+	return txview.IsBuiltinProgram(key) || *key == NativeLoader
+}
+
+// lockable returns the workers t could be given to under the
+// thread-aware locks.
+func (s *Scheduler) lockable(t *pendingTx, allowed threadSet) threadSet {
+	set := allowed
+	for i := 0; i < t.n && set != 0; i++ {
+		set &= t.accounts[i].lock.schedulable(t.writable&(1<<i) != 0, s.all)
+	}
+	return set
+}
+
+func (s *Scheduler) lock(t *pendingTx, thread int) {
+	t.thread = thread
+	for i := 0; i < t.n; i++ {
+		t.accounts[i].lock.lock(t.writable&(1<<i) != 0, thread, s.cfg.Workers)
+	}
+}
+
+func (s *Scheduler) unlock(t *pendingTx) {
+	for i := 0; i < t.n; i++ {
+		t.accounts[i].lock.unlock(t.writable&(1<<i) != 0, t.thread)
+	}
+}
+
+// pickThread chooses among set the worker with the least work scheduled
+// (compute units, then transactions), as Agave's select_thread does.
+func (s *Scheduler) pickThread(set threadSet) int {
+	best := -1
+	for set != 0 {
+		i := bits.TrailingZeros64(uint64(set))
+		set &= set - 1
+		w := &s.workers[i]
+		if best < 0 || w.cus < s.workers[best].cus || (w.cus == s.workers[best].cus && w.txs < s.workers[best].txs) {
+			best = i
+		}
+	}
+	return best
+}
+
+// schedulableThreads returns the workers that may take more work.
+func (s *Scheduler) schedulableThreads() threadSet {
+	var set threadSet
+	for i := range s.workers {
+		w := &s.workers[i]
+		queued := len(w.queue)
+		if w.running != nil {
+			queued++
+		}
+		if queued < s.cfg.MaxQueuedBatches {
+			set |= threadSet(1) << i
+		}
+	}
+	return set
+}
+
+// scheduleBatched is Greedy and PrioGraph: take transactions in priority
+// order, lock each on a compatible worker, fill batches.
+func (s *Scheduler) scheduleBatched() {
+	allowed := s.schedulableThreads()
+	if allowed == 0 || s.heap.Len() == 0 {
+		return
+	}
+	s.pass++
+	budget := s.heap.Len()
+	if s.cfg.Method == PrioGraph {
+		budget = min(budget, s.cfg.LookAhead)
+	}
+	for scanned := 0; scanned < budget && allowed != 0 && s.heap.Len() > 0; scanned++ {
+		t := s.heap.PopMax()
+		s.resolve(t)
+		if s.cfg.Method == PrioGraph && s.blockedByHigher(t) {
+			s.block(t)
+			s.retry = append(s.retry, t)
+			continue
+		}
+		if !s.fits(t) {
+			s.deferred = append(s.deferred, usageReq{t: t, seq: t.seq})
+			continue
+		}
+		set := s.lockable(t, allowed)
+		if set == 0 {
+			if s.cfg.Method == PrioGraph {
+				s.block(t)
+			}
+			s.retry = append(s.retry, t)
+			continue
+		}
+		th := s.pickThread(set)
+		s.lock(t, th)
+		s.addCost(t)
+		w := &s.workers[th]
+		if w.building == nil {
+			w.building = s.newWork(th)
+		}
+		wb := w.building
+		wb.txs = append(wb.txs, t)
+		wb.cus += t.cost
+		w.cus += t.cost
+		w.txs++
+		if len(wb.txs) >= s.cfg.BatchSize {
+			s.seal(th)
+			allowed = s.schedulableThreads()
+		}
+	}
+	for i := range s.workers {
+		if s.workers[i].building != nil {
+			s.seal(i)
+		}
+	}
+	for _, t := range s.retry {
+		s.heap.Push(t)
+	}
+	clear(s.retry)
+	s.retry = s.retry[:0]
+}
+
+// blockedByHigher reports whether t needs an account that a
+// higher-priority transaction, unschedulable in this pass, needs: t reads
+// or writes one it writes, or writes one it reads.
+func (s *Scheduler) blockedByHigher(t *pendingTx) bool {
+	for i := 0; i < t.n; i++ {
+		a := t.accounts[i]
+		if a.blockPass != s.pass {
+			continue
+		}
+		if a.blockWrite || t.writable&(1<<i) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// block marks t's accounts as needed by a blocked transaction this pass.
+func (s *Scheduler) block(t *pendingTx) {
+	for i := 0; i < t.n; i++ {
+		a := t.accounts[i]
+		write := t.writable&(1<<i) != 0
+		if a.blockPass != s.pass {
+			a.blockPass, a.blockWrite = s.pass, write
+		} else if write {
+			a.blockWrite = true
+		}
+	}
+}
+
+// seal moves worker th's building batch to its queue.
+func (s *Scheduler) seal(th int) {
+	w := &s.workers[th]
+	w.queue = append(w.queue, w.building)
+	w.building = nil
+	s.inFlight++
+}
+
+// dispatch starts the next queued batch of every idle worker.
+func (s *Scheduler) dispatch() {
+	for i := range s.workers {
+		w := &s.workers[i]
+		if w.running != nil || len(w.queue) == 0 {
+			continue
+		}
+		wb := w.queue[0]
+		copy(w.queue, w.queue[1:])
+		w.queue[len(w.queue)-1] = nil
+		w.queue = w.queue[:len(w.queue)-1]
+		w.running = wb
+		if err := s.pool.Invoke(wb); err != nil {
+			// The pool is closed: run it here rather than lose it.
+			wb.run()
+			s.done <- wb
+		}
+	}
+}
+
+// run executes the batch's transactions in order, on a pool worker.
+func (wb *workBatch) run() {
+	for _, t := range wb.txs {
+		tx := execTx{view: t.view, accounts: t.accounts[:t.n], writable: t.writable, fee: t.fee, cb: t.cb}
+		t.result = execute(&tx)
+	}
+}
+
+// Complete books a batch a worker finished: releases its locks, records
+// each transaction's outcome and status, and frees the worker for its
+// next batch. Call it on the scheduler's goroutine with each batch
+// Completions delivers.
+func (s *Scheduler) Complete(wb *workBatch) {
+	w := &s.workers[wb.thread]
+	w.running = nil
+	w.cus -= wb.cus
+	w.txs -= len(wb.txs)
+	s.inFlight--
+	for _, t := range wb.txs {
+		if s.cfg.Method == Unbatched {
+			s.releaseUsages(t)
+		} else {
+			s.unlock(t)
+		}
+		s.book(t)
+	}
+	s.freeWorkBatch(wb)
+	if !s.ending {
+		s.Schedule()
+	}
+}
+
+// book records an executed or dropped transaction.
+func (s *Scheduler) book(t *pendingTx) {
+	r := t.result
+	sig := t.view.Signature(0)
+	if r.dropped {
+		delete(t.statuses.m, t.statuses.key(sig))
+		s.finish(t, packet.OutcomeFeePayerCannotPay)
+		return
+	}
+	for w := t.writable; w != 0; w &= w - 1 {
+		s.bank.markDirty(t.accounts[bits.TrailingZeros64(w)])
+	}
+	s.bank.markDirty(t.accounts[0]) // the fee payer pays even when demoted
+	st := Status{Slot: s.bank.slot, Err: r.err}
+	t.statuses.m[t.statuses.key(sig)] = statusEntry{Status: st}
+	s.bank.recordExecuted(sig, t.blockhash, st, t.fee)
+	if r.err.IsErr() {
+		s.stats.Errors[r.err.String()]++
+		s.finish(t, packet.OutcomeExecutedFailed)
+		return
+	}
+	s.finish(t, packet.OutcomeExecutedOK)
+}
+
+// EndSlot asks the scheduler to end the working slot: it stops handing
+// out work, and once nothing is in flight it commits the slot through the
+// bank, resets the cost limits, puts back the transactions deferred for
+// cost, and starts the next slot. It reports whether the slot ended now;
+// if not, keep calling Complete, and the slot ends when the last batch
+// comes back (Ending tells it is pending).
+func (s *Scheduler) EndSlot() (bool, error) {
+	s.ending = true
+	for i := range s.workers {
+		if s.workers[i].building != nil {
+			s.seal(i)
+		}
+	}
+	if s.inFlight > 0 {
+		s.dispatch()
+		return false, nil
+	}
+	return true, s.endSlotNow()
+}
+
+// Ending reports whether a slot end waits for work in flight; call
+// TryEndSlot after each Complete.
+func (s *Scheduler) Ending() bool { return s.ending }
+
+// TryEndSlot ends a pending slot once nothing is in flight.
+func (s *Scheduler) TryEndSlot() (bool, error) {
+	if !s.ending {
+		return false, nil
+	}
+	if s.inFlight > 0 {
+		s.dispatch()
+		return false, nil
+	}
+	return true, s.endSlotNow()
+}
+
+func (s *Scheduler) endSlotNow() error {
+	_, err := s.bank.endSlot()
+	s.ending = false
+	s.blockCost = 0
+	s.stats.Slots++
+	for _, r := range s.deferred {
+		switch {
+		case !r.live(): // evicted or expired while it waited (Unbatched)
+		case s.cfg.Method == Unbatched:
+			s.runnable = append(s.runnable, r)
+		default:
+			s.heap.Push(r.t)
+		}
+	}
+	clear(s.deferred)
+	s.deferred = s.deferred[:0]
+	// Transactions whose blockhash expired can never run: drop them.
+	s.expire()
+	return err
+}
+
+// expire drops buffered transactions whose blockhash left the window:
+// they can never run. It runs at the slot boundary, when the blockhash
+// window moves.
+func (s *Scheduler) expire() {
+	oldest := s.bank.hashes[0].Slot
+	if oldest == s.expiredBelow {
+		return
+	}
+	s.expiredBelow = oldest
+	for i := 0; i < s.heap.Len(); {
+		t := s.heap.items[i]
+		if _, ok := s.bank.blockhashSlot(&t.blockhash); ok {
+			i++
+			continue
+		}
+		s.heap.Remove(t) // moves another item to i
+		s.dropBuffered(t, packet.OutcomeBlockhashNotFound)
+	}
+}
+
+// ClearStatusCache forgets every processed signature, so that the same
+// transactions can be submitted again: for benchmarks that replay a fixed
+// set, as Agave's banking-bench does with bank.clear_signatures().
+// Signatures of buffered transactions are kept.
+func (s *Scheduler) ClearStatusCache() {
+	c := &s.bank.status
+	for _, hs := range c.byHash {
+		for k, e := range hs.m {
+			if !e.pending {
+				delete(hs.m, k)
+			}
+		}
+	}
+}
+
+// Pools of the scheduler's objects, so that steady state does not
+// allocate per transaction.
+
+func (s *Scheduler) newTx() *pendingTx {
+	if n := len(s.freeTx); n > 0 {
+		t := s.freeTx[n-1]
+		s.freeTx = s.freeTx[:n-1]
+		return t
+	}
+	return new(pendingTx)
+}
+
+func (s *Scheduler) releaseTx(t *pendingTx) {
+	if h := t.held; h != nil {
+		h.live--
+		if h.live == 0 {
+			s.releaseHeld(h)
+		}
+	}
+	if t.buf != nil {
+		s.freeBufs = append(s.freeBufs, t.buf[:0])
+	}
+	*t = pendingTx{}
+	s.freeTx = append(s.freeTx, t)
+}
+
+func (s *Scheduler) newHeld(b *packet.Batch) *heldBatch {
+	var h *heldBatch
+	if n := len(s.freeHeld); n > 0 {
+		h = s.freeHeld[n-1]
+		s.freeHeld = s.freeHeld[:n-1]
+	} else {
+		h = new(heldBatch)
+	}
+	h.b, h.live = b, 0
+	return h
+}
+
+func (s *Scheduler) releaseHeld(h *heldBatch) {
+	h.b.Release()
+	h.b = nil
+	s.freeHeld = append(s.freeHeld, h)
+}
+
+func (s *Scheduler) copyBuf(data []byte) []byte {
+	var buf []byte
+	if n := len(s.freeBufs); n > 0 {
+		buf = s.freeBufs[n-1]
+		s.freeBufs = s.freeBufs[:n-1]
+	} else {
+		buf = make([]byte, 0, packet.Size)
+	}
+	return append(buf, data...)
+}
+
+func (s *Scheduler) newWork(th int) *workBatch {
+	var wb *workBatch
+	if n := len(s.freeWork); n > 0 {
+		wb = s.freeWork[n-1]
+		s.freeWork = s.freeWork[:n-1]
+	} else {
+		wb = &workBatch{s: s, txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
+	}
+	wb.thread, wb.cus = th, 0
+	return wb
+}
+
+func (s *Scheduler) freeWorkBatch(wb *workBatch) {
+	clear(wb.txs)
+	wb.txs = wb.txs[:0]
+	s.freeWork = append(s.freeWork, wb)
+}
