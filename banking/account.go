@@ -44,6 +44,10 @@ type Account struct {
 // Key returns the account's address.
 func (a *Account) Key() Pubkey { return a.key }
 
+// writeHeld reports whether a transaction scheduled or executing may be
+// writing the account: only when it is not may the scheduler read it.
+func (a *Account) writeHeld() bool { return a.lock.writes > 0 || (a.uq != nil && a.uq.writer) }
+
 // Exists reports whether the account exists: Solana drops accounts with
 // no lamports.
 func (a *Account) Exists() bool { return a.Lamports > 0 }

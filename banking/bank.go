@@ -104,13 +104,14 @@ func Open(cfg Config) (*Bank, error) {
 		return nil, err
 	}
 	b := &Bank{cfg: cfg, store: st, accounts: map[Pubkey]*Account{}, bySlot: map[Pubkey]uint64{}, status: newStatusCache()}
-	last, seed, found, err := st.readMeta()
+	last, burned, seed, found, err := st.readMeta()
 	if err == nil {
 		if !found {
 			err = b.genesis()
 		} else if seed != cfg.Genesis.Seed {
 			err = fmt.Errorf("%w: ledger %s was made with genesis seed %q, not %q", ErrConfig, cfg.Dir, seed, cfg.Genesis.Seed)
 		} else {
+			b.burned = burned
 			err = b.load(last)
 		}
 	}
@@ -150,15 +151,7 @@ func (b *Bank) encodeMeta(slot uint64) []byte {
 
 // load reads a ledger whose last committed slot is last.
 func (b *Bank) load(last uint64) error {
-	v, err := b.store.get([]byte(keyMeta))
-	if err != nil {
-		return err
-	}
-	if len(v) < 16 {
-		return fmt.Errorf("%w: malformed meta record", ErrStore)
-	}
-	b.burned = binary.LittleEndian.Uint64(v[8:])
-	err = b.store.scan([]byte{prefixAccount}, func(k, v []byte) error {
+	err := b.store.scan([]byte{prefixAccount}, func(k, v []byte) error {
 		if len(k) != 33 {
 			return fmt.Errorf("%w: malformed account key", ErrStore)
 		}
@@ -287,6 +280,35 @@ func (b *Bank) Status(h Pubkey, sig *[64]byte) (Status, bool) {
 		return Status{}, false
 	}
 	return e.Status, true
+}
+
+// StatusOf looks a signature up in the ledger: the status of a committed
+// transaction, of any age. It is safe for concurrent use.
+func (b *Bank) StatusOf(sig *[64]byte) (Status, bool, error) {
+	slot, err := b.store.get(append([]byte{prefixSig}, sig[:]...))
+	if err != nil || slot == nil {
+		return Status{}, false, err
+	}
+	v, err := b.store.get(append(append([]byte{prefixTxSlot}, slot...), sig[:]...))
+	if err != nil || v == nil {
+		return Status{}, false, err
+	}
+	st, _, ok := decodeStatus(v)
+	if !ok {
+		return Status{}, false, fmt.Errorf("%w: malformed status record", ErrStore)
+	}
+	return st, true, nil
+}
+
+// SlotRecordOf reads a committed slot's record from the ledger. It is
+// safe for concurrent use.
+func (b *Bank) SlotRecordOf(slot uint64) (SlotRecord, bool, error) {
+	v, err := b.store.get(slotKey(slot))
+	if err != nil || v == nil {
+		return SlotRecord{}, false, err
+	}
+	r, err := decodeSlotRecord(slot, v)
+	return r, err == nil, err
 }
 
 // Capitalization returns the lamports in all accounts plus those burned

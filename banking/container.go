@@ -76,11 +76,11 @@ func (h *minMaxHeap) removeAt(i int) *pendingTx {
 	h.items = h.items[:last]
 	t.heapIdx = -1
 	if i < last {
-		// The moved element may belong above i or below it.
-		h.bubbleUp(i)
-		if moved.heapIdx == i {
-			h.trickleDown(i)
-		}
+		// The moved element may belong below i or above it: restore the
+		// subtree first, then its one possibly misplaced element against
+		// the ancestors.
+		h.trickleDown(i)
+		h.bubbleUp(moved.heapIdx)
 	}
 	return t
 }

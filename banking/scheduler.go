@@ -403,7 +403,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	// Pre-check the fee payer when no worker can be changing it (it is
 	// not write-locked): the check at execution decides, this one keeps
 	// transactions that cannot pay out of the buffer.
-	if payer := s.bank.lookup(v.FeePayer()); payer == nil || (payer.lock.writes == 0 && payer.Lamports < fee.Total()) {
+	if payer := s.bank.lookup(v.FeePayer()); payer == nil || (!payer.writeHeld() && payer.Lamports < fee.Total()) {
 		s.drop(packet.OutcomeFeePayerCannotPay, p, sig)
 		return nil
 	}

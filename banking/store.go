@@ -18,7 +18,7 @@ import (
 //	"h" + slot (8, big-endian) slot record: blockhash (32), transactions (8), fees burned (8), leader reward (8)
 //	"t" + slot + signature    transaction status (status.go encoding)
 //	"s" + signature           the slot of the signature's status (8)
-//	"m"                       meta: last committed slot (8), genesis seed
+//	"m"                       meta: last committed slot (8), lamports burned (8), genesis seed
 //
 // Each slot's changes are one Pebble batch, so a slot is either wholly on
 // disk or not at all; the meta record in the batch names the last slot
@@ -191,23 +191,21 @@ func (s *store) close() error {
 	return err
 }
 
-func encodeMeta(slot uint64, seed string) []byte {
-	return append(binary.LittleEndian.AppendUint64(nil, slot), seed...)
-}
-
-func (s *store) readMeta() (slot uint64, seed string, ok bool, err error) {
+// readMeta reads the meta record: last committed slot (8), lamports
+// burned since genesis (8), genesis seed (the rest).
+func (s *store) readMeta() (slot, burned uint64, seed string, ok bool, err error) {
 	v, closer, err := s.db.Get([]byte(keyMeta))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, "", false, nil
+		return 0, 0, "", false, nil
 	}
 	if err != nil {
-		return 0, "", false, fmt.Errorf("%w: read meta: %w", ErrStore, err)
+		return 0, 0, "", false, fmt.Errorf("%w: read meta: %w", ErrStore, err)
 	}
 	defer closer.Close()
-	if len(v) < 8 {
-		return 0, "", false, fmt.Errorf("%w: malformed meta record", ErrStore)
+	if len(v) < 16 {
+		return 0, 0, "", false, fmt.Errorf("%w: malformed meta record", ErrStore)
 	}
-	return binary.LittleEndian.Uint64(v), string(v[8:]), true, nil
+	return binary.LittleEndian.Uint64(v), binary.LittleEndian.Uint64(v[8:]), string(v[16:]), true, nil
 }
 
 // scan calls f for every key under prefix, in order.

@@ -1,0 +1,279 @@
+package banking
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+func TestRestartResumes(t *testing.T) {
+	for _, mode := range []SyncMode{SyncEachSlot, NoSync} {
+		t.Run(mode.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := Config{Dir: dir, Sync: mode, Genesis: GenesisConfig{Seed: testSeed, Accounts: 16}}
+			b := openBank(t, cfg)
+			s := newScheduler(t, SchedulerConfig{Workers: 2}, b)
+			pool, _ := packet.NewPool(packet.Config{})
+			bh := b.LatestBlockhash()
+			ok := transferTx(t, bh, gkey(0), txview.PublicKey(freshKey(3)), 5_000_000)
+			failed := transferTx(t, bh, gkey(1), gpub(2), 9_000_000_000_000)
+			s.Submit(batchOf(t, pool, ok, failed))
+			drain(t, s)
+			endSlot(t, s)
+			want := map[Pubkey]uint64{}
+			for _, k := range []Pubkey{gpub(0), gpub(1), gpub(2), txview.PublicKey(freshKey(3))} {
+				want[k] = lamports(b, k)
+			}
+			slot := b.Slot()
+			s.Close()
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			b2 := openBank(t, cfg)
+			defer b2.Close()
+			if b2.Slot() != slot {
+				t.Fatalf("resumed at slot %d, want %d", b2.Slot(), slot)
+			}
+			for k, v := range want {
+				if got := lamports(b2, k); got != v {
+					t.Fatalf("balance %x: %d after restart, want %d", k[:4], got, v)
+				}
+			}
+			for tx, want := range map[string]string{"ok": "ok", "failed": "InstructionError(0, Custom(1))"} {
+				raw := ok
+				if tx == "failed" {
+					raw = failed
+				}
+				v, _ := txview.Parse(raw)
+				st, found, err := b2.StatusOf(v.Signature(0))
+				if err != nil || !found || st.Err.String() != want {
+					t.Fatalf("%s: status %v %v %v", tx, st, found, err)
+				}
+				if cached, ok := b2.Status(bh, v.Signature(0)); !ok || cached != st {
+					t.Fatalf("%s: not in the status cache after restart", tx)
+				}
+			}
+			if b2.Capitalization() != GenesisCapitalization(cfg.Genesis) {
+				t.Fatal("capitalization changed across the restart")
+			}
+			// The same transaction again is already processed.
+			s2 := newScheduler(t, SchedulerConfig{}, b2)
+			s2.Submit(batchOf(t, pool, ok))
+			if got := s2.Stats().Outcomes[packet.OutcomeAlreadyProcessed]; got != 1 {
+				t.Fatalf("replay after restart: outcomes %v", s2.Stats().Outcomes)
+			}
+			if b2.LatestBlockhash() == bh {
+				t.Fatal("the committed slot's blockhash did not join the window")
+			}
+		})
+	}
+}
+
+func TestSeedMismatch(t *testing.T) {
+	dir := t.TempDir()
+	b := openBank(t, Config{Dir: dir})
+	b.Close()
+	_, err := Open(Config{Dir: dir, Genesis: GenesisConfig{Seed: "other"}})
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("opened a ledger with another seed: %v", err)
+	}
+}
+
+// The crash test: a child process runs the bank and prints each slot's
+// signatures once the slot is committed; the parent kills it with SIGKILL
+// in the middle of a slot, reopens the ledger and checks that everything
+// reported is there and no slot is half there.
+
+const crashChildEnv = "TPU_BANKING_CRASH_CHILD"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashChildEnv); dir != "" {
+		crashChild(dir)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild executes transfers forever, one batch per slot, and reports
+// committed slots on stdout: "committed <slot> <sig hex>...".
+func crashChild(dir string) {
+	fail := func(err error) { fmt.Fprintln(os.Stderr, "child:", err); os.Exit(2) }
+	b, err := Open(Config{Dir: dir, Genesis: GenesisConfig{Seed: testSeed, Accounts: 64}})
+	if err != nil {
+		fail(err)
+	}
+	s, err := NewScheduler(SchedulerConfig{Workers: 2}, b)
+	if err != nil {
+		fail(err)
+	}
+	var mu sync.Mutex
+	bySlot := map[uint64][]string{}
+	out := bufio.NewWriter(os.Stdout)
+	b.OnCommit(func(r SlotRecord) {
+		mu.Lock()
+		sigs := bySlot[r.Slot]
+		delete(bySlot, r.Slot)
+		mu.Unlock()
+		fmt.Fprintf(out, "committed %d %s\n", r.Slot, strings.Join(sigs, " "))
+		out.Flush()
+	})
+	pool, _ := packet.NewPool(packet.Config{})
+	n := 0
+	for {
+		bh := b.LatestBlockhash()
+		batch := pool.Get()
+		var sigs []string
+		for i := 0; i < 32; i++ {
+			n++
+			m := txview.Message{Payer: txview.PublicKey(GenesisKey(testSeed, n%64)), Blockhash: bh,
+				Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(GenesisKey(testSeed, n%64)), txview.PublicKey(GenesisKey(testSeed, (n+7)%64)), uint64(n))}}
+			tx, err := m.Sign(GenesisKey(testSeed, n%64))
+			if err != nil {
+				fail(err)
+			}
+			batch.Next().Fill(tx)
+			v, _ := txview.Parse(tx)
+			sigs = append(sigs, hex.EncodeToString(v.Signature(0)[:]))
+		}
+		slot := b.Slot()
+		s.Submit(batch)
+		for !s.Idle() {
+			s.Schedule()
+			if s.InFlight() {
+				s.Complete(<-s.Completions())
+			}
+		}
+		mu.Lock()
+		bySlot[slot] = sigs
+		mu.Unlock()
+		done, err := s.EndSlot()
+		for !done && err == nil {
+			s.Complete(<-s.Completions())
+			done, err = s.TryEndSlot()
+		}
+		if err != nil {
+			fail(err)
+		}
+	}
+}
+
+func TestCrashRecovery(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reported := map[string]uint64{} // signature -> slot
+	lastReported := uint64(0)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	deadline := time.After(60 * time.Second)
+	lines := make(chan string)
+	go func() {
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	// Let it commit a few dozen slots, then kill it at once: it is always
+	// in the middle of executing or committing one.
+	for lastReported < 40 {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("child exited early")
+			}
+			f := strings.Fields(l)
+			slot, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil || f[0] != "committed" {
+				t.Fatalf("bad line %q", l)
+			}
+			for _, sig := range f[2:] {
+				reported[sig] = slot
+			}
+			lastReported = slot
+		case <-deadline:
+			t.Fatal("child too slow")
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for l := range lines { // lines printed before the kill still count
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "committed" {
+			slot, _ := strconv.ParseUint(f[1], 10, 64)
+			for _, sig := range f[2:] {
+				reported[sig] = slot
+			}
+			lastReported = slot
+		}
+	}
+	cmd.Wait()
+
+	b := openBank(t, Config{Dir: dir, Genesis: GenesisConfig{Seed: testSeed, Accounts: 64}})
+	defer b.Close()
+	last := b.Slot() - 1
+	if last < lastReported {
+		t.Fatalf("ledger ends at slot %d; slot %d was reported committed", last, lastReported)
+	}
+	for sigHex, slot := range reported {
+		raw, _ := hex.DecodeString(sigHex)
+		st, ok, err := b.StatusOf((*[64]byte)(raw))
+		if err != nil || !ok || st.Slot != slot || st.Err.IsErr() {
+			t.Fatalf("reported transaction %s… (slot %d) after restart: %+v %v %v", sigHex[:8], slot, st, ok, err)
+		}
+	}
+	// No partial slot: every slot up to the last has its record and
+	// exactly as many statuses as it says; nothing exists beyond it.
+	counts := map[uint64]uint64{}
+	err = b.store.scan([]byte{prefixTxSlot}, func(k, _ []byte) error {
+		counts[binary.BigEndian.Uint64(k[1:9])]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := uint64(1); s <= last; s++ {
+		rec, ok, err := b.SlotRecordOf(s)
+		if err != nil || !ok {
+			t.Fatalf("slot %d: no record (%v)", s, err)
+		}
+		if rec.Transactions != counts[s] {
+			t.Fatalf("slot %d: record says %d transactions, ledger holds %d", s, rec.Transactions, counts[s])
+		}
+		delete(counts, s)
+	}
+	if len(counts) != 0 {
+		t.Fatalf("statuses beyond the last committed slot %d: %v", last, counts)
+	}
+	if _, ok, _ := b.SlotRecordOf(last + 1); ok {
+		t.Fatalf("a record for slot %d, beyond the last committed", last+1)
+	}
+	if got, want := b.Capitalization(), GenesisCapitalization(GenesisConfig{Seed: testSeed, Accounts: 64}); got != want {
+		t.Fatalf("capitalization %d, want %d: lamports created or lost", got, want)
+	}
+	t.Logf("killed after %d reported slots; ledger resumed at slot %d with %d reported transactions intact", lastReported, b.Slot(), len(reported))
+	_ = filepath.Join
+}
