@@ -68,16 +68,10 @@ type Bank struct {
 	burned uint64 // lamports burned since genesis
 
 	// The working slot's changes.
-	dirty        []*Account
-	slotStatuses []slotStatus
-	slotRecord   SlotRecord
-	collector    *Account
-}
-
-type slotStatus struct {
-	sig       [64]byte
-	blockhash Pubkey
-	st        Status
+	dirty      []*Account
+	statuses   []byte // the slot's status value, built as transactions finish
+	slotRecord SlotRecord
+	collector  *Account
 }
 
 // Open opens the ledger in cfg.Dir, creating it with a genesis on first
@@ -103,7 +97,8 @@ func Open(cfg Config) (*Bank, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bank{cfg: cfg, store: st, accounts: map[Pubkey]*Account{}, bySlot: map[Pubkey]uint64{}, status: newStatusCache()}
+	b := &Bank{cfg: cfg, store: st, accounts: map[Pubkey]*Account{}, bySlot: map[Pubkey]uint64{}, status: newStatusCache(),
+		statuses: make([]byte, 0, 1<<20)}
 	last, burned, seed, found, err := st.readMeta()
 	if err == nil {
 		if !found {
@@ -187,20 +182,16 @@ func (b *Bank) load(last uint64) error {
 	// Statuses of transactions whose blockhash is still valid.
 	lower := binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, first)
 	err = b.store.scanRange(lower, []byte{prefixTxSlot + 1}, func(k, v []byte) error {
-		if len(k) != 1+8+64 {
-			return fmt.Errorf("%w: malformed status key", ErrStore)
-		}
-		st, h, ok := decodeStatus(v)
-		if !ok {
-			return fmt.Errorf("%w: malformed status record", ErrStore)
-		}
-		if hs, valid := b.bySlot[h]; valid {
-			c := b.status.forHash(h, hs)
-			c.m[c.key((*[64]byte)(k[9:]))] = statusEntry{Status: st}
-		}
-		return nil
+		return eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
+			if hs, valid := b.bySlot[h]; valid {
+				c := b.status.forHash(h, hs)
+				c.m[c.key(sig)] = statusEntry{Status: st}
+			}
+			return nil
+		})
 	})
 	b.slot = last + 1
+	b.store.committed.Store(last)
 	return err
 }
 
@@ -282,22 +273,55 @@ func (b *Bank) Status(h Pubkey, sig *[64]byte) (Status, bool) {
 	return e.Status, true
 }
 
-// StatusOf looks a signature up in the ledger: the status of a committed
-// transaction, of any age. It is safe for concurrent use.
-func (b *Bank) StatusOf(sig *[64]byte) (Status, bool, error) {
-	slot, err := b.store.get(append([]byte{prefixSig}, sig[:]...))
-	if err != nil || slot == nil {
-		return Status{}, false, err
+// StatusOf looks a signature up in the ledger, newest slot first, over at
+// most maxSlots committed slots (0: all of them): the status of a
+// committed transaction. It reads whole slots, so it is for lookups
+// beyond the status cache (Status), not for every transaction. It is safe
+// for concurrent use.
+func (b *Bank) StatusOf(sig *[64]byte, maxSlots uint64) (Status, bool, error) {
+	last := b.CommittedSlot()
+	for s, n := last, uint64(0); s > 0 && (maxSlots == 0 || n < maxSlots); s, n = s-1, n+1 {
+		v, err := b.store.get(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, s))
+		if err != nil {
+			return Status{}, false, err
+		}
+		var found *Status
+		err = eachStatus(v, func(x *[64]byte, st Status, _ Pubkey) error {
+			if *x == *sig {
+				found = &st
+			}
+			return nil
+		})
+		if err != nil || found != nil {
+			return *foundOr(found), found != nil, err
+		}
 	}
-	v, err := b.store.get(append(append([]byte{prefixTxSlot}, slot...), sig[:]...))
-	if err != nil || v == nil {
-		return Status{}, false, err
+	return Status{}, false, nil
+}
+
+func foundOr(s *Status) *Status {
+	if s == nil {
+		return &Status{}
 	}
-	st, _, ok := decodeStatus(v)
-	if !ok {
-		return Status{}, false, fmt.Errorf("%w: malformed status record", ErrStore)
+	return s
+}
+
+// eachStatus decodes a slot's status value.
+func eachStatus(v []byte, f func(sig *[64]byte, st Status, blockhash Pubkey) error) error {
+	const rec = 64 + statusRecordLen
+	if len(v)%rec != 0 {
+		return fmt.Errorf("%w: malformed status value", ErrStore)
 	}
-	return st, true, nil
+	for off := 0; off < len(v); off += rec {
+		st, h, ok := decodeStatus(v[off+64 : off+rec])
+		if !ok {
+			return fmt.Errorf("%w: malformed status record", ErrStore)
+		}
+		if err := f((*[64]byte)(v[off:off+64]), st, h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SlotRecordOf reads a committed slot's record from the ledger. It is
@@ -343,7 +367,12 @@ func (b *Bank) markDirty(a *Account) {
 // recordExecuted books an executed transaction (ok or failed) into the
 // working slot: its status, its fee.
 func (b *Bank) recordExecuted(sig *[64]byte, blockhash Pubkey, st Status, fee Fee) {
-	b.slotStatuses = append(b.slotStatuses, slotStatus{sig: *sig, blockhash: blockhash, st: st})
+	if cap(b.statuses)-len(b.statuses) < 64+statusRecordLen {
+		// Double: a slot's statuses run to megabytes, and append's
+		// gentler growth of large slices copies (and faults in) far more.
+		b.statuses = append(make([]byte, 0, 2*cap(b.statuses)), b.statuses...)
+	}
+	b.statuses = appendStatus(append(b.statuses, sig[:]...), st, blockhash)
 	b.slotRecord.Transactions++
 	b.slotRecord.FeesBurned += fee.Burned()
 	b.slotRecord.Reward += fee.Reward()
@@ -376,39 +405,21 @@ func (b *Bank) endSlot() (SlotRecord, error) {
 	}
 	b.burned += rec.FeesBurned
 
-	batch := b.store.db.NewBatch()
-	var val []byte
+	c := &slotCommit{record: rec, meta: b.encodeMeta(rec.Slot), statuses: b.statuses}
+	c.accounts = b.store.buffer(len(b.dirty) * (37 + accountHeader))
 	for _, a := range b.dirty {
-		key := append([]byte{prefixAccount}, a.key[:]...)
-		switch {
-		case a.Exists():
-			val = a.appendEncoding(val[:0])
-			batch.Set(key, val, nil)
-			a.onDisk = true
-		case a.onDisk:
-			batch.Delete(key, nil)
-			a.onDisk = false
+		if a.Exists() || a.onDisk {
+			c.appendAccount(a)
+			a.onDisk = a.Exists()
 		}
 		if !a.Exists() && a != b.collector && !a.lock.held() && a.uq == nil {
 			delete(b.accounts, a.key) // Solana drops accounts with no lamports
 		}
 	}
-	slotBytes := binary.BigEndian.AppendUint64(nil, rec.Slot)
-	for i := range b.slotStatuses {
-		s := &b.slotStatuses[i]
-		tkey := append(append([]byte{prefixTxSlot}, slotBytes...), s.sig[:]...)
-		val = appendStatus(val[:0], s.st, s.blockhash)
-		batch.Set(tkey, val, nil)
-		batch.Set(append([]byte{prefixSig}, s.sig[:]...), slotBytes, nil)
-	}
-	batch.Set(slotKey(rec.Slot), rec.encode(), nil)
-	batch.Set([]byte(keyMeta), b.encodeMeta(rec.Slot), nil)
-	b.store.enqueue(&slotCommit{record: rec, batch: batch})
-
+	b.store.enqueue(c)
 	clear(b.dirty)
 	b.dirty = b.dirty[:0]
-	clear(b.slotStatuses)
-	b.slotStatuses = b.slotStatuses[:0]
+	b.statuses = b.store.buffer(cap(c.statuses))
 	b.slotRecord = SlotRecord{}
 	b.register(rec)
 	b.slot++

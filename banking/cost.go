@@ -38,6 +38,10 @@ func CostOf(v txview.View, cb txview.ComputeBudget) TxCost {
 	for in, ok := it.Next(); ok; in, ok = it.Next() {
 		data += uint64(len(in.Data))
 	}
+	return costFrom(v, cb, data)
+}
+
+func costFrom(v txview.View, cb txview.ComputeBudget, data uint64) TxCost {
 	return TxCost{
 		Signature:  SignatureCost * uint64(v.NumSignatures()),
 		WriteLock:  WriteLockCost * uint64(v.NumWriteLocksRequested()),

@@ -60,7 +60,7 @@ func TestRestartResumes(t *testing.T) {
 					raw = failed
 				}
 				v, _ := txview.Parse(raw)
-				st, found, err := b2.StatusOf(v.Signature(0))
+				st, found, err := b2.StatusOf(v.Signature(0), 0)
 				if err != nil || !found || st.Err.String() != want {
 					t.Fatalf("%s: status %v %v %v", tx, st, found, err)
 				}
@@ -240,7 +240,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	for sigHex, slot := range reported {
 		raw, _ := hex.DecodeString(sigHex)
-		st, ok, err := b.StatusOf((*[64]byte)(raw))
+		st, ok, err := b.StatusOf((*[64]byte)(raw), 0)
 		if err != nil || !ok || st.Slot != slot || st.Err.IsErr() {
 			t.Fatalf("reported transaction %s… (slot %d) after restart: %+v %v %v", sigHex[:8], slot, st, ok, err)
 		}
@@ -248,9 +248,11 @@ func TestCrashRecovery(t *testing.T) {
 	// No partial slot: every slot up to the last has its record and
 	// exactly as many statuses as it says; nothing exists beyond it.
 	counts := map[uint64]uint64{}
-	err = b.store.scan([]byte{prefixTxSlot}, func(k, _ []byte) error {
-		counts[binary.BigEndian.Uint64(k[1:9])]++
-		return nil
+	err = b.store.scan([]byte{prefixTxSlot}, func(k, v []byte) error {
+		return eachStatus(v, func(*[64]byte, Status, Pubkey) error {
+			counts[binary.BigEndian.Uint64(k[1:9])]++
+			return nil
+		})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -408,24 +408,56 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		return nil
 	}
 	statuses.m[key] = statusEntry{pending: true}
-	cost := CostOf(v, cb).Total()
+	shape := shapeOf(v)
+	cost := shape.cost(v, cb).Total()
 	t := s.newTx()
 	s.seq++
-	*t = pendingTx{
-		seq:       s.seq,
-		view:      v,
-		recvNanos: p.Meta.RecvNanos,
-		flags:     p.Meta.Flags,
-		cb:        cb,
-		fee:       fee,
-		cost:      cost,
-		priority:  Priority(fee, cost),
-		blockhash: *v.RecentBlockhash(),
-		statuses:  statuses,
-		heapIdx:   -1,
-	}
+	// Field by field: the accounts array is filled when scheduled and
+	// need not be cleared.
+	t.seq, t.view, t.recvNanos, t.flags = s.seq, v, p.Meta.RecvNanos, p.Meta.Flags
+	t.cb, t.fee, t.cost, t.priority = cb, fee, cost, Priority(fee, cost)
+	t.blockhash, t.statuses, t.heapIdx = *v.RecentBlockhash(), statuses, -1
+	t.held, t.buf, t.n, t.thread, t.result = nil, nil, 0, 0, execResult{}
+	t.waiting, t.granted, t.abandoned = 0, 0, false
+	t.writable = shape.writable(v)
 	s.stats.Buffered++
 	return t
+}
+
+// txShape is what one pass over a transaction's instructions tells the
+// scheduler.
+type txShape struct {
+	dataLen  uint64 // instruction data bytes
+	programs uint64 // bit i: static key i is invoked as a program
+}
+
+func shapeOf(v txview.View) txShape {
+	var sh txShape
+	it := v.Instructions()
+	for in, ok := it.Next(); ok; in, ok = it.Next() {
+		sh.dataLen += uint64(len(in.Data))
+		sh.programs |= 1 << in.ProgramIndex
+	}
+	return sh
+}
+
+// cost is CostOf with the instruction pass already done.
+func (sh txShape) cost(v txview.View, cb txview.ComputeBudget) TxCost {
+	return costFrom(v, cb, sh.dataLen)
+}
+
+// writable returns the static accounts a transaction may write: those its
+// header makes writable, less the ones Agave's resolved view demotes that
+// tpu can meet (invoked programs, and the reserved builtin program
+// addresses; tpu has no upgradeable-loader programs, the one exception).
+func (sh txShape) writable(v txview.View) uint64 {
+	var w uint64
+	for i, n := 0, v.NumStaticKeys(); i < n; i++ {
+		if v.IsWritable(i) && !isReserved(v.StaticKey(i)) {
+			w |= 1 << i
+		}
+	}
+	return w &^ sh.programs
 }
 
 // hasDuplicateKey reports whether a static key appears twice (Agave:
@@ -509,30 +541,30 @@ func (s *Scheduler) addCost(t *pendingTx) {
 	}
 }
 
-// resolve fills t's accounts and writable set from the bank. Writable
-// requests are demoted as Agave's resolved view does for the accounts tpu
-// knows: programs invoked are read-only, and so are the reserved builtin
-// program addresses.
+// resolve fills t's accounts from the bank.
 func (s *Scheduler) resolve(t *pendingTx) {
 	v := t.view
 	t.n = v.NumStaticKeys()
-	t.writable = 0
 	for i := 0; i < t.n; i++ {
-		k := v.StaticKey(i)
-		t.accounts[i] = s.bank.resolve(*k)
-		if v.IsWritable(i) && !isReserved(k) {
-			t.writable |= 1 << i
-		}
-	}
-	it := v.Instructions()
-	for in, ok := it.Next(); ok; in, ok = it.Next() {
-		t.writable &^= 1 << in.ProgramIndex
+		t.accounts[i] = s.bank.resolve(*v.StaticKey(i))
 	}
 }
+
+// reservedFirstBytes has a bit for the first byte of each reserved
+// address, so that almost every key is ruled out by one lookup.
+var reservedFirstBytes = func() (set [4]uint64) {
+	for _, k := range append(txview.BuiltinPrograms(), NativeLoader) {
+		set[k[0]/64] |= 1 << (k[0] % 64)
+	}
+	return set
+}()
 
 // isReserved reports whether key is one of the builtin program addresses
 // Agave never lets a transaction write.
 func isReserved(key *Pubkey) bool {
+	if reservedFirstBytes[key[0]/64]&(1<<(key[0]%64)) == 0 {
+		return false
+	}
 	return txview.IsBuiltinProgram(key) || *key == NativeLoader
 }
 
@@ -590,6 +622,13 @@ func (s *Scheduler) schedulableThreads() threadSet {
 	return set
 }
 
+// maxMissesPerPass ends a scheduling pass after this many transactions in
+// a row could not be scheduled: under heavy contention the rest of the
+// buffer is mostly more of the same, and scanning it on every completion
+// (popping and pushing back thousands of transactions) would cost more
+// than the work scheduled. The next completion starts a new pass.
+const maxMissesPerPass = 256
+
 // scheduleBatched is Greedy and PrioGraph: take transactions in priority
 // order, lock each on a compatible worker, fill batches.
 func (s *Scheduler) scheduleBatched() {
@@ -602,12 +641,14 @@ func (s *Scheduler) scheduleBatched() {
 	if s.cfg.Method == PrioGraph {
 		budget = min(budget, s.cfg.LookAhead)
 	}
-	for scanned := 0; scanned < budget && allowed != 0 && s.heap.Len() > 0; scanned++ {
+	misses := 0
+	for scanned := 0; scanned < budget && allowed != 0 && s.heap.Len() > 0 && misses < maxMissesPerPass; scanned++ {
 		t := s.heap.PopMax()
 		s.resolve(t)
 		if s.cfg.Method == PrioGraph && s.blockedByHigher(t) {
 			s.block(t)
 			s.retry = append(s.retry, t)
+			misses++
 			continue
 		}
 		if !s.fits(t) {
@@ -620,8 +661,10 @@ func (s *Scheduler) scheduleBatched() {
 				s.block(t)
 			}
 			s.retry = append(s.retry, t)
+			misses++
 			continue
 		}
+		misses = 0
 		th := s.pickThread(set)
 		s.lock(t, th)
 		s.addCost(t)

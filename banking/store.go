@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -16,9 +18,15 @@ import (
 //
 //	"a" + pubkey              account (account.go encoding)
 //	"h" + slot (8, big-endian) slot record: blockhash (32), transactions (8), fees burned (8), leader reward (8)
-//	"t" + slot + signature    transaction status (status.go encoding)
-//	"s" + signature           the slot of the signature's status (8)
+//	"t" + slot (8, big-endian) the slot's transaction statuses, one value:
+//	                          signature (64) + status (status.go encoding, 48), for each
 //	"m"                       meta: last committed slot (8), lamports burned (8), genesis seed
+//
+// Statuses are one value per slot, not one key per transaction: a slot of
+// 100,000 transactions is one 11 MB write instead of 100,000 keys to sort,
+// which matters on a machine whose cores also run the pipeline. Finding an
+// old signature therefore reads slots backwards (Bank.StatusOf); recent
+// ones are in the in-memory status cache.
 //
 // Each slot's changes are one Pebble batch, so a slot is either wholly on
 // disk or not at all; the meta record in the batch names the last slot
@@ -27,7 +35,6 @@ const (
 	prefixAccount = 'a'
 	prefixSlot    = 'h'
 	prefixTxSlot  = 't'
-	prefixSig     = 's'
 	keyMeta       = "m"
 )
 
@@ -102,19 +109,92 @@ type store struct {
 	mu        sync.Mutex
 	err       error // first commit failure; the bank stops committing
 	listeners []func(SlotRecord)
+	spare     chan *pebble.Batch // committed batches, reset, for reuse
+	buffers   chan []byte        // slotCommit buffers back from the committer
 }
 
-// slotCommit is one slot's batch on its way to disk.
+// slotCommit is one slot's changes on their way to disk. The bank fills it
+// at the slot's end (the accounts are encoded then, so that later slots
+// may change them); the committer turns it into one Pebble batch, so that
+// the scheduler does not wait for that copy either.
 type slotCommit struct {
-	record SlotRecord
-	batch  *pebble.Batch
+	record   SlotRecord
+	accounts []byte // per account: key (32), present (1), length (4, little-endian), encoding
+	statuses []byte // the slot's status value
+	meta     []byte
+}
+
+// appendAccount adds an account (or its deletion) to c.accounts.
+func (c *slotCommit) appendAccount(a *Account) {
+	c.accounts = append(c.accounts, a.key[:]...)
+	if !a.Exists() {
+		c.accounts = append(c.accounts, 0)
+		return
+	}
+	c.accounts = append(c.accounts, 1, 0, 0, 0, 0)
+	at := len(c.accounts)
+	c.accounts = a.appendEncoding(c.accounts)
+	binary.LittleEndian.PutUint32(c.accounts[at-4:], uint32(len(c.accounts)-at))
+}
+
+// buffer returns a buffer the committer gave back, or a new one.
+func (s *store) buffer(size int) []byte {
+	select {
+	case b := <-s.buffers:
+		if cap(b) >= size {
+			return b[:0]
+		}
+	default:
+	}
+	return make([]byte, 0, size)
+}
+
+// build turns c into a Pebble batch.
+func (s *store) build(c *slotCommit) (*pebble.Batch, error) {
+	batch := s.newBatch(len(c.accounts) + len(c.statuses) + 256)
+	key := make([]byte, 33)
+	key[0] = prefixAccount
+	for p := c.accounts; len(p) > 0; {
+		if len(p) < 33 {
+			return nil, fmt.Errorf("%w: malformed slot commit", ErrStore)
+		}
+		copy(key[1:], p[:32])
+		if p[32] == 0 {
+			batch.Delete(key, nil)
+			p = p[33:]
+			continue
+		}
+		n := int(binary.LittleEndian.Uint32(p[33:]))
+		batch.Set(key, p[37:37+n], nil)
+		p = p[37+n:]
+	}
+	if len(c.statuses) > 0 {
+		batch.Set(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, c.record.Slot), c.statuses, nil)
+	}
+	batch.Set(slotKey(c.record.Slot), c.record.encode(), nil)
+	batch.Set([]byte(keyMeta), c.meta, nil)
+	return batch, nil
 }
 
 // ErrStore wraps a failure of the ledger database.
 var ErrStore = errors.New("banking: ledger")
 
 func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
-	opts := &pebble.Options{Logger: quietLogger{}}
+	opts := &pebble.Options{
+		Logger: quietLogger{},
+		// Signatures and keys are random bytes: compression costs CPU and
+		// saves nothing.
+		FormatMajorVersion: pebble.FormatValueSeparation,
+		MemTableSize:       64 << 20,
+	}
+	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
+		return pebble.UniformDBCompressionSettings(sstable.NoCompression)
+	})
+	// A slot's statuses are one large value: written once to a blob file,
+	// it is not rewritten by every compaction that moves its key.
+	opts.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
+		return pebble.ValueSeparationPolicy{Enabled: true, MinimumSize: 4096, MaxBlobReferenceDepth: 10, RewriteMinimumAge: time.Hour, TargetGarbageRatio: 1}
+	}
 	if inMemory {
 		opts.FS = vfs.NewMem()
 	}
@@ -122,7 +202,8 @@ func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %w", ErrStore, dir, err)
 	}
-	s := &store{db: db, sync: mode, queue: make(chan *slotCommit, 64), done: make(chan struct{})}
+	s := &store{db: db, sync: mode, queue: make(chan *slotCommit, 64), done: make(chan struct{}),
+		spare: make(chan *pebble.Batch, 2), buffers: make(chan []byte, 4)}
 	go s.run()
 	return s, nil
 }
@@ -146,8 +227,25 @@ func (s *store) writeOpts() *pebble.WriteOptions {
 func (s *store) run() {
 	defer close(s.done)
 	for c := range s.queue {
-		err := c.batch.Commit(s.writeOpts())
-		c.batch.Close()
+		batch, err := s.build(c)
+		if err == nil {
+			err = batch.Commit(s.writeOpts())
+			// Keep the batch's buffer for a later slot: a slot's batch
+			// runs to megabytes, and a fresh one each slot is garbage to
+			// collect.
+			batch.Reset()
+			select {
+			case s.spare <- batch:
+			default:
+				batch.Close()
+			}
+		}
+		for _, b := range [][]byte{c.accounts, c.statuses} {
+			select {
+			case s.buffers <- b:
+			default:
+			}
+		}
 		s.mu.Lock()
 		if err != nil && s.err == nil {
 			s.err = fmt.Errorf("%w: commit slot %d: %w", ErrStore, c.record.Slot, err)
@@ -162,6 +260,21 @@ func (s *store) run() {
 		for _, l := range listeners {
 			l(c.record)
 		}
+	}
+}
+
+// maxRetainedBatch is the largest batch buffer kept for reuse (a slot of
+// 200,000 transactions is about 25 MB).
+const maxRetainedBatch = 64 << 20
+
+// newBatch returns an empty batch, reusing a committed one if there is
+// one.
+func (s *store) newBatch(size int) *pebble.Batch {
+	select {
+	case b := <-s.spare:
+		return b
+	default:
+		return s.db.NewBatch(pebble.WithInitialSizeBytes(size), pebble.WithMaxRetainedSizeBytes(maxRetainedBatch))
 	}
 }
 
@@ -184,6 +297,11 @@ func (s *store) onCommit(f func(SlotRecord)) {
 func (s *store) close() error {
 	close(s.queue)
 	<-s.done
+	close(s.spare)
+	for b := range s.spare {
+		b.Close()
+	}
+	close(s.buffers)
 	err := s.failure()
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("%w: close: %w", ErrStore, cerr)

@@ -38,6 +38,16 @@ var builtinPrograms = [...]*[KeySize]byte{
 	&LoaderV4Program, &Secp256k1Program, &Ed25519Program,
 }
 
+// BuiltinPrograms returns the addresses IsBuiltinProgram accepts; the
+// caller owns the slice.
+func BuiltinPrograms() [][KeySize]byte {
+	out := make([][KeySize]byte, len(builtinPrograms))
+	for i, b := range builtinPrograms {
+		out[i] = *b
+	}
+	return out
+}
+
 // IsBuiltinProgram reports whether key is a program Agave counts as a
 // builtin for the default compute-unit limit.
 func IsBuiltinProgram(key *[KeySize]byte) bool {

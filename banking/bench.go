@@ -1,0 +1,264 @@
+package banking
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"time"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+// Contention is a banking-bench write-lock contention mode.
+type Contention uint8
+
+const (
+	// ContentionNone: no two transactions of an iteration write the same
+	// account.
+	ContentionNone Contention = iota
+	// ContentionSameBatchOnly: the transactions of one batch write one
+	// shared account; batches do not share.
+	ContentionSameBatchOnly
+	// ContentionFull: every transaction writes the same account.
+	ContentionFull
+)
+
+var contentionNames = [...]string{"none", "same-batch-only", "full"}
+
+func (c Contention) String() string { return contentionNames[c] }
+
+// ParseContention reads none, same-batch-only or full.
+func ParseContention(s string) (Contention, error) {
+	for i, n := range contentionNames {
+		if n == s {
+			return Contention(i), nil
+		}
+	}
+	return 0, fmt.Errorf("banking: unknown write-lock contention %q (none, same-batch-only, full)", s)
+}
+
+// BenchConfig configures RunBench, after Agave's banking-bench.
+type BenchConfig struct {
+	Iterations          int // iterations; each sends BatchesPerIteration batches and waits until all are processed
+	BatchesPerIteration int
+	NumChunks           int // distinct sets of batches, used round robin
+	PacketsPerBatch     int
+	Contention          Contention
+	Scheduler           SchedulerConfig
+	// CostLimits keeps Agave's block and per-account limits; banking-bench
+	// lifts them (bank.set_limits(u64::MAX, ...)) and so does RunBench
+	// unless this is set.
+	CostLimits bool
+	// SlotTime ends a slot (commit and a new blockhash) this often. Zero
+	// means 400 ms.
+	SlotTime time.Duration
+	// Ledger is the ledger directory, which must not hold a ledger yet;
+	// empty means a temporary directory, removed afterwards.
+	Ledger string
+	Sync   SyncMode
+	// Progress, when not nil, is called about once a second.
+	Progress func(done, total int, elapsed time.Duration)
+}
+
+// BenchResult is what RunBench measured. The first fields are
+// banking-bench's own.
+type BenchResult struct {
+	TotalSent    uint64 `json:"total_sent"`
+	BaseTxCount  uint64 `json:"base_tx_count"`
+	TxsProcessed uint64 `json:"txs_processed"`
+	TxsLanded    uint64 `json:"txs_landed"`
+	TotalUs      uint64 `json:"total_us"`
+	TxTotalUs    uint64 `json:"tx_total_us"`
+	// banking_bench_total, _tx_total and _success_tx_total: transactions
+	// per second over total_us and tx_total_us.
+	BankingBenchTotal        float64 `json:"banking_bench_total"`
+	BankingBenchTxTotal      float64 `json:"banking_bench_tx_total"`
+	BankingBenchSuccessTotal float64 `json:"banking_bench_success_tx_total"`
+	// MedianTPS is the median over iterations of transactions processed
+	// per second; P10TPS and P90TPS the 10th and 90th percentiles.
+	MedianTPS float64 `json:"median_tps"`
+	P10TPS    float64 `json:"p10_tps"`
+	P90TPS    float64 `json:"p90_tps"`
+
+	Method       string            `json:"block_production_method"`
+	Handoff      string            `json:"handoff"`
+	Contention   string            `json:"write_lock_contention"`
+	Workers      int               `json:"num_workers"`
+	Slots        uint64            `json:"slots"`
+	AllocsPerTx  float64           `json:"allocs_per_tx"`
+	BytesPerTx   float64           `json:"bytes_allocated_per_tx"`
+	GCCPUPercent float64           `json:"gc_cpu_percent"`
+	Outcomes     map[string]uint64 `json:"outcomes"`
+	AccountingOK bool              `json:"accounting_ok"`
+}
+
+// ErrBenchConfig reports an invalid BenchConfig.
+var ErrBenchConfig = errors.New("banking: invalid bench config")
+
+// RunBench generates banking-bench's transactions (a 1-lamport transfer
+// to an account funded at genesis, with a unit price and a unit limit
+// instruction: 267 bytes, random signature bytes), hands them straight to
+// a Scheduler in packet batches, and measures. Banking does not check
+// signatures, so, as in the original, none is computed.
+func RunBench(cfg BenchConfig) (BenchResult, error) {
+	if cfg.Iterations <= 0 || cfg.BatchesPerIteration <= 0 || cfg.NumChunks <= 0 || cfg.PacketsPerBatch <= 0 || cfg.PacketsPerBatch > packet.MaxBatchCap {
+		return BenchResult{}, fmt.Errorf("%w: iterations, batches, chunks and packets per batch (at most %d) must be positive", ErrBenchConfig, packet.MaxBatchCap)
+	}
+	if cfg.SlotTime == 0 {
+		cfg.SlotTime = 400 * time.Millisecond
+	}
+	perIter := cfg.BatchesPerIteration * cfg.PacketsPerBatch
+	// Accounts: a payer per transaction of an iteration, and the
+	// recipients the contention mode needs; all funded at genesis.
+	recipients := perIter
+	switch cfg.Contention {
+	case ContentionSameBatchOnly:
+		recipients = cfg.BatchesPerIteration
+	case ContentionFull:
+		recipients = 1
+	}
+	genesis := GenesisConfig{Seed: "tpu-bench", Accounts: perIter + recipients}
+	dir := cfg.Ledger
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "tpu-bench-ledger-")
+		if err != nil {
+			return BenchResult{}, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	bankCfg := Config{Dir: dir, Sync: cfg.Sync, Genesis: genesis}
+	if !cfg.CostLimits {
+		bankCfg.BlockCostLimit, bankCfg.AccountCostLimit = ^uint64(0)/2, ^uint64(0)/2
+	}
+	bank, err := Open(bankCfg)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	defer bank.Close()
+	sched, err := NewScheduler(cfg.Scheduler, bank)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	defer sched.Close()
+	scfg := sched.Config()
+
+	keys := make([]Pubkey, genesis.Accounts)
+	for i := range keys {
+		keys[i] = txview.PublicKey(GenesisKey(genesis.Seed, i))
+	}
+	chunks := make([][][]byte, cfg.NumChunks) // chunk -> transaction bytes
+	bh := bank.LatestBlockhash()
+	for c := range chunks {
+		for i := 0; i < perIter; i++ {
+			to := keys[perIter+i%recipients]
+			if cfg.Contention == ContentionSameBatchOnly {
+				to = keys[perIter+i/cfg.PacketsPerBatch]
+			}
+			m := txview.Message{Payer: keys[i], Blockhash: bh, Instructions: []txview.Ix{
+				txview.Transfer(keys[i], to, 1),
+				txview.SetComputeUnitPrice(1),
+				txview.SetComputeUnitLimit(1470),
+			}}
+			msg, err := m.Compile()
+			if err != nil {
+				return BenchResult{}, err
+			}
+			tx := append([]byte{1}, make([]byte, txview.SignatureSize)...)
+			rand.Read(tx[1:65]) // random signature: unique per transaction and chunk
+			chunks[c] = append(chunks[c], append(tx, msg...))
+		}
+	}
+	pool, err := packet.NewPool(packet.Config{BatchCap: cfg.PacketsPerBatch, MaxIdle: 4 * cfg.BatchesPerIteration})
+	if err != nil {
+		return BenchResult{}, err
+	}
+
+	res := BenchResult{Method: scfg.Method.String(), Handoff: scfg.Handoff.String(), Contention: cfg.Contention.String(), Workers: scfg.Workers}
+	var processingUs []float64 // transactions per second, per iteration
+	var busy time.Duration
+	batches := make([]*packet.Batch, cfg.BatchesPerIteration)
+	samples := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	runtime.GC()
+	metrics.Read(samples)
+	before := append([]metrics.Sample(nil), samples...)
+
+	start := time.Now()
+	slotStart := start
+	lastProgress := start
+	for it := 0; it < cfg.Iterations; it++ {
+		chunk := chunks[it%cfg.NumChunks]
+		for b := range batches { // what the network would have delivered
+			batches[b] = pool.Get()
+			for _, tx := range chunk[b*cfg.PacketsPerBatch : (b+1)*cfg.PacketsPerBatch] {
+				batches[b].Next().Fill(tx)
+			}
+		}
+		sched.ClearStatusCache() // the same transactions come again: as banking-bench's clear_signatures
+		t0 := time.Now()
+		for _, b := range batches {
+			sched.Submit(b)
+		}
+		for !sched.Idle() || sched.Ending() {
+			sched.Schedule()
+			if sched.InFlight() {
+				sched.Complete(<-sched.Completions())
+			}
+			if sched.Ending() {
+				if _, err := sched.TryEndSlot(); err != nil {
+					return res, err
+				}
+			} else if time.Since(slotStart) >= cfg.SlotTime {
+				slotStart = time.Now()
+				if _, err := sched.EndSlot(); err != nil {
+					return res, err
+				}
+			}
+		}
+		d := time.Since(t0)
+		busy += d
+		processingUs = append(processingUs, float64(perIter)/d.Seconds())
+		if cfg.Progress != nil && time.Since(lastProgress) >= time.Second {
+			lastProgress = time.Now()
+			cfg.Progress(it+1, cfg.Iterations, time.Since(start))
+		}
+	}
+	total := time.Since(start)
+	metrics.Read(samples)
+
+	st := sched.Stats()
+	res.TotalSent = uint64(cfg.Iterations * perIter)
+	res.TxsProcessed = st.Outcomes[packet.OutcomeExecutedOK] + st.Outcomes[packet.OutcomeExecutedFailed]
+	res.TxsLanded = st.Outcomes[packet.OutcomeExecutedOK]
+	res.TotalUs = uint64(total.Microseconds())
+	res.TxTotalUs = uint64(busy.Microseconds())
+	res.BankingBenchTotal = float64(res.TotalSent) / total.Seconds()
+	res.BankingBenchTxTotal = float64(res.TotalSent) / busy.Seconds()
+	res.BankingBenchSuccessTotal = float64(res.TxsLanded) / total.Seconds()
+	slices.Sort(processingUs)
+	res.MedianTPS = processingUs[len(processingUs)/2]
+	res.P10TPS = processingUs[len(processingUs)/10]
+	res.P90TPS = processingUs[len(processingUs)*9/10]
+	res.Slots = st.Slots
+	n := float64(res.TotalSent)
+	res.AllocsPerTx = float64(samples[2].Value.Uint64()-before[2].Value.Uint64()) / n
+	res.BytesPerTx = float64(samples[3].Value.Uint64()-before[3].Value.Uint64()) / n
+	if cpu := samples[1].Value.Float64() - before[1].Value.Float64(); cpu > 0 {
+		res.GCCPUPercent = 100 * (samples[0].Value.Float64() - before[0].Value.Float64()) / cpu
+	}
+	res.Outcomes = map[string]uint64{}
+	var sum uint64
+	for o, c := range st.Outcomes {
+		sum += c
+		if o != 0 {
+			res.Outcomes[packet.Outcome(o).String()] = c
+		}
+	}
+	res.AccountingOK = st.Received == sum+st.Buffered && st.Received == res.TotalSent
+	return res, nil
+}

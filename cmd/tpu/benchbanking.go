@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/tpugo/tpu/banking"
+)
+
+func init() {
+	register(command{
+		name:    "bench banking",
+		summary: "measure the banking stage alone, as Agave's banking-bench does",
+		run:     runBenchBanking,
+	})
+}
+
+const benchBankingHelp = `Usage: tpu bench banking [flags]
+
+Generates 1-lamport transfers with a unit price and a unit limit (267
+bytes, random signature bytes: banking does not check signatures, as in
+Agave's banking-bench), hands them to the banking scheduler in packet
+batches, and measures. Each iteration sends --batches-per-iteration batches
+of --packets-per-batch transactions from one of --num-chunks prepared sets
+and waits until all are processed; the status cache is cleared between
+iterations so the sets can be replayed, and cost limits are lifted, both as
+the original does. Slots still end every 400 ms and commit to the ledger
+(a temporary directory unless --ledger is given).
+
+Prints banking-bench's totals line and tx/s figures, or with --json one
+object with the same fields.
+
+Flags:`
+
+func runBenchBanking(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("tpu bench banking", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	iterations := fs.Int("iterations", 1000, "iterations")
+	batches := fs.Int("batches-per-iteration", 32, "packet batches sent per iteration")
+	chunks := fs.Int("num-chunks", 8, "distinct prepared sets of batches, used round robin")
+	packets := fs.Int("packets-per-batch", 128, "transactions per packet batch (at most 1024)")
+	contention := fs.String("write-lock-contention", "none", "none, same-batch-only or full")
+	method := fs.String("block-production-method", "greedy", "greedy, prio-graph or unbatched")
+	workers := fs.Int("num-workers", 2, "banking workers")
+	handoff := fs.String("handoff", "refcount", "refcount (buffered transactions keep their batch) or copy")
+	costLimits := fs.Bool("cost-limits", false, "keep the block and per-account cost limits (banking-bench lifts them)")
+	ledger := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
+	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, benchBankingHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "tpu bench banking: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg := banking.BenchConfig{
+		Iterations:          *iterations,
+		BatchesPerIteration: *batches,
+		NumChunks:           *chunks,
+		PacketsPerBatch:     *packets,
+		CostLimits:          *costLimits,
+		Ledger:              *ledger,
+	}
+	var err error
+	if cfg.Contention, err = banking.ParseContention(*contention); err == nil {
+		if cfg.Scheduler.Method, err = banking.ParseMethod(*method); err == nil {
+			if cfg.Scheduler.Handoff, err = banking.ParseHandoff(*handoff); err == nil {
+				cfg.Sync, err = banking.ParseSyncMode(*syncMode)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tpu bench banking: %v\n", err)
+		return 2
+	}
+	cfg.Scheduler.Workers = *workers
+	if err := cfg.Scheduler.Validate(); err != nil {
+		fmt.Fprintf(env.stderr, "tpu bench banking: %v\n", err)
+		return 2
+	}
+	if !*asJSON {
+		cfg.Progress = func(done, total int, elapsed time.Duration) {
+			fmt.Fprintf(env.stderr, "[iteration %d of %d, %.1fs]\n", done, total, elapsed.Seconds())
+		}
+	}
+	res, err := banking.RunBench(cfg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tpu bench banking: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(env.stdout, string(b))
+	} else {
+		fmt.Fprintf(env.stdout, "[total_sent: %d, base_tx_count: %d, txs_processed: %d, txs_landed: %d, total_us: %d, tx_total_us: %d]\n",
+			res.TotalSent, res.BaseTxCount, res.TxsProcessed, res.TxsLanded, res.TotalUs, res.TxTotalUs)
+		fmt.Fprintf(env.stdout, "{'name': 'banking_bench_total', 'median': '%.2f'}\n", res.BankingBenchTotal)
+		fmt.Fprintf(env.stdout, "{'name': 'banking_bench_tx_total', 'median': '%.2f'}\n", res.BankingBenchTxTotal)
+		fmt.Fprintf(env.stdout, "{'name': 'banking_bench_success_tx_total', 'median': '%.2f'}\n", res.BankingBenchSuccessTotal)
+		fmt.Fprintf(env.stdout, "method %s, handoff %s, contention %s, %d workers: tx/s per iteration median %.0f (p10 %.0f, p90 %.0f) over %d iterations, %d slots; %.2f allocs and %.0f bytes per tx, GC %.1f%% of CPU\n",
+			res.Method, res.Handoff, res.Contention, res.Workers, res.MedianTPS, res.P10TPS, res.P90TPS, *iterations, res.Slots, res.AllocsPerTx, res.BytesPerTx, res.GCCPUPercent)
+	}
+	if !res.AccountingOK {
+		fmt.Fprintf(env.stderr, "tpu bench banking: accounting failed: %v\n", res.Outcomes)
+		return 1
+	}
+	if res.TxsLanded != res.TotalSent {
+		fmt.Fprintf(env.stderr, "tpu bench banking: %d of %d transactions landed: %v\n", res.TxsLanded, res.TotalSent, res.Outcomes)
+		return 1
+	}
+	return 0
+}
