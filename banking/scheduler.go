@@ -238,6 +238,7 @@ type Scheduler struct {
 
 	// Unbatched.
 	runnable []usageReq
+	freeUQ   []*usageQueue
 
 	freeTx    []*pendingTx
 	freeHeld  []*heldBatch

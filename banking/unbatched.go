@@ -54,7 +54,7 @@ func (s *Scheduler) enqueueUsages(t *pendingTx) {
 		a := t.accounts[i]
 		write := t.writable&(1<<i) != 0
 		if a.uq == nil {
-			a.uq = &usageQueue{}
+			a.uq = s.newUsageQueue()
 		}
 		if len(a.uq.waiting) == 0 && a.uq.grant(write) {
 			t.granted |= 1 << i
@@ -89,7 +89,18 @@ func (s *Scheduler) unblock(a *Account) {
 	}
 	if len(q.waiting) == 0 && q.readers == 0 && !q.writer {
 		a.uq = nil
+		q.waiting = q.waiting[:0:0]
+		s.freeUQ = append(s.freeUQ, q)
 	}
+}
+
+func (s *Scheduler) newUsageQueue() *usageQueue {
+	if n := len(s.freeUQ); n > 0 {
+		q := s.freeUQ[n-1]
+		s.freeUQ = s.freeUQ[:n-1]
+		return q
+	}
+	return &usageQueue{}
 }
 
 // releaseUsages gives back every usage t holds.
