@@ -1,8 +1,62 @@
 // Package banking holds the bank and the banking logic: bank state, the
 // runtime (System transfer, Compute Budget, memo), the cost model, the
-// scheduler with account locks, the executor on a pooled worker set, and
-// the persistence of committed slots.
+// scheduler with thread-aware account locks, the executor on a pooled
+// worker set, and the persistence of committed slots. It is plain Go,
+// tested without actors; package stages wraps it in an actor. Agave's
+// core/src/banking_stage is the reference for behaviour.
 //
-// It is plain Go, tested without actors; package stages wraps it in an
-// actor. It may import packet, txview, ants and Pebble.
+// # Driving it
+//
+// One goroutine drives a Scheduler: Submit hands it packet batches
+// (consuming them), Schedule gives ready work to the workers, Complete
+// books what Completions delivers, EndSlot/TryEndSlot close a slot. The
+// Bank belongs to that goroutine too; workers touch only the accounts of
+// the transactions they execute, under the scheduler's locks.
+//
+// # What happens to a transaction
+//
+// Submit checks each live packet in Agave's receive order and drops it
+// with a counted outcome: it does not parse, it uses an address lookup
+// table (tpu has none), it locks more than 64 accounts, a key appears
+// twice, its compute-budget instructions are invalid, its blockhash is
+// not among the last 150, its signature is already processed (or
+// buffered), its fee payer cannot pay. Otherwise it is buffered, ordered
+// by priority = reward x 10^6 / (cost + 1) (reward: the priority fee and
+// the unburned half of the signature fee; cost: Agave's cost model); when
+// the buffer is full the lowest priority is evicted.
+//
+// Schedule locks accounts thread-aware (a write lock on one worker, read
+// locks shared) and fills batches of up to 64 per worker, in priority
+// order (greedy), with a look-ahead that never lets a lower priority take
+// a lock a blocked higher one needs (prio-graph), or one transaction at a
+// time in arrival order per account (unbatched). A transaction that does
+// not fit the slot's block or per-account cost limit waits for the next
+// slot. A worker validates the fee payer (failure: dropped, nothing
+// charged), charges the fee, and executes all-or-nothing; a failure is
+// still committed, with its fee.
+//
+// # Accounting
+//
+// Every transaction counted in Stats.Received ends exactly once in
+// Stats.Outcomes (a drop reason, evicted, executed ok, executed failed) or
+// is still in Stats.Buffered: Received == sum(Outcomes) + Buffered holds
+// between calls.
+//
+// # Handoff
+//
+// With HandoffRefcount a buffered transaction's View points into its
+// packet batch, and banking holds the batch's reference until the last of
+// its transactions leaves; with HandoffCopy its bytes are copied into a
+// buffer the scheduler owns and the batch is released at once. The
+// results are the same (TestMethodsAgree).
+//
+// # Persistence
+//
+// Each slot's changed accounts, its transaction statuses and its slot
+// record are written to Pebble in one batch, fsynced (SyncEachSlot) or
+// not (NoSync), by a committer goroutine; Bank.CommittedSlot says what is
+// durable. Opening a ledger resumes from its last committed slot with its
+// balances, blockhash window and recent statuses. Genesis keys are
+// derived from a seed (see GenesisConfig) so that other processes can sign
+// for them.
 package banking

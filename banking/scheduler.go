@@ -186,18 +186,30 @@ type heldBatch struct {
 	live int
 }
 
-// workBatch is a batch of transactions handed to one worker.
-type workBatch struct {
+// WorkBatch is a batch of transactions handed to one worker. Completions
+// delivers it back; pass it to Complete.
+type WorkBatch struct {
 	s      *Scheduler
 	thread int
 	txs    []*pendingTx
 	cus    uint64
+
+	// Sealed, Started and Finished are packet.Now() when the batch was
+	// closed for its worker, when the worker began it and when it ended:
+	// the execute hop's queue wait and service time.
+	Sealed, Started, Finished int64
 }
 
+// Len returns the number of transactions in the batch.
+func (wb *WorkBatch) Len() int { return len(wb.txs) }
+
+// Worker returns the index of the worker that ran the batch.
+func (wb *WorkBatch) Worker() int { return wb.thread }
+
 type workerState struct {
-	building *workBatch   // being filled (Greedy, PrioGraph)
-	queue    []*workBatch // sealed, waiting for the worker
-	running  *workBatch
+	building *WorkBatch   // being filled (Greedy, PrioGraph)
+	queue    []*WorkBatch // sealed, waiting for the worker
+	running  *WorkBatch
 	cus      uint64 // estimated compute units scheduled and not finished
 	txs      int
 }
@@ -222,7 +234,7 @@ type Scheduler struct {
 	cfg  SchedulerConfig
 	bank *Bank
 	pool *ants.PoolWithFunc
-	done chan *workBatch
+	done chan *WorkBatch
 	all  threadSet
 
 	heap     minMaxHeap
@@ -242,7 +254,7 @@ type Scheduler struct {
 
 	freeTx    []*pendingTx
 	freeHeld  []*heldBatch
-	freeWork  []*workBatch
+	freeWork  []*WorkBatch
 	freeBufs  [][]byte
 	blockCost uint64
 
@@ -258,13 +270,13 @@ func NewScheduler(cfg SchedulerConfig, bank *Bank) (*Scheduler, error) {
 	s := &Scheduler{
 		cfg:     cfg,
 		bank:    bank,
-		done:    make(chan *workBatch, cfg.Workers),
+		done:    make(chan *WorkBatch, cfg.Workers),
 		all:     allThreads(cfg.Workers),
 		workers: make([]workerState, cfg.Workers),
 	}
 	s.stats.Errors = map[string]uint64{}
 	pool, err := ants.NewPoolWithFunc(cfg.Workers, func(arg any) {
-		wb := arg.(*workBatch)
+		wb := arg.(*WorkBatch)
 		wb.run()
 		wb.s.done <- wb
 	}, ants.WithPreAlloc(true))
@@ -280,7 +292,13 @@ func (s *Scheduler) Close() { s.pool.Release() }
 
 // Completions delivers batches the workers have finished; pass each to
 // Complete on the scheduler's goroutine.
-func (s *Scheduler) Completions() <-chan *workBatch { return s.done }
+func (s *Scheduler) Completions() <-chan *WorkBatch { return s.done }
+
+// SetOnDone replaces the OnDone callback (SchedulerConfig.OnDone). Call
+// it on the scheduler's goroutine.
+func (s *Scheduler) SetOnDone(f func(o packet.Outcome, recvNanos int64, sig *[64]byte, flags packet.Flags)) {
+	s.cfg.OnDone = f
+}
 
 // Bank returns the bank.
 func (s *Scheduler) Bank() *Bank { return s.bank }
@@ -727,6 +745,7 @@ func (s *Scheduler) block(t *pendingTx) {
 // seal moves worker th's building batch to its queue.
 func (s *Scheduler) seal(th int) {
 	w := &s.workers[th]
+	w.building.Sealed = packet.Now()
 	w.queue = append(w.queue, w.building)
 	w.building = nil
 	s.inFlight++
@@ -753,18 +772,20 @@ func (s *Scheduler) dispatch() {
 }
 
 // run executes the batch's transactions in order, on a pool worker.
-func (wb *workBatch) run() {
+func (wb *WorkBatch) run() {
+	wb.Started = packet.Now()
 	for _, t := range wb.txs {
 		tx := execTx{view: t.view, accounts: t.accounts[:t.n], writable: t.writable, fee: t.fee, cb: t.cb}
 		t.result = execute(&tx)
 	}
+	wb.Finished = packet.Now()
 }
 
 // Complete books a batch a worker finished: releases its locks, records
 // each transaction's outcome and status, and frees the worker for its
 // next batch. Call it on the scheduler's goroutine with each batch
 // Completions delivers.
-func (s *Scheduler) Complete(wb *workBatch) {
+func (s *Scheduler) Complete(wb *WorkBatch) {
 	w := &s.workers[wb.thread]
 	w.running = nil
 	w.cus -= wb.cus
@@ -955,19 +976,19 @@ func (s *Scheduler) copyBuf(data []byte) []byte {
 	return append(buf, data...)
 }
 
-func (s *Scheduler) newWork(th int) *workBatch {
-	var wb *workBatch
+func (s *Scheduler) newWork(th int) *WorkBatch {
+	var wb *WorkBatch
 	if n := len(s.freeWork); n > 0 {
 		wb = s.freeWork[n-1]
 		s.freeWork = s.freeWork[:n-1]
 	} else {
-		wb = &workBatch{s: s, txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
+		wb = &WorkBatch{s: s, txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
 	}
 	wb.thread, wb.cus = th, 0
 	return wb
 }
 
-func (s *Scheduler) freeWorkBatch(wb *workBatch) {
+func (s *Scheduler) freeWorkBatch(wb *WorkBatch) {
 	clear(wb.txs)
 	wb.txs = wb.txs[:0]
 	s.freeWork = append(s.freeWork, wb)

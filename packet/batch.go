@@ -57,6 +57,20 @@ func (b *Batch) Next() *Packet {
 	return p
 }
 
+// Spare returns the packets not in use, for a receiver to fill in place
+// (their Buffer, Meta) before Grow takes them in. The caller must hold the
+// sole reference.
+func (b *Batch) Spare() []Packet { return b.pkts[b.n:] }
+
+// Grow adds the first k spare packets to the batch, as filled. The caller
+// must hold the sole reference.
+func (b *Batch) Grow(k int) {
+	if k < 0 || b.n+k > len(b.pkts) {
+		panic(fmt.Sprintf("packet: grow by %d with %d spare", k, len(b.pkts)-b.n))
+	}
+	b.n += k
+}
+
 // Truncate shrinks the batch to n packets (n <= Len), for example to drop
 // a slot that a receive did not fill. The caller must hold the sole
 // reference.

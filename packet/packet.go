@@ -103,3 +103,6 @@ var epoch = time.Now()
 // Now returns nanoseconds since process start on the monotonic clock: the
 // unit of Meta.RecvNanos.
 func Now() int64 { return int64(time.Since(epoch)) }
+
+// Time converts a Now value to wall-clock time.
+func Time(nanos int64) time.Time { return epoch.Add(time.Duration(nanos)) }
