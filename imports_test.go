@@ -55,7 +55,7 @@ func allowed(r rule, path string) bool {
 	if strings.HasPrefix(path, module+"/") {
 		rel := strings.TrimPrefix(path, module+"/")
 		for _, in := range r.internal {
-			if in == "*" || rel == in || strings.HasPrefix(rel, in+"/") || strings.HasPrefix(rel, r.dir+"/") {
+			if in == "*" || rel == in || strings.HasPrefix(rel, in+"/") || rel == r.dir || strings.HasPrefix(rel, r.dir+"/") {
 				return true
 			}
 		}

@@ -1,5 +1,14 @@
-// Package trace sets up OpenTelemetry for tpu: providers, exporters and
-// samplers, the helpers that open one span per batch per hop, the per-hop
-// latency metrics, and the analysis of recorded traces. It may import
-// OpenTelemetry and packet only.
+// Package trace sets up OpenTelemetry for tpu and records where packets
+// spend their time.
+//
+//   - Setup builds a Provider: a tracer (sampled by ratio, parent-based,
+//     always for batches carrying a tracer packet) with a JSON-lines file
+//     exporter and an OTLP gRPC exporter, and a meter for /metrics.
+//   - A Hop is a stage boundary: one span per batch per hop, parented
+//     across actors through the binary SpanContext carried in messages,
+//     and, sampled or not, the queue wait and service time of every batch
+//     in a Histogram (for summaries) and an OTel histogram (for /metrics).
+//   - ReadSpans reads a trace file back for analysis.
+//
+// It may import OpenTelemetry and packet only.
 package trace

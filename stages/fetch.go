@@ -1,0 +1,256 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/attribute"
+	"golang.org/x/sys/unix"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace"
+)
+
+// FetchConfig configures the fetch stage.
+type FetchConfig struct {
+	// Addr is the UDP address to listen on. Empty means 127.0.0.1:8003;
+	// port 0 picks a free port (Graph.Addr tells which).
+	Addr string
+	// Sockets is the number of sockets bound to Addr (SO_REUSEPORT), each
+	// with its own reader. Zero means 1.
+	Sockets int
+	// Coalesce is how long a partly filled batch waits for more packets
+	// before it is sent, so that a trickle is not delayed. Zero means 1 ms.
+	Coalesce time.Duration
+	// TracerEvery flags one packet in TracerEvery as a tracer
+	// (packet.FlagTracer), whose path is recorded end to end. Zero: none.
+	TracerEvery int
+	// MaxLiveBatches bounds memory: when this many batches are out of the
+	// pool (anywhere in the graph), fetch drops what it reads. Zero means
+	// 4096 (about 330 MB with 64-packet batches).
+	MaxLiveBatches int
+}
+
+func (c FetchConfig) withDefaults() FetchConfig {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8003"
+	}
+	if c.Sockets == 0 {
+		c.Sockets = 1
+	}
+	if c.Coalesce == 0 {
+		c.Coalesce = time.Millisecond
+	}
+	if c.MaxLiveBatches == 0 {
+		c.MaxLiveBatches = 4096
+	}
+	return c
+}
+
+// Validate reports a configuration the graph would reject.
+func (c FetchConfig) Validate() error {
+	if c.Sockets < 0 || c.Coalesce < 0 || c.TracerEvery < 0 || c.MaxLiveBatches < 0 {
+		return fmt.Errorf("%w: negative fetch setting", ErrConfig)
+	}
+	if _, err := netip.ParseAddrPort(c.withDefaults().Addr); err != nil {
+		return fmt.Errorf("%w: fetch address: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// fetcher reads datagrams straight into pooled packets and sends full
+// (or, after Coalesce, partial) batches to sigverify.
+type fetcher struct {
+	cfg     FetchConfig
+	conns   []*net.UDPConn
+	pool    *packet.Pool
+	credits *Credits // fetch -> sigverify
+	send    func(*BatchMsg)
+	hop     *trace.Hop
+
+	received  atomic.Uint64 // datagrams read, oversize included
+	oversize  atomic.Uint64
+	noCredits atomic.Uint64
+	tracerSeq atomic.Uint64
+
+	stopping atomic.Bool
+	wg       sync.WaitGroup
+}
+
+func listen(cfg FetchConfig) ([]*net.UDPConn, error) {
+	lc := net.ListenConfig{}
+	if cfg.Sockets > 1 {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			err := c.Control(func(fd uintptr) {
+				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			})
+			return errors.Join(err, serr)
+		}
+	}
+	addr := cfg.Addr
+	var conns []*net.UDPConn
+	for i := 0; i < cfg.Sockets; i++ {
+		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return nil, fmt.Errorf("stages: fetch: listen on %s: %w", addr, err)
+		}
+		c := pc.(*net.UDPConn)
+		_ = c.SetReadBuffer(8 << 20) // best effort: bursts land in the socket buffer
+		conns = append(conns, c)
+		addr = c.LocalAddr().String() // the others share the first one's port
+	}
+	return conns, nil
+}
+
+// Addr returns the bound address.
+func (f *fetcher) Addr() netip.AddrPort {
+	return f.conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+func (f *fetcher) start() {
+	for _, c := range f.conns {
+		f.wg.Add(1)
+		go f.read(c)
+	}
+}
+
+// stop ends the readers and closes the sockets; a partial batch is sent.
+func (f *fetcher) stop() {
+	f.stopping.Store(true)
+	for _, c := range f.conns {
+		c.SetReadDeadline(time.Now())
+	}
+	f.wg.Wait()
+	for _, c := range f.conns {
+		c.Close()
+	}
+}
+
+// idlePoll bounds how long a reader blocks with an empty batch, so that it
+// notices stop.
+const idlePoll = 50 * time.Millisecond
+
+func (f *fetcher) read(conn *net.UDPConn) {
+	defer f.wg.Done()
+	mm, err := NewMMsg(conn, f.pool.BatchCap())
+	if err != nil {
+		panic(fmt.Sprintf("stages: fetch: %v", err)) // a UDPConn always has a RawConn
+	}
+	ds := make([]Datagram, f.pool.BatchCap())
+	var b *packet.Batch
+	var first int64 // packet.Now() of b's first packet
+	var firstWall time.Time
+	for !f.stopping.Load() {
+		if b == nil {
+			b = f.pool.Get()
+		}
+		if b.Len() == 0 {
+			conn.SetReadDeadline(time.Now().Add(idlePoll))
+		} else {
+			conn.SetReadDeadline(firstWall.Add(f.cfg.Coalesce))
+		}
+		spare := b.Spare()
+		for i := range spare {
+			ds[i].Buf = spare[i].Buffer()
+		}
+		n, err := mm.Read(ds[:len(spare)])
+		now := packet.Now()
+		k := 0 // datagrams kept, moved down over oversize ones
+		for i := 0; i < n; i++ {
+			f.received.Add(1)
+			if ds[i].N > packet.Size {
+				f.oversize.Add(1)
+				continue
+			}
+			p := &spare[k]
+			if k != i {
+				copy(p.Buffer(), spare[i].Buffer()[:ds[i].N])
+			}
+			p.Meta = packet.Meta{RecvNanos: now, Addr: ds[i].Addr}
+			p.SetSize(ds[i].N)
+			if e := f.cfg.TracerEvery; e > 0 && f.tracerSeq.Add(1)%uint64(e) == 0 {
+				p.Meta.Flags |= packet.FlagTracer
+			}
+			k++
+		}
+		if k > 0 && b.Len() == 0 {
+			first, firstWall = now, time.Now()
+		}
+		b.Grow(k)
+		switch {
+		case b.Full():
+			f.sendBatch(b, first)
+			b = nil
+		case err != nil && b.Len() > 0 && (isTimeout(err) || f.stopping.Load()):
+			f.sendBatch(b, first)
+			b = nil
+		case err != nil && !isTimeout(err) && !f.stopping.Load():
+			// A socket error other than the deadline: it is closed or
+			// broken; nothing more will come.
+			if errors.Is(err, net.ErrClosed) {
+				f.stopping.Store(true)
+			}
+		}
+	}
+	if b != nil {
+		if b.Len() > 0 {
+			f.sendBatch(b, first)
+		} else {
+			b.Release()
+		}
+	}
+}
+
+// sendBatch consumes b: it goes to sigverify, or, without a credit or
+// over the memory bound, its packets are dropped and counted.
+func (f *fetcher) sendBatch(b *packet.Batch, first int64) {
+	tracer := false
+	for i := range b.Packets() {
+		tracer = tracer || b.At(i).Has(packet.FlagTracer)
+	}
+	span := f.hop.StartAt(trace.SpanContext{}, 0, first, tracer)
+	span.SetAttributes(attribute.Int("tpu.packets", b.Len()), attribute.Int64("tpu.batch", int64(b.Seq())))
+	if tracer {
+		for i := range b.Packets() {
+			if p := b.At(i); p.Has(packet.FlagTracer) {
+				span.Event("tracer.received", attribute.String("tpu.source", p.Meta.Addr.String()), attribute.Int("tpu.index", i))
+			}
+		}
+	}
+	if int(f.pool.Stats().Live) > f.cfg.MaxLiveBatches || !f.credits.TryAcquire() {
+		f.noCredits.Add(uint64(b.Len()))
+		span.Event("dropped.no_credits")
+		span.End()
+		b.Release()
+		return
+	}
+	msg := &BatchMsg{Batch: b, Span: span.Context()}
+	span.End()
+	msg.Sent = packet.Now()
+	f.send(msg)
+}
+
+// fetchActor is the fetch stage's actor: it starts the readers when it
+// starts and stops them when it stops.
+type fetchActor struct{ f *fetcher }
+
+func (a *fetchActor) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		a.f.start()
+	case *actor.Stopping:
+		a.f.stop()
+	}
+}

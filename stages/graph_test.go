@@ -1,0 +1,198 @@
+package stages_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/stages/loadgen"
+	"github.com/tpugo/tpu/txview"
+)
+
+const seed = "stages-test"
+
+func startGraph(t *testing.T, cfg stages.Config) *stages.Graph {
+	t.Helper()
+	cfg.Fetch.Addr = "127.0.0.1:0"
+	if cfg.Banking.Bank.Genesis.Seed == "" {
+		cfg.Banking.Bank.Genesis = banking.GenesisConfig{Seed: seed, Accounts: 64}
+	}
+	if cfg.Banking.SlotTime == 0 {
+		cfg.Banking.SlotTime = 100 * time.Millisecond
+	}
+	if cfg.Sigverify.Dedup.Bits == 0 {
+		cfg.Sigverify.Dedup.Bits = 1 << 20
+	}
+	g, err := stages.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Stop(context.Background()) })
+	return g
+}
+
+func latestBlockhash(t *testing.T, g *stages.Graph) [32]byte {
+	t.Helper()
+	h, err := g.LatestBlockhash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func stop(t *testing.T, g *stages.Graph) stages.Snapshot {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := g.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.AccountingOK() {
+		t.Fatalf("accounting: received %d, in flight %d, outcomes %v, buffered %d", s.Received, s.InFlight, s.Outcomes, s.Buffered)
+	}
+	if s.Live != 0 {
+		t.Fatalf("%d batches still out of the pool after the drain", s.Live)
+	}
+	return s
+}
+
+// waitSettled waits until every received packet has an outcome.
+func waitSettled(t *testing.T, g *stages.Graph, want uint64) stages.Snapshot {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, err := g.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Received >= want && s.InFlight == 0 && s.Buffered == 0 {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not settled: %+v", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestValidTransfersExecute(t *testing.T) {
+	dir := t.TempDir()
+	genesis := banking.GenesisConfig{Seed: seed, Accounts: 64}
+	g := startGraph(t, stages.Config{Banking: stages.BankingConfig{Bank: banking.Config{Dir: dir, Genesis: genesis}}})
+	load, err := loadgen.Build(loadgen.Config{Seed: seed, Accounts: 64, Blockhash: latestBlockhash(t, g), Count: 500, Lamports: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := load.Send(loadgen.SendConfig{Target: g.Addr(), Rate: 5000})
+	if err != nil || res.Sent != 500 {
+		t.Fatalf("sent %d: %v", res.Sent, err)
+	}
+	waitSettled(t, g, 500)
+	s := stop(t, g)
+	if s.Outcomes[packet.OutcomeExecutedOK] != 500 || s.Received != 500 {
+		t.Fatalf("received %d, outcomes %v", s.Received, s.Outcomes)
+	}
+	// Balances, to the lamport, in the ledger the graph committed: each
+	// payer paid its fees and amounts, each recipient got its amounts.
+	want := map[banking.Pubkey]int64{}
+	for i, tx := range load.Txs {
+		v, err := txview.Parse(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, _ := v.ComputeBudget()
+		fee := banking.FeeOf(v, cb).Total()
+		it := v.Instructions()
+		in, _ := it.Next()
+		from, to := *v.StaticKey(int(in.Accounts[0])), *v.StaticKey(int(in.Accounts[1]))
+		want[from] -= int64(fee + load.Amount(i))
+		want[to] += int64(load.Amount(i))
+	}
+	b, err := banking.Open(banking.Config{Dir: dir, Genesis: genesis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := 0; i < 64; i++ {
+		k := txview.PublicKey(banking.GenesisKey(seed, i))
+		a, _ := b.Account(k)
+		if got := int64(a.Lamports) - 1_000_000_000_000; got != want[k] {
+			t.Fatalf("account %d changed by %d lamports, want %d", i, got, want[k])
+		}
+	}
+	if b.Capitalization() != banking.GenesisCapitalization(genesis) {
+		t.Fatal("capitalization changed")
+	}
+}
+
+func TestEveryDiscardPath(t *testing.T) {
+	g := startGraph(t, stages.Config{})
+	load, err := loadgen.Build(loadgen.Config{Seed: seed, Accounts: 64, Blockhash: latestBlockhash(t, g), Count: 1200, InvalidFraction: 0.5, RandSeed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := load.Expected()
+	if _, err := load.Send(loadgen.SendConfig{Target: g.Addr(), Rate: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	waitSettled(t, g, 1200)
+	s := stop(t, g)
+	o := s.Outcomes
+	check := func(name string, got uint64, want int) {
+		if got != uint64(want) {
+			t.Errorf("%s: %d, want %d (outcomes %v)", name, got, want, o)
+		}
+	}
+	check("executed ok", o[packet.OutcomeExecutedOK], want[loadgen.Valid])
+	check("bad signature", o[packet.OutcomeBadSignature], want[loadgen.BadSignature])
+	check("duplicate or already processed", o[packet.OutcomeDuplicate]+o[packet.OutcomeAlreadyProcessed], want[loadgen.Duplicate])
+	check("parse", o[packet.OutcomeParse]+o[packet.OutcomeSanitize], want[loadgen.Malformed])
+	check("blockhash not found", o[packet.OutcomeBlockhashNotFound], want[loadgen.StaleBlockhash])
+	check("fee payer cannot pay", o[packet.OutcomeFeePayerCannotPay], want[loadgen.UnfundedPayer])
+	for k := loadgen.BadSignature; k <= loadgen.UnfundedPayer; k++ {
+		if want[k] == 0 {
+			t.Errorf("the load has no %s transaction", k)
+		}
+	}
+}
+
+// TestFlood offers far more than the pipeline can take: memory stays
+// bounded (the pool never has more batches out than its bound) and every
+// datagram is accounted for.
+func TestFlood(t *testing.T) {
+	const maxLive = 48
+	g := startGraph(t, stages.Config{
+		Fetch:         stages.FetchConfig{MaxLiveBatches: maxLive},
+		FetchBudget:   8,
+		BankingBudget: 8,
+		Sigverify:     stages.SigverifyConfig{MaxPending: 256},
+	})
+	load, err := loadgen.Build(loadgen.Config{Seed: seed, Accounts: 64, Blockhash: latestBlockhash(t, g), Count: 20_000, InvalidFraction: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := load.Send(loadgen.SendConfig{Target: g.Addr()}) // no pacing at all
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := stop(t, g)
+	if s.Received == 0 || s.Received > uint64(res.Sent) {
+		t.Fatalf("received %d of %d sent", s.Received, res.Sent)
+	}
+	shedOrDropped := s.Outcomes[packet.OutcomeNoCredits] + s.Outcomes[packet.OutcomeShed]
+	t.Logf("sent %d in %v, received %d: executed %d, no credits %d, shed %d", res.Sent, res.Elapsed, s.Received,
+		s.Executed(), s.Outcomes[packet.OutcomeNoCredits], s.Outcomes[packet.OutcomeShed])
+	if shedOrDropped == 0 {
+		t.Fatal("a flood with tiny budgets dropped nothing: the budgets are not enforced")
+	}
+	if allocs := g.Pool().Stats().Allocs; allocs > maxLive+2 {
+		t.Fatalf("the pool allocated %d batches; the bound is %d", allocs, maxLive)
+	}
+}

@@ -1,0 +1,329 @@
+// Package loadgen builds and sends load for a tpu pipeline: signed
+// transfers between genesis accounts, mixed with invalid transactions of
+// every kind the pipeline discards, sent over UDP with sendmmsg like any
+// client. Transactions are built and signed up front, so that sending
+// measures the pipeline and not the signer.
+package loadgen
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/txview"
+)
+
+// ComputeUnits is the unit limit the generated transactions ask for: a
+// transfer and three compute-budget instructions, 150 units each.
+const ComputeUnits = 600
+
+// Amount returns the lamports transaction i of a load moves.
+func (l *Load) Amount(i int) uint64 { return l.cfg.Lamports + uint64(i) }
+
+// Kind is what a generated transaction is meant to provoke.
+type Kind uint8
+
+const (
+	Valid          Kind = iota // a transfer that executes
+	BadSignature               // a signature byte flipped: discarded by sigverify
+	Duplicate                  // the same bytes as an earlier valid one: deduplicated
+	Malformed                  // truncated: does not parse
+	StaleBlockhash             // signed over a blockhash the bank never had
+	UnfundedPayer              // signed by an account with no lamports
+	numKinds
+)
+
+var kindNames = [...]string{"valid", "bad_signature", "duplicate", "malformed", "stale_blockhash", "unfunded_payer"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Config configures a load.
+type Config struct {
+	// Seed and Accounts are the ledger's genesis seed and funded account
+	// count: the generator signs for those accounts.
+	Seed     string
+	Accounts int
+	// Blockhash is a recent blockhash of the target bank.
+	Blockhash [32]byte
+	// Count is the number of transactions to build.
+	Count int
+	// Contention: "none" (each transaction its own payer and recipient,
+	// as far as the accounts go), "same-batch-only" (one recipient per
+	// sendmmsg batch), "full" (one recipient for all).
+	Contention string
+	// InvalidFraction is the share of transactions that are invalid,
+	// spread evenly over the invalid kinds.
+	InvalidFraction float64
+	// BatchSize is the datagrams per sendmmsg call. Zero means 64.
+	BatchSize int
+	// Lamports is the base of each transfer's amount: transaction i
+	// moves Lamports + i, which also makes every transaction's bytes
+	// distinct. Zero means 1.
+	Lamports uint64
+	// RandSeed seeds the choice of kinds (reproducible loads).
+	RandSeed uint64
+	// Progress, when not nil, is called as signing goes.
+	Progress func(done, total int)
+}
+
+// Load is a prepared set of transactions.
+type Load struct {
+	Txs   [][]byte
+	Kinds []Kind
+	cfg   Config
+}
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("loadgen: invalid config")
+
+// Build signs cfg.Count transactions, on every core.
+func Build(cfg Config) (*Load, error) {
+	if cfg.Accounts < 2 || cfg.Count < 0 || cfg.InvalidFraction < 0 || cfg.InvalidFraction > 1 {
+		return nil, fmt.Errorf("%w: need 2 accounts or more, a count, an invalid fraction in [0,1]", ErrConfig)
+	}
+	switch cfg.Contention {
+	case "", "none", "same-batch-only", "full":
+	default:
+		return nil, fmt.Errorf("%w: contention %q (none, same-batch-only, full)", ErrConfig, cfg.Contention)
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 64
+	}
+	if cfg.Lamports == 0 {
+		cfg.Lamports = 1
+	}
+	keys := make([]ed25519.PrivateKey, cfg.Accounts)
+	parallel(cfg.Accounts, func(i int) { keys[i] = banking.GenesisKey(cfg.Seed, i) })
+
+	l := &Load{Txs: make([][]byte, cfg.Count), Kinds: make([]Kind, cfg.Count), cfg: cfg}
+	rng := rand.New(rand.NewPCG(cfg.RandSeed, 17))
+	for i := range l.Kinds {
+		if rng.Float64() < cfg.InvalidFraction {
+			l.Kinds[i] = Kind(1 + rng.IntN(int(numKinds)-1))
+		}
+	}
+	// A duplicate needs an earlier valid transaction to copy.
+	firstValid := -1
+	for i, k := range l.Kinds {
+		if k == Valid {
+			firstValid = i
+			break
+		}
+	}
+	var mu sync.Mutex
+	done := 0
+	var buildErr error
+	parallel(cfg.Count, func(i int) {
+		tx, err := l.build(i, keys)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && buildErr == nil {
+			buildErr = err
+		}
+		l.Txs[i] = tx
+		done++
+		if cfg.Progress != nil && done%50_000 == 0 {
+			cfg.Progress(done, cfg.Count)
+		}
+	})
+	if buildErr != nil {
+		return nil, buildErr
+	}
+	for i, k := range l.Kinds {
+		if k == Duplicate {
+			if firstValid < 0 || firstValid > i {
+				l.Kinds[i] = Malformed
+				l.Txs[i] = l.Txs[i][:len(l.Txs[i])/2]
+				continue
+			}
+			// An earlier valid transaction, sent again.
+			j := i - 1
+			for l.Kinds[j] != Valid {
+				j--
+			}
+			l.Txs[i] = l.Txs[j]
+		}
+	}
+	return l, nil
+}
+
+// build makes transaction i (duplicates are filled in afterwards).
+func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
+	cfg := l.cfg
+	n := len(keys)
+	from := i % n
+	var to int
+	switch cfg.Contention {
+	case "full":
+		to = 0
+		if from == 0 {
+			from = 1
+		}
+	case "same-batch-only":
+		to = (i / cfg.BatchSize) % n
+		if from == to {
+			from = (from + 1) % n
+		}
+	default:
+		to = (i + n/2) % n
+		if to == from {
+			to = (from + 1) % n
+		}
+	}
+	payer := keys[from]
+	bh := cfg.Blockhash
+	switch l.Kinds[i] {
+	case StaleBlockhash:
+		bh = [32]byte{0x5a, byte(i), byte(i >> 8), byte(i >> 16)}
+	case UnfundedPayer:
+		var seed [32]byte
+		seed[0], seed[1], seed[2], seed[3] = 0xee, byte(i), byte(i>>8), byte(i>>16)
+		payer = ed25519.NewKeyFromSeed(seed[:])
+	}
+	pub := txview.PublicKey(payer)
+	m := txview.Message{
+		Payer:     pub,
+		Blockhash: bh,
+		Instructions: []txview.Ix{
+			txview.Transfer(pub, txview.PublicKey(keys[to]), cfg.Lamports+uint64(i)),
+			// What a well-behaved client asks for: the units it needs
+			// (four builtin instructions, 150 each) and a small
+			// loaded-data limit, so that its cost is about 2,000 units
+			// rather than 20,000, and a price that varies.
+			txview.SetComputeUnitLimit(ComputeUnits),
+			txview.SetComputeUnitPrice(uint64(i%7) * 1000),
+			txview.SetLoadedAccountsDataSizeLimit(32 * 1024),
+		},
+	}
+	tx, err := m.Sign(payer)
+	if err != nil {
+		return nil, err
+	}
+	switch l.Kinds[i] {
+	case BadSignature:
+		tx[1+i%64] ^= 0x40
+	case Malformed:
+		tx = tx[:len(tx)-1-i%40]
+	}
+	return tx, nil
+}
+
+// parallel runs f(0..n-1) on every core.
+func parallel(n int, f func(int)) {
+	w := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for g := 0; g < w; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := g; i < n; i += w {
+				f(i)
+			}
+		}(g)
+	}
+	wg.Wait()
+}
+
+// Expected returns how many transactions of each kind the load holds.
+func (l *Load) Expected() map[Kind]int {
+	out := map[Kind]int{}
+	for _, k := range l.Kinds {
+		out[k]++
+	}
+	return out
+}
+
+// SendConfig paces a send.
+type SendConfig struct {
+	// Target is the pipeline's UDP address.
+	Target netip.AddrPort
+	// Rate is transactions per second; zero sends as fast as Accepting
+	// allows.
+	Rate float64
+	// Duration stops sending after this long, even with transactions
+	// left. Zero: until all are sent.
+	Duration time.Duration
+	// BatchSize is the datagrams per sendmmsg call. Zero means 64.
+	BatchSize int
+	// Accepting, when not nil, is asked before each batch: false means
+	// the pipeline is saturated, and the sender waits a little. It makes
+	// "as fast as the pipeline accepts" without a rate.
+	Accepting func() bool
+	// Stop, when closed, ends the send.
+	Stop <-chan struct{}
+	// Progress, when not nil, is called about once a second with the
+	// transactions sent so far.
+	Progress func(sent int)
+}
+
+// SendResult says what a send did.
+type SendResult struct {
+	Sent    int
+	Elapsed time.Duration
+}
+
+// Send sends the load's transactions in order, from a fresh UDP socket.
+func (l *Load) Send(cfg SendConfig) (SendResult, error) {
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 64
+	}
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IP(cfg.Target.Addr().AsSlice()).To16(), Port: 0})
+	if err != nil {
+		return SendResult{}, fmt.Errorf("loadgen: %w", err)
+	}
+	defer conn.Close()
+	_ = conn.SetWriteBuffer(8 << 20)
+	mm, err := stages.NewMMsg(conn, cfg.BatchSize)
+	if err != nil {
+		return SendResult{}, err
+	}
+	ds := make([]stages.Datagram, cfg.BatchSize)
+	start := time.Now()
+	lastProgress := start
+	sent := 0
+	for sent < len(l.Txs) {
+		select {
+		case <-cfg.Stop:
+			return SendResult{Sent: sent, Elapsed: time.Since(start)}, nil
+		default:
+		}
+		elapsed := time.Since(start)
+		if cfg.Duration > 0 && elapsed >= cfg.Duration {
+			break
+		}
+		if cfg.Progress != nil && time.Since(lastProgress) >= time.Second {
+			lastProgress = time.Now()
+			cfg.Progress(sent)
+		}
+		if cfg.Rate > 0 {
+			if due := int(cfg.Rate * elapsed.Seconds()); due <= sent {
+				time.Sleep(200 * time.Microsecond)
+				continue
+			}
+		} else if cfg.Accepting != nil && !cfg.Accepting() {
+			time.Sleep(200 * time.Microsecond)
+			continue
+		}
+		n := min(cfg.BatchSize, len(l.Txs)-sent)
+		if cfg.Rate > 0 {
+			n = min(n, int(cfg.Rate*elapsed.Seconds())-sent+1)
+		}
+		for i := 0; i < n; i++ {
+			ds[i].Buf = l.Txs[sent+i]
+		}
+		w, err := mm.Write(ds[:n], cfg.Target)
+		sent += w
+		if err != nil {
+			return SendResult{Sent: sent, Elapsed: time.Since(start)}, fmt.Errorf("loadgen: send: %w", err)
+		}
+	}
+	return SendResult{Sent: sent, Elapsed: time.Since(start)}, nil
+}

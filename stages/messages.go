@@ -1,0 +1,54 @@
+package stages
+
+import (
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace"
+)
+
+// The messages between the stages. A message that carries a batch owns
+// one reference to it: sending it consumes the sender's reference
+// (DESIGN.md, "Ownership of a batch"); the receiver must release it or
+// pass it on. None has a GetMessages method: protoactor's mailbox would
+// take such a message for a batch of messages and split it.
+
+// BatchMsg carries packets one hop down the graph:
+// fetch -> sigverify, and sigverify -> banking. It owns one reference to
+// Batch. Span is the sender's span for the batch (the parent of the
+// receiver's), Sent the packet.Now() of the send (the receiver's queue
+// wait starts there).
+type BatchMsg struct {
+	Batch *packet.Batch
+	Span  trace.SpanContext
+	Sent  int64
+}
+
+// drainMsg: an actor -> itself. Process what has queued up (sigverify
+// verifies the batches received since the last drain together).
+type drainMsg struct{}
+
+// flushMsg: the graph -> a stage. Finish everything received before it,
+// pass it on, then reply (banking: when its buffer is empty and the slot
+// committed).
+type flushMsg struct{}
+
+// flushedMsg: a stage -> the graph, in reply to flushMsg.
+type flushedMsg struct{ err error }
+
+// workDoneMsg: the banking completion forwarder -> banking. A worker
+// finished Batch; it owns nothing of the packets (banking does).
+type workDoneMsg struct{ batch *banking.WorkBatch }
+
+// slotTickMsg: the slot clock -> banking. End the working slot.
+type slotTickMsg struct{}
+
+// committedMsg: the ledger's committer -> banking. Slot is durable.
+type committedMsg struct{ record banking.SlotRecord }
+
+// statsReq: the graph -> a stage, answered with the stage's counters
+// (sigverify: *stageCounts; banking: banking.Stats).
+type statsReq struct{}
+
+// blockhashReq: the graph -> banking, answered with the bank's latest
+// blockhash ([32]byte).
+type blockhashReq struct{}

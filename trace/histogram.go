@@ -1,0 +1,112 @@
+package trace
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// Histogram counts durations in logarithmic buckets, four per power of
+// two from 1 ns to about 9 minutes: quantiles come out within 19% of the
+// true value, and Record is a few atomic adds, so every hop can record
+// every batch (and every packet) whether or not its span is sampled. It is
+// safe for concurrent use; the zero value is ready.
+type Histogram struct {
+	counts [histBuckets]atomic.Uint64
+	total  atomic.Uint64
+	sum    atomic.Uint64 // nanoseconds
+	max    atomic.Uint64
+}
+
+const (
+	histSub     = 4 // buckets per power of two
+	histBuckets = 40 * histSub
+)
+
+// bucket returns the bucket of d nanoseconds: 4*floor(log2 d) plus the
+// next two bits.
+func bucket(ns uint64) int {
+	if ns < 1 {
+		ns = 1
+	}
+	e := bits.Len64(ns) - 1 // floor(log2)
+	frac := 0
+	if e >= 2 {
+		frac = int(ns>>(e-2)) & (histSub - 1)
+	} else {
+		frac = int(ns<<(2-e)) & (histSub - 1)
+	}
+	b := e*histSub + frac
+	if b >= histBuckets {
+		b = histBuckets - 1
+	}
+	return b
+}
+
+// lower returns the smallest duration in bucket b.
+func lower(b int) float64 {
+	e, frac := b/histSub, b%histSub
+	return math.Ldexp(1+float64(frac)/histSub, e)
+}
+
+// Record adds one observation.
+func (h *Histogram) Record(d time.Duration) {
+	ns := uint64(max(d, 0))
+	h.counts[bucket(ns)].Add(1)
+	h.total.Add(1)
+	h.sum.Add(ns)
+	for {
+		m := h.max.Load()
+		if ns <= m || h.max.CompareAndSwap(m, ns) {
+			return
+		}
+	}
+}
+
+// Count returns the number of observations.
+func (h *Histogram) Count() uint64 { return h.total.Load() }
+
+// Mean returns the mean observation.
+func (h *Histogram) Mean() time.Duration {
+	n := h.total.Load()
+	if n == 0 {
+		return 0
+	}
+	return time.Duration(h.sum.Load() / n)
+}
+
+// Max returns the largest observation.
+func (h *Histogram) Max() time.Duration { return time.Duration(h.max.Load()) }
+
+// Quantile returns an estimate of the q-quantile (0 < q <= 1): the
+// midpoint of the bucket holding it, capped at the largest observation.
+func (h *Histogram) Quantile(q float64) time.Duration {
+	n := h.total.Load()
+	if n == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(q * float64(n)))
+	if rank == 0 {
+		rank = 1
+	}
+	var seen uint64
+	for b := range h.counts {
+		seen += h.counts[b].Load()
+		if seen >= rank {
+			mid := (lower(b) + lower(b+1)) / 2
+			return min(time.Duration(mid), h.Max())
+		}
+	}
+	return h.Max()
+}
+
+// Reset clears the histogram (not atomically with concurrent Records).
+func (h *Histogram) Reset() {
+	for b := range h.counts {
+		h.counts[b].Store(0)
+	}
+	h.total.Store(0)
+	h.sum.Store(0)
+	h.max.Store(0)
+}

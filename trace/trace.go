@@ -1,0 +1,311 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	oteltrace "go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/tpugo/tpu/packet"
+)
+
+// Config configures a Provider.
+type Config struct {
+	// ServiceName names the process in traces. Empty means "tpu".
+	ServiceName string
+	// SampleRatio is the fraction of batches whose spans are recorded,
+	// decided at the first hop and followed by the others (parent-based).
+	// Zero records no spans: hop metrics only. Batches carrying a tracer
+	// packet are always recorded, so that the packet's path can be read.
+	SampleRatio float64
+	// TraceWriter receives finished spans as JSON lines, one span per
+	// line, in the OTel SDK's stdout exporter format (see ReadSpans).
+	// Nil: none.
+	TraceWriter io.Writer
+	// OTLPEndpoint, host:port, sends spans over OTLP gRPC (insecure), to a
+	// local Jaeger or Tempo. Empty: none.
+	OTLPEndpoint string
+	// MetricReader, when not nil, exports the hop histograms and the
+	// counters (for example the OTel Prometheus exporter).
+	MetricReader sdkmetric.Reader
+}
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("trace: invalid config")
+
+// Validate reports a configuration Setup would reject.
+func (c Config) Validate() error {
+	if c.SampleRatio < 0 || c.SampleRatio > 1 {
+		return fmt.Errorf("%w: sample ratio %v outside [0,1]", ErrConfig, c.SampleRatio)
+	}
+	return nil
+}
+
+// Provider holds the tracer and meter of a process and its hops.
+type Provider struct {
+	tp     *sdktrace.TracerProvider // nil: no spans are ever recorded
+	tracer oteltrace.Tracer
+	mp     *sdkmetric.MeterProvider
+	meter  metric.Meter
+
+	mu   sync.Mutex
+	hops map[string]*Hop
+	// Outcomes counts packets by terminal outcome, for /metrics.
+	outcomes metric.Int64Counter
+}
+
+// tracerKey marks a span started for a batch that carries a tracer
+// packet: the sampler always records it.
+const tracerKey = attribute.Key("tpu.tracer")
+
+// tracerSampler records every span marked tpu.tracer=true and leaves the
+// rest to the next sampler.
+type tracerSampler struct{ next sdktrace.Sampler }
+
+func (s tracerSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	for _, a := range p.Attributes {
+		if a.Key == tracerKey && a.Value.AsBool() {
+			return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: oteltrace.SpanContextFromContext(p.ParentContext).TraceState()}
+		}
+	}
+	return s.next.ShouldSample(p)
+}
+
+func (s tracerSampler) Description() string { return "TracerPackets{" + s.next.Description() + "}" }
+
+// Setup builds a Provider. Call Shutdown to flush exporters.
+func Setup(ctx context.Context, cfg Config) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ServiceName == "" {
+		cfg.ServiceName = "tpu"
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", cfg.ServiceName))
+	p := &Provider{hops: map[string]*Hop{}}
+	var opts []sdktrace.TracerProviderOption
+	if cfg.TraceWriter != nil {
+		exp, err := stdouttrace.New(stdouttrace.WithWriter(cfg.TraceWriter))
+		if err != nil {
+			return nil, fmt.Errorf("trace: file exporter: %w", err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	if cfg.OTLPEndpoint != "" {
+		exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint), otlptracegrpc.WithInsecure())
+		if err != nil {
+			return nil, fmt.Errorf("trace: OTLP exporter: %w", err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	if len(opts) > 0 || cfg.SampleRatio > 0 {
+		sampler := tracerSampler{sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))}
+		opts = append(opts, sdktrace.WithSampler(sampler), sdktrace.WithResource(res))
+		p.tp = sdktrace.NewTracerProvider(opts...)
+		p.tracer = p.tp.Tracer("github.com/tpugo/tpu")
+	} else {
+		p.tracer = tracenoop.NewTracerProvider().Tracer("")
+	}
+	if cfg.MetricReader != nil {
+		p.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(cfg.MetricReader), sdkmetric.WithResource(res))
+		p.meter = p.mp.Meter("github.com/tpugo/tpu")
+	} else {
+		p.meter = metricnoop.NewMeterProvider().Meter("")
+	}
+	var err error
+	p.outcomes, err = p.meter.Int64Counter("tpu.packets", metric.WithDescription("packets by terminal outcome"), metric.WithUnit("{packet}"))
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return p, nil
+}
+
+// Meter returns the meter, for stages that add their own instruments.
+func (p *Provider) Meter() metric.Meter { return p.meter }
+
+// RecordOutcomes adds n packets to outcome o's counter.
+func (p *Provider) RecordOutcomes(o packet.Outcome, n int64) {
+	if n > 0 {
+		p.outcomes.Add(context.Background(), n, metric.WithAttributes(attribute.String("outcome", o.String())))
+	}
+}
+
+// Shutdown flushes and stops the exporters.
+func (p *Provider) Shutdown(ctx context.Context) error {
+	var errs []error
+	if p.tp != nil {
+		errs = append(errs, p.tp.Shutdown(ctx))
+	}
+	if p.mp != nil {
+		errs = append(errs, p.mp.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Hop returns the hop called name, creating it on first use. Hop names:
+// fetch, sigverify, banking.schedule, banking.execute, banking.commit.
+func (p *Provider) Hop(name string) *Hop {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if h := p.hops[name]; h != nil {
+		return h
+	}
+	h := &Hop{Name: name, p: p}
+	h.otelWait, _ = p.meter.Float64Histogram("tpu.hop.queue_wait", metric.WithUnit("s"),
+		metric.WithDescription("time from a batch's send by the previous hop to its receipt"))
+	h.otelService, _ = p.meter.Float64Histogram("tpu.hop.service", metric.WithUnit("s"),
+		metric.WithDescription("time a hop spends on a batch"))
+	h.attrs = metric.WithAttributes(attribute.String("hop", name))
+	p.hops[name] = h
+	return h
+}
+
+// Hops returns the hops created so far, by name.
+func (p *Provider) Hops() map[string]*Hop {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]*Hop, len(p.hops))
+	for k, v := range p.hops {
+		out[k] = v
+	}
+	return out
+}
+
+// Hop is one stage boundary. It records the queue wait (sent to
+// received) and the service time (received to done) of every batch in
+// its own histograms (for summaries) and in OTel histograms (for
+// /metrics), sampled or not, and opens one span per batch.
+type Hop struct {
+	Name      string
+	QueueWait Histogram
+	Service   Histogram
+	// Total is queue wait plus service, per batch: the hop's share of a
+	// packet's latency.
+	Total Histogram
+
+	p           *Provider
+	otelWait    metric.Float64Histogram
+	otelService metric.Float64Histogram
+	attrs       metric.MeasurementOption
+}
+
+// Span is one batch's span at a hop. The zero Span does nothing.
+type Span struct {
+	hop       *Hop
+	span      oteltrace.Span
+	start     int64 // packet.Now()
+	wait      time.Duration
+	noMetrics bool
+}
+
+// Start opens the batch's span at this hop as a child of parent (an
+// invalid parent starts a new trace), records the queue wait since
+// sentNanos (packet.Now() at the sender; zero: none), and marks the span
+// for recording when the batch carries a tracer packet.
+func (h *Hop) Start(parent SpanContext, sentNanos int64, tracer bool) Span {
+	return h.StartAt(parent, sentNanos, packet.Now(), tracer)
+}
+
+// StartAt is Start for a span whose work began at startNanos
+// (packet.Now() then), such as fetch's, which begins with the batch's
+// first packet.
+func (h *Hop) StartAt(parent SpanContext, sentNanos, startNanos int64, tracer bool) Span {
+	var w time.Duration
+	if sentNanos > 0 {
+		w = time.Duration(startNanos - sentNanos)
+		h.QueueWait.Record(w)
+		h.otelWait.Record(context.Background(), w.Seconds(), h.attrs)
+	}
+	ctx := context.Background()
+	if parent.IsValid() {
+		ctx = oteltrace.ContextWithRemoteSpanContext(ctx, parent.OTel())
+	}
+	opts := []oteltrace.SpanStartOption{oteltrace.WithTimestamp(packet.Time(startNanos))}
+	if tracer {
+		opts = append(opts, oteltrace.WithAttributes(tracerKey.Bool(true)))
+	}
+	_, span := h.p.tracer.Start(ctx, h.Name, opts...)
+	return Span{hop: h, span: span, start: startNanos, wait: w}
+}
+
+// Record adds a batch's queue wait and service time without a span, for
+// work measured elsewhere (a worker's batch, timed by the worker).
+func (h *Hop) Record(wait, service time.Duration) {
+	if wait >= 0 {
+		h.QueueWait.Record(wait)
+		h.otelWait.Record(context.Background(), wait.Seconds(), h.attrs)
+	}
+	h.Total.Record(max(wait, 0) + service)
+	h.Service.Record(service)
+	h.otelService.Record(context.Background(), service.Seconds(), h.attrs)
+}
+
+// Span opens a span between two past instants (packet.Now() values), for
+// work timed elsewhere; End it to export it. It records no metrics.
+func (h *Hop) Span(parent SpanContext, startNanos int64, tracer bool) Span {
+	ctx := context.Background()
+	if parent.IsValid() {
+		ctx = oteltrace.ContextWithRemoteSpanContext(ctx, parent.OTel())
+	}
+	opts := []oteltrace.SpanStartOption{oteltrace.WithTimestamp(packet.Time(startNanos))}
+	if tracer {
+		opts = append(opts, oteltrace.WithAttributes(tracerKey.Bool(true)))
+	}
+	_, span := h.p.tracer.Start(ctx, h.Name, opts...)
+	return Span{span: span, start: startNanos, noMetrics: true}
+}
+
+// Recording reports whether the span is recorded (worth attributes).
+func (s Span) Recording() bool { return s.span != nil && s.span.IsRecording() }
+
+// Context returns the span's context, for the message to the next hop.
+func (s Span) Context() SpanContext {
+	if s.span == nil {
+		return SpanContext{}
+	}
+	return FromOTel(s.span.SpanContext())
+}
+
+// SetAttributes sets attributes if the span is recorded.
+func (s Span) SetAttributes(kv ...attribute.KeyValue) {
+	if s.Recording() {
+		s.span.SetAttributes(kv...)
+	}
+}
+
+// Event adds an event (a tracer packet's step) if the span is recorded.
+func (s Span) Event(name string, kv ...attribute.KeyValue) {
+	if s.Recording() {
+		s.span.AddEvent(name, oteltrace.WithAttributes(kv...))
+	}
+}
+
+// End records the service time and ends the span now.
+func (s Span) End() { s.EndAt(packet.Now()) }
+
+// EndAt ends the span at endNanos (a packet.Now() value).
+func (s Span) EndAt(endNanos int64) {
+	if s.span == nil {
+		return
+	}
+	if s.hop != nil && !s.noMetrics {
+		d := time.Duration(endNanos - s.start)
+		s.hop.Service.Record(d)
+		s.hop.Total.Record(s.wait + d)
+		s.hop.otelService.Record(context.Background(), d.Seconds(), s.hop.attrs)
+	}
+	s.span.End(oteltrace.WithTimestamp(packet.Time(endNanos)))
+}
