@@ -213,6 +213,17 @@ func (g *Graph) LatestBlockhash() ([32]byte, error) {
 	return res.([32]byte), nil
 }
 
+// Accepting reports whether the pipeline has room for more, given that
+// sent packets were sent to it so far: fewer than one sigverify pass's
+// worth are waiting to be verified (in the socket buffer or the stage's
+// mailbox), and banking's budget is not three-quarters used. An in-process
+// load generator asks it so as to send as fast as the pipeline accepts,
+// rather than flood it.
+func (g *Graph) Accepting(sent int) bool {
+	done := g.fetch.oversize.Load() + g.fetch.noCredits.Load() + g.sv.done.Load()
+	return int64(sent)-int64(done) < int64(g.cfg.Sigverify.MaxPending) && g.bankCredits.InFlight() < g.cfg.BankingBudget*3/4
+}
+
 // Pool returns the packet pool.
 func (g *Graph) Pool() *packet.Pool { return g.pool }
 

@@ -253,10 +253,11 @@ type SendConfig struct {
 	Duration time.Duration
 	// BatchSize is the datagrams per sendmmsg call. Zero means 64.
 	BatchSize int
-	// Accepting, when not nil, is asked before each batch: false means
-	// the pipeline is saturated, and the sender waits a little. It makes
-	// "as fast as the pipeline accepts" without a rate.
-	Accepting func() bool
+	// Accepting, when not nil, is asked before each batch with the
+	// number sent so far: false means the pipeline is saturated, and the
+	// sender waits a little. It makes "as fast as the pipeline accepts"
+	// without a rate.
+	Accepting func(sent int) bool
 	// Stop, when closed, ends the send.
 	Stop <-chan struct{}
 	// Progress, when not nil, is called about once a second with the
@@ -308,7 +309,7 @@ func (l *Load) Send(cfg SendConfig) (SendResult, error) {
 				time.Sleep(200 * time.Microsecond)
 				continue
 			}
-		} else if cfg.Accepting != nil && !cfg.Accepting() {
+		} else if cfg.Accepting != nil && !cfg.Accepting(sent) {
 			time.Sleep(200 * time.Microsecond)
 			continue
 		}
