@@ -123,7 +123,7 @@ func (s *bankingStage) submit(m *BatchMsg) {
 				var sig [64]byte
 				copy(sig[:], p.Data()[1:65])
 				s.tracers[sig] = tracerTx{parent: span.Context()}
-				span.Event("tracer.buffered", attribute.Int("tpu.index", i))
+				span.Event("tracer.buffered", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())), attribute.Int("tpu.index", i))
 			}
 		}
 	}
@@ -149,7 +149,7 @@ func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags
 	}
 	now := packet.Now()
 	span := s.execute.Span(tr.parent, now, true)
-	span.Event("tracer.done", attribute.String("tpu.outcome", o.String()))
+	span.Event("tracer.done", attribute.String(trace.TracerSigKey, tracerSigOf(sig)), attribute.String("tpu.outcome", o.String()))
 	span.EndAt(now)
 	if executed {
 		slot := s.sched.Bank().Slot()
@@ -179,13 +179,19 @@ func (s *bankingStage) afterWork(ctx actor.Context) {
 		}
 		return
 	}
-	// Empty: commit the working slot, then answer.
+	// Empty: commit the working slot, wait until it is durable, then
+	// answer.
 	s.slotEnd = packet.Now()
 	done, err := s.sched.EndSlot()
 	s.ended(done, err)
 	if !done {
 		return
 	}
+	last := s.sched.Bank().Slot() - 1
+	for deadline := time.Now().Add(10 * time.Second); s.sched.Bank().CommittedSlot() < last && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	s.committed(banking.SlotRecord{Slot: last})
 	for _, f := range s.flushers {
 		ctx.Send(f, flushedMsg{err: s.err})
 	}
@@ -218,9 +224,18 @@ func (s *bankingStage) committed(r banking.SlotRecord) {
 		now := packet.Now()
 		for _, tr := range trs {
 			span := s.commit.Span(tr.parent, now, true)
-			span.Event("tracer.committed", attribute.Int64("tpu.slot", int64(slot)), attribute.String("tpu.outcome", tr.outcome))
+			span.Event("tracer.committed", attribute.String(trace.TracerSigKey, tracerSigOf(&tr.sig)),
+				attribute.Int64("tpu.slot", int64(slot)), attribute.String("tpu.outcome", tr.outcome))
 			span.EndAt(now)
 		}
 		delete(s.pendingTr, slot)
 	}
+}
+
+// tracerSigOf is trace.TracerSig of a transaction whose first signature
+// is sig.
+func tracerSigOf(sig *[64]byte) string {
+	var b [9]byte
+	copy(b[1:], sig[:8])
+	return trace.TracerSig(b[:])
 }

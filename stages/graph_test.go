@@ -1,7 +1,10 @@
 package stages_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/loadgen"
+	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -195,4 +199,72 @@ func TestFlood(t *testing.T) {
 	if allocs := g.Pool().Stats().Allocs; allocs > maxLive+2 {
 		t.Fatalf("the pool allocated %d batches; the bound is %d", allocs, maxLive)
 	}
+}
+
+// TestTracing records every span and follows tracer packets: spans are
+// parented across the actors, and each tracer's path runs from the socket
+// to the commit.
+func TestTracing(t *testing.T) {
+	var buf syncBuffer
+	prov, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGraph(t, stages.Config{Trace: prov, Fetch: stages.FetchConfig{TracerEvery: 50}})
+	load, err := loadgen.Build(loadgen.Config{Seed: seed, Accounts: 64, Blockhash: latestBlockhash(t, g), Count: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load.Send(loadgen.SendConfig{Target: g.Addr(), Rate: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	waitSettled(t, g, 400)
+	stop(t, g)
+	if err := prov.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := trace.ReadSpans(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := trace.Analyze(spans)
+	for _, hop := range stages.HopNames {
+		if a.Hops[hop].Count == 0 {
+			t.Errorf("no %s spans (hops: %v)", hop, a.Hops)
+		}
+	}
+	if a.Orphans != 0 || a.Children == 0 {
+		t.Errorf("%d spans whose parent is missing, %d with their parent", a.Orphans, a.Children)
+	}
+	if len(a.Tracers) != 8 {
+		t.Fatalf("%d tracer paths, want 8 (one packet in 50 of 400)", len(a.Tracers))
+	}
+	want := []string{"tracer.received", "tracer.sigverify", "tracer.buffered", "tracer.done", "tracer.committed"}
+	for _, p := range a.Tracers {
+		var got []string
+		for _, s := range p.Steps {
+			got = append(got, s.Event)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("tracer %s: steps %v, want %v", p.Signature, got, want)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the exporter's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Read(p)
 }

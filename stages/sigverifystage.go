@@ -143,7 +143,8 @@ func (s *sigverifyStage) pass() {
 				kept++
 			}
 			if p.Has(packet.FlagTracer) {
-				span.Event("tracer.sigverify", attribute.Int("tpu.index", j), attribute.String("tpu.outcome", outcomeName(p)))
+				span.Event("tracer.sigverify", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())),
+					attribute.Int("tpu.index", j), attribute.String("tpu.outcome", outcomeName(p)))
 			}
 		}
 		span.SetAttributes(attribute.Int("tpu.packets", b.Len()), attribute.Int("tpu.kept", kept), attribute.Int64("tpu.batch", int64(b.Seq())))

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tpugo/tpu/stages"
+)
+
+// TestRunCommand runs the pipeline through the CLI on a free port with a
+// small load, and checks the summary and the trace file.
+func TestRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	summary := filepath.Join(dir, "summary.json")
+	traceOut := filepath.Join(dir, "spans.jsonl")
+	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
+		"--duration", "1500ms", "--rate", "2000", "--accounts", "64", "--invalid-fraction", "0.2",
+		"--trace-sample", "1", "--tracer-every", "500", "--trace-out", traceOut, "--summary-json", summary)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "accounting ok: true") || !strings.Contains(errOut, "received") {
+		t.Fatalf("summary or live lines missing:\n%s\n%s", out, errOut)
+	}
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s stages.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if !s.AccountingOK || s.LiveBatches != 0 || s.Executed == 0 || s.TPS <= 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	var sum uint64
+	for _, n := range s.Outcomes {
+		sum += n
+	}
+	if sum+s.Buffered != s.Received {
+		t.Fatalf("outcomes sum %d + buffered %d != received %d", sum, s.Buffered, s.Received)
+	}
+	for _, k := range []string{"bad_signature", "parse", "blockhash_not_found", "fee_payer_cannot_pay", "no_credits", "evicted"} {
+		if _, ok := s.Outcomes[k]; !ok {
+			t.Errorf("outcome %s missing from the JSON (zero counts are included)", k)
+		}
+	}
+	for _, hop := range stages.HopNames {
+		if _, ok := s.Hops[hop]; !ok {
+			t.Errorf("hop %s missing", hop)
+		}
+	}
+	code, out, _ = run(t, "", "trace", "analyze", traceOut)
+	if code != 0 || !strings.Contains(out, "0 did not") || !strings.Contains(out, "tracer.committed") {
+		t.Fatalf("trace analyze: %d\n%s", code, out)
+	}
+
+	// The ledger is resumed by a second run, and --reset starts afresh.
+	code, out, errOut = run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
+		"--no-gen", "--duration", "300ms", "--accounts", "64")
+	if code != 0 || !strings.Contains(errOut, "slot=") || strings.Contains(errOut, "slot=1 ") {
+		t.Fatalf("resume: %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
+		"--no-gen", "--duration", "300ms", "--accounts", "64", "--reset")
+	if code != 0 || !strings.Contains(errOut, "slot=1 ") {
+		t.Fatalf("reset: %d\n%s", code, errOut)
+	}
+}
+
+func TestRunFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--contention", "some"},
+		{"run", "--block-production-method", "fifo"},
+		{"run", "--invalid-fraction", "2"},
+		{"run", "--handoff", "share"},
+		{"run", "--sync", "maybe"},
+		{"run", "extra"},
+	} {
+		if code, _, _ := run(t, "", args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
