@@ -222,7 +222,11 @@ type Stats struct {
 	Buffered uint64                     // in the buffer or executing
 	InFlight uint64                     // executing or queued for a worker
 	Slots    uint64                     // slots ended
-	Errors   map[string]uint64          // executed-failed transactions by error name
+	// HeldBatches is the packet batches banking holds for buffered
+	// transactions (refcount handoff); CopyBuffers the copies it owns
+	// (copy handoff). Together they are the bytes retained by the buffer.
+	HeldBatches, CopyBuffers uint64
+	Errors                   map[string]uint64 // executed-failed transactions by error name
 }
 
 // Scheduler buffers transactions, orders them by priority, hands batches
@@ -941,6 +945,7 @@ func (s *Scheduler) releaseTx(t *pendingTx) {
 		}
 	}
 	if t.buf != nil {
+		s.stats.CopyBuffers--
 		s.freeBufs = append(s.freeBufs, t.buf[:0])
 	}
 	*t = pendingTx{}
@@ -948,6 +953,7 @@ func (s *Scheduler) releaseTx(t *pendingTx) {
 }
 
 func (s *Scheduler) newHeld(b *packet.Batch) *heldBatch {
+	s.stats.HeldBatches++
 	var h *heldBatch
 	if n := len(s.freeHeld); n > 0 {
 		h = s.freeHeld[n-1]
@@ -960,12 +966,14 @@ func (s *Scheduler) newHeld(b *packet.Batch) *heldBatch {
 }
 
 func (s *Scheduler) releaseHeld(h *heldBatch) {
+	s.stats.HeldBatches--
 	h.b.Release()
 	h.b = nil
 	s.freeHeld = append(s.freeHeld, h)
 }
 
 func (s *Scheduler) copyBuf(data []byte) []byte {
+	s.stats.CopyBuffers++
 	var buf []byte
 	if n := len(s.freeBufs); n > 0 {
 		buf = s.freeBufs[n-1]

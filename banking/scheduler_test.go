@@ -182,6 +182,9 @@ func runWorkload(t *testing.T, cfg SchedulerConfig, txs [][]byte, accounts int) 
 	if live := pool.Stats().Live; live != 0 {
 		t.Fatalf("%d batches still held", live)
 	}
+	if st := s.Stats(); st.HeldBatches != 0 || st.CopyBuffers != 0 {
+		t.Fatalf("after the drain: %d batches held, %d copies", st.HeldBatches, st.CopyBuffers)
+	}
 	out := outcomeSet{balances: map[Pubkey]uint64{}, outcomes: s.Stats().Outcomes}
 	for i := 0; i < accounts; i++ {
 		out.balances[gpub(i)] = lamports(b, gpub(i))

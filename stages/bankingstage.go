@@ -66,6 +66,7 @@ type bankingStage struct {
 	lastSpan   trace.SpanContext
 	slotsEnded uint64
 	err        error // the ledger failed: nothing more is committed
+	outcomes   [packet.NumOutcomes]int64 // since the last flush to the meter
 }
 
 type tracerTxSig struct {
@@ -75,6 +76,7 @@ type tracerTxSig struct {
 }
 
 func (s *bankingStage) Receive(ctx actor.Context) {
+	defer s.flushOutcomes()
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		s.self = ctx.Self()
@@ -135,7 +137,7 @@ func (s *bankingStage) submit(m *BatchMsg) {
 
 // onDone sees every transaction leave banking (scheduler goroutine).
 func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags packet.Flags) {
-	s.prov.RecordOutcomes(o, 1)
+	s.outcomes[o]++
 	executed := o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed
 	if executed && recv > 0 {
 		s.latency.Record(time.Duration(packet.Now() - recv))
@@ -156,6 +158,17 @@ func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags
 		s.pendingTr[slot] = append(s.pendingTr[slot], tracerTxSig{sig: *sig, parent: tr.parent, outcome: o.String()})
 	}
 	delete(s.tracers, *sig)
+}
+
+// flushOutcomes adds the outcomes counted during a message to the meter:
+// once per message, not per transaction (a metric Add allocates).
+func (s *bankingStage) flushOutcomes() {
+	for o, n := range s.outcomes {
+		if n > 0 {
+			s.prov.RecordOutcomes(packet.Outcome(o), n)
+			s.outcomes[o] = 0
+		}
+	}
 }
 
 // afterWork ends a pending slot when its work is back, and answers

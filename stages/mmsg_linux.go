@@ -23,6 +23,12 @@ type MMsg struct {
 	hdrs  []mmsghdr
 	iovs  []unix.Iovec
 	addrs []unix.RawSockaddrInet6 // large enough for either family
+
+	// The poller callbacks and their arguments and results, made once: a
+	// closure per call would allocate.
+	readFn, writeFn func(fd uintptr) bool
+	n, done         int
+	serr            error
 }
 
 type mmsghdr struct {
@@ -38,6 +44,8 @@ func NewMMsg(conn *net.UDPConn, n int) (*MMsg, error) {
 		return nil, err
 	}
 	m := &MMsg{raw: raw, hdrs: make([]mmsghdr, n), iovs: make([]unix.Iovec, n), addrs: make([]unix.RawSockaddrInet6, n)}
+	m.readFn = m.recvmmsg
+	m.writeFn = m.sendmmsg
 	for i := range m.hdrs {
 		h := &m.hdrs[i].hdr
 		h.Iov = &m.iovs[i]
@@ -68,23 +76,12 @@ func (m *MMsg) Read(ds []Datagram) (int, error) {
 		h.Namelen = uint32(unsafe.Sizeof(m.addrs[i]))
 		h.Flags = 0
 	}
-	var got int
-	var serr error
-	err := m.raw.Read(func(fd uintptr) bool {
-		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(n), unix.MSG_DONTWAIT|unix.MSG_TRUNC, 0, 0)
-		if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
-			return false // wait for the socket to be readable
-		}
-		if e != 0 {
-			serr = os.NewSyscallError("recvmmsg", e)
-		} else {
-			got = int(r)
-		}
-		return true
-	})
+	m.n, m.done, m.serr = n, 0, nil
+	err := m.raw.Read(m.readFn)
 	if err == nil {
-		err = serr
+		err = m.serr
 	}
+	got := m.done
 	for i := 0; i < got; i++ {
 		ds[i].N = int(m.hdrs[i].len)
 		ds[i].Addr = sockaddrToAddrPort(&m.addrs[i])
@@ -108,29 +105,43 @@ func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
 			h.Name = (*byte)(unsafe.Pointer(&sa))
 			h.Namelen = salen
 		}
-		var wrote int
-		var serr error
-		err := m.raw.Write(func(fd uintptr) bool {
-			r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
-			if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
-				return false
-			}
-			if e != 0 {
-				serr = os.NewSyscallError("sendmmsg", e)
-			} else {
-				wrote = int(r)
-			}
-			return true
-		})
+		m.n, m.done, m.serr = n, 0, nil
+		err := m.raw.Write(m.writeFn)
 		if err == nil {
-			err = serr
+			err = m.serr
 		}
-		sent += wrote
+		sent += m.done
 		if err != nil {
 			return sent, err
 		}
 	}
 	return sent, nil
+}
+
+func (m *MMsg) recvmmsg(fd uintptr) bool {
+	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(m.n), unix.MSG_DONTWAIT|unix.MSG_TRUNC, 0, 0)
+	if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
+		return false // wait for the socket to be readable
+	}
+	if e != 0 {
+		m.serr = os.NewSyscallError("recvmmsg", e)
+	} else {
+		m.done = int(r)
+	}
+	return true
+}
+
+func (m *MMsg) sendmmsg(fd uintptr) bool {
+	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(m.n), unix.MSG_DONTWAIT, 0, 0)
+	if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
+		return false // wait for room in the socket buffer
+	}
+	if e != 0 {
+		m.serr = os.NewSyscallError("sendmmsg", e)
+	} else {
+		m.done = int(r)
+	}
+	return true
 }
 
 func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
@@ -24,6 +25,17 @@ type Snapshot struct {
 	Errors   map[string]uint64          // executed-failed transactions by Solana error
 	Live     uint64                     // batches out of the pool
 	Slots    uint64                     // slots committed
+	// HeldBatches and CopyBuffers are what banking's buffer retains:
+	// whole packet batches (refcount handoff) or copies (copy handoff).
+	HeldBatches, CopyBuffers uint64
+	batchCap                 int
+}
+
+// RetainedBytes returns the memory banking's buffered transactions keep
+// alive: a held batch keeps all its packets, however few of its
+// transactions are still buffered.
+func (s Snapshot) RetainedBytes() uint64 {
+	return s.HeldBatches*uint64(s.batchCap)*uint64(unsafe.Sizeof(packet.Packet{})) + s.CopyBuffers*packet.Size
 }
 
 // Executed returns the transactions executed, ok or failed.
@@ -44,6 +56,10 @@ func (g *Graph) snapshot(bs banking.Stats) Snapshot {
 		Errors:   bs.Errors,
 		Live:     g.pool.Stats().Live,
 		Slots:    bs.Slots,
+
+		HeldBatches: bs.HeldBatches,
+		CopyBuffers: bs.CopyBuffers,
+		batchCap:    g.pool.BatchCap(),
 	}
 	sv := g.sv.counts.snapshot()
 	for o := range s.Outcomes {
@@ -140,6 +156,14 @@ type Summary struct {
 	Slots        uint64               `json:"slots"`
 	Seconds      float64              `json:"seconds"`
 	Errors       map[string]uint64    `json:"errors,omitempty"`
+
+	// Filled by tpu run: the process while the load ran.
+	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores
+	CeilingRatio        float64 `json:"ceiling_ratio,omitempty"`         // tps / sigverify_ceiling_tps
+	AllocsPerTx         float64 `json:"allocs_per_tx,omitempty"`         // heap allocations per packet received
+	BytesPerTx          float64 `json:"bytes_allocated_per_tx,omitempty"`
+	GCCPUPercent        float64 `json:"gc_cpu_percent,omitempty"`
+	RetainedBytesPeak   uint64  `json:"retained_bytes_peak,omitempty"` // banking's buffer, sampled each second
 }
 
 // LatencyQuantiles is socket-to-executed latency in microseconds.

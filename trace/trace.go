@@ -64,7 +64,8 @@ type Provider struct {
 	mu   sync.Mutex
 	hops map[string]*Hop
 	// Outcomes counts packets by terminal outcome, for /metrics.
-	outcomes metric.Int64Counter
+	outcomes     metric.Int64Counter
+	outcomeAttrs [packet.NumOutcomes]metric.AddOption // built once: WithAttributes allocates
 }
 
 // tracerKey marks a span started for a batch that carries a tracer
@@ -130,6 +131,9 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
+	for o := range p.outcomeAttrs {
+		p.outcomeAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", packet.Outcome(o).String())))
+	}
 	return p, nil
 }
 
@@ -139,7 +143,7 @@ func (p *Provider) Meter() metric.Meter { return p.meter }
 // RecordOutcomes adds n packets to outcome o's counter.
 func (p *Provider) RecordOutcomes(o packet.Outcome, n int64) {
 	if n > 0 {
-		p.outcomes.Add(context.Background(), n, metric.WithAttributes(attribute.String("outcome", o.String())))
+		p.outcomes.Add(context.Background(), n, p.outcomeAttrs[o])
 	}
 }
 
@@ -168,7 +172,7 @@ func (p *Provider) Hop(name string) *Hop {
 		metric.WithDescription("time from a batch's send by the previous hop to its receipt"))
 	h.otelService, _ = p.meter.Float64Histogram("tpu.hop.service", metric.WithUnit("s"),
 		metric.WithDescription("time a hop spends on a batch"))
-	h.attrs = metric.WithAttributes(attribute.String("hop", name))
+	h.attrs = metric.WithAttributeSet(attribute.NewSet(attribute.String("hop", name)))
 	p.hops[name] = h
 	return h
 }
@@ -229,6 +233,16 @@ func (h *Hop) StartAt(parent SpanContext, sentNanos, startNanos int64, tracer bo
 		h.QueueWait.Record(w)
 		h.otelWait.Record(context.Background(), w.Seconds(), h.attrs)
 	}
+	return Span{hop: h, span: h.p.start(h.Name, parent, startNanos, tracer), start: startNanos, wait: w}
+}
+
+// start opens an OTel span, or returns nil when nothing is ever recorded
+// (no sampling, no exporter): then a hop costs a few atomic adds and no
+// allocation.
+func (p *Provider) start(name string, parent SpanContext, startNanos int64, tracer bool) oteltrace.Span {
+	if p.tp == nil {
+		return nil
+	}
 	ctx := context.Background()
 	if parent.IsValid() {
 		ctx = oteltrace.ContextWithRemoteSpanContext(ctx, parent.OTel())
@@ -237,8 +251,8 @@ func (h *Hop) StartAt(parent SpanContext, sentNanos, startNanos int64, tracer bo
 	if tracer {
 		opts = append(opts, oteltrace.WithAttributes(tracerKey.Bool(true)))
 	}
-	_, span := h.p.tracer.Start(ctx, h.Name, opts...)
-	return Span{hop: h, span: span, start: startNanos, wait: w}
+	_, span := p.tracer.Start(ctx, name, opts...)
+	return span
 }
 
 // Record adds a batch's queue wait and service time without a span, for
@@ -256,16 +270,7 @@ func (h *Hop) Record(wait, service time.Duration) {
 // Span opens a span between two past instants (packet.Now() values), for
 // work timed elsewhere; End it to export it. It records no metrics.
 func (h *Hop) Span(parent SpanContext, startNanos int64, tracer bool) Span {
-	ctx := context.Background()
-	if parent.IsValid() {
-		ctx = oteltrace.ContextWithRemoteSpanContext(ctx, parent.OTel())
-	}
-	opts := []oteltrace.SpanStartOption{oteltrace.WithTimestamp(packet.Time(startNanos))}
-	if tracer {
-		opts = append(opts, oteltrace.WithAttributes(tracerKey.Bool(true)))
-	}
-	_, span := h.p.tracer.Start(ctx, h.Name, opts...)
-	return Span{span: span, start: startNanos, noMetrics: true}
+	return Span{hop: h, span: h.p.start(h.Name, parent, startNanos, tracer), start: startNanos, noMetrics: true}
 }
 
 // Recording reports whether the span is recorded (worth attributes).
@@ -298,14 +303,13 @@ func (s Span) End() { s.EndAt(packet.Now()) }
 
 // EndAt ends the span at endNanos (a packet.Now() value).
 func (s Span) EndAt(endNanos int64) {
-	if s.span == nil {
-		return
-	}
 	if s.hop != nil && !s.noMetrics {
 		d := time.Duration(endNanos - s.start)
 		s.hop.Service.Record(d)
 		s.hop.Total.Record(s.wait + d)
 		s.hop.otelService.Record(context.Background(), d.Seconds(), s.hop.attrs)
 	}
-	s.span.End(oteltrace.WithTimestamp(packet.Time(endNanos)))
+	if s.span != nil {
+		s.span.End(oteltrace.WithTimestamp(packet.Time(endNanos)))
+	}
 }

@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +32,7 @@ import (
 	"github.com/tpugo/tpu/stages/loadgen"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/txview"
 )
 
 func init() {
@@ -56,10 +60,12 @@ Flags:`
 type runFlags struct {
 	addr, ledger, contention, method, handoff, backend, syncMode          string
 	traceOut, otlp, metricsAddr, summaryJSON, logLevel, seed              string
+	cpuProfile, memProfile                                                string
 	duration                                                              time.Duration
 	reset, noGen                                                          bool
 	rate, invalid, traceSample                                            float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
+	blockCostLimit                                                        uint64
 }
 
 func runRun(env *cliEnv, args []string) int {
@@ -85,6 +91,7 @@ func runRun(env *cliEnv, args []string) int {
 	fs.IntVar(&f.batchSize, "batch-size", 64, "packets per batch")
 	fs.IntVar(&f.capacity, "buffer", 100_000, "transactions banking buffers before it evicts the lowest priority")
 	fs.StringVar(&f.syncMode, "sync", "sync", "ledger commits: sync (fsync each slot) or nosync")
+	fs.Uint64Var(&f.blockCostLimit, "block-cost-limit", 0, "compute units per slot (0: Agave's 60M); lower it to make transactions wait in the buffer")
 	fs.Float64Var(&f.traceSample, "trace-sample", 0, "fraction of batches whose spans are recorded (0: metrics only)")
 	fs.IntVar(&f.tracerEvery, "tracer-every", 0, "flag one packet in N as a tracer, recorded end to end (0: none)")
 	fs.StringVar(&f.traceOut, "trace-out", "", "write spans to this file, JSON lines (read with tpu trace analyze)")
@@ -92,6 +99,8 @@ func runRun(env *cliEnv, args []string) int {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090)")
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file, and FILE.base before the load (pprof -base FILE.base FILE)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, runHelp)
 		fs.PrintDefaults()
@@ -202,6 +211,34 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		}
 	}
 
+	var ceiling float64
+	if load != nil {
+		ceiling = sigverifyCeiling(f.backend, load)
+		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores)\n", ceiling, runtime.GOMAXPROCS(0))
+	}
+	if f.memProfile != "" {
+		// The profile covers the load only: a base profile now, which
+		// pprof -base subtracts.
+		runtime.MemProfileRate = 4096
+		if pf, err := os.Create(f.memProfile + ".base"); err == nil {
+			runtime.GC()
+			pprof.Lookup("allocs").WriteTo(pf, 0)
+			pf.Close()
+		}
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return 1, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return 1, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	before := readProcess()
+	var retainedPeak uint64
 	start := time.Now()
 	sendDone := make(chan loadgen.SendResult, 1)
 	if load != nil {
@@ -234,6 +271,7 @@ loop:
 			if err == nil {
 				fmt.Fprintln(env.stderr, g.LiveLine(cur, prev))
 				prev = cur
+				retainedPeak = max(retainedPeak, cur.RetainedBytes())
 			}
 		case <-deadline:
 			break loop
@@ -254,8 +292,28 @@ loop:
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	stopErr := g.Stop(ctx)
+	if f.memProfile != "" {
+		if pf, err := os.Create(f.memProfile); err == nil {
+			runtime.GC() // the profile is as of the last collection
+			pprof.Lookup("allocs").WriteTo(pf, 0)
+			pf.Close()
+		}
+	}
 	snap, _ := g.Snapshot()
 	sum := g.Summary(snap, elapsed.Seconds())
+	after := readProcess()
+	if n := float64(snap.Received); n > 0 {
+		sum.AllocsPerTx = (after.allocs - before.allocs) / n
+		sum.BytesPerTx = (after.bytes - before.bytes) / n
+	}
+	if cpu := after.cpu - before.cpu; cpu > 0 {
+		sum.GCCPUPercent = 100 * (after.gcCPU - before.gcCPU) / cpu
+	}
+	sum.RetainedBytesPeak = retainedPeak
+	if ceiling > 0 {
+		sum.SigverifyCeilingTPS = ceiling
+		sum.CeilingRatio = sum.TPS / ceiling
+	}
 	printSummary(env, sum, sent)
 	if f.summaryJSON != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
@@ -279,7 +337,7 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	cfg.Sigverify.Verify.Backend = f.backend
 	var err error
 	bc := &cfg.Banking
-	bc.Bank = banking.Config{Dir: f.ledger, Genesis: banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts}}
+	bc.Bank = banking.Config{Dir: f.ledger, Genesis: banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts}, BlockCostLimit: f.blockCostLimit}
 	if bc.Bank.Sync, err = banking.ParseSyncMode(f.syncMode); err != nil {
 		return cfg, err
 	}
@@ -336,6 +394,41 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags) (*loadgen.Load, error) 
 	return load, nil
 }
 
+// sigverifyCeiling measures one core's verify rate on the load's first
+// valid transaction for a fraction of a second and multiplies it by the
+// cores: what sigverify could do with every core and nothing else.
+func sigverifyCeiling(backendName string, load *loadgen.Load) float64 {
+	b, err := sigverify.NewBackend(backendName)
+	if err != nil {
+		return 0
+	}
+	for i, k := range load.Kinds {
+		if k != loadgen.Valid {
+			continue
+		}
+		v, err := txview.Parse(load.Txs[i])
+		if err != nil {
+			return 0
+		}
+		n, t0 := 0, time.Now()
+		for time.Since(t0) < 300*time.Millisecond {
+			b.Verify(v.StaticKey(0), v.Message(), v.Signature(0))
+			n++
+		}
+		return float64(n) / time.Since(t0).Seconds() * float64(runtime.GOMAXPROCS(0))
+	}
+	return 0
+}
+
+type processStats struct{ allocs, bytes, gcCPU, cpu float64 }
+
+func readProcess() processStats {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"},
+		{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
+	metrics.Read(s)
+	return processStats{float64(s[0].Value.Uint64()), float64(s[1].Value.Uint64()), s[2].Value.Float64(), s[3].Value.Float64()}
+}
+
 // registerGauges exports the packet pool's counters.
 func registerGauges(m metric.Meter, g *stages.Graph) {
 	live, _ := m.Int64ObservableGauge("tpu.pool.live", metric.WithDescription("batches out of the pool"))
@@ -379,5 +472,10 @@ func printSummary(env *cliEnv, s stages.Summary, sent int) {
 			fmt.Fprintf(w, "  hop %-17s wait+service p50 %8.0f us  p90 %8.0f us  p99 %8.0f us\n", name, h.P50, h.P90, h.P99)
 		}
 	}
+	if s.SigverifyCeilingTPS > 0 {
+		fmt.Fprintf(w, "sigverify ceiling %.0f tx/s: end to end %.0f%% of it\n", s.SigverifyCeilingTPS, 100*s.CeilingRatio)
+	}
+	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
+		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
 	fmt.Fprintf(w, "live batches after drain: %d; accounting ok: %v\n", s.LiveBatches, s.AccountingOK)
 }
