@@ -34,7 +34,7 @@ var rules = []rule{
 	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",
-		"github.com/zeebo/xxh3", "github.com/cespare/xxhash",
+		"github.com/zeebo/xxh3", "github.com/cespare/xxhash", "github.com/mr-tron/base58",
 	}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
 }

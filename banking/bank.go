@@ -324,6 +324,56 @@ func eachStatus(v []byte, f func(sig *[64]byte, st Status, blockhash Pubkey) err
 	return nil
 }
 
+// CommittedAccount reads an account as of the last committed slot from
+// the ledger. It is safe for concurrent use.
+func (b *Bank) CommittedAccount(key Pubkey) (Account, bool, error) {
+	v, err := b.store.get(append([]byte{prefixAccount}, key[:]...))
+	if err != nil || v == nil {
+		return Account{key: key}, false, err
+	}
+	a, err := decodeAccount(key, v)
+	if err != nil {
+		return Account{key: key}, false, err
+	}
+	return *a, a.Exists(), nil
+}
+
+// SigStatus is a committed transaction's status with its signature and
+// recent blockhash.
+type SigStatus struct {
+	Signature [64]byte
+	Blockhash Pubkey
+	Status
+}
+
+// SlotStatuses reads the statuses of the transactions a committed slot
+// executed. It is safe for concurrent use.
+func (b *Bank) SlotStatuses(slot uint64) ([]SigStatus, error) {
+	v, err := b.store.get(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, slot))
+	if err != nil {
+		return nil, err
+	}
+	var out []SigStatus
+	err = eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
+		out = append(out, SigStatus{Signature: *sig, Blockhash: h, Status: st})
+		return nil
+	})
+	return out, err
+}
+
+// TransactionCount returns the transactions executed (ok or failed) in
+// every committed slot, read from the ledger. It is safe for concurrent
+// use, and reads every slot record.
+func (b *Bank) TransactionCount() (uint64, error) {
+	var n uint64
+	err := b.store.scan([]byte{prefixSlot}, func(k, v []byte) error {
+		r, err := decodeSlotRecord(binary.BigEndian.Uint64(k[1:]), v)
+		n += r.Transactions
+		return err
+	})
+	return n, err
+}
+
 // SlotRecordOf reads a committed slot's record from the ledger. It is
 // safe for concurrent use.
 func (b *Bank) SlotRecordOf(slot uint64) (SlotRecord, bool, error) {

@@ -65,7 +65,7 @@ type bankingStage struct {
 	pendingTr  map[uint64][]tracerTxSig // slot -> tracer transactions executed in it
 	lastSpan   trace.SpanContext
 	slotsEnded uint64
-	err        error // the ledger failed: nothing more is committed
+	err        error                     // the ledger failed: nothing more is committed
 	outcomes   [packet.NumOutcomes]int64 // since the last flush to the meter
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/loadgen"
+	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
@@ -60,7 +61,7 @@ Flags:`
 type runFlags struct {
 	addr, ledger, contention, method, handoff, backend, syncMode          string
 	traceOut, otlp, metricsAddr, summaryJSON, logLevel, seed              string
-	cpuProfile, memProfile                                                string
+	cpuProfile, memProfile, rpcAddr                                       string
 	duration                                                              time.Duration
 	reset, noGen                                                          bool
 	rate, invalid, traceSample                                            float64
@@ -97,6 +98,7 @@ func runRun(env *cliEnv, args []string) int {
 	fs.StringVar(&f.traceOut, "trace-out", "", "write spans to this file, JSON lines (read with tpu trace analyze)")
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send spans over OTLP gRPC to host:port (e.g. a local Jaeger)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090)")
+	fs.StringVar(&f.rpcAddr, "rpc-addr", "127.0.0.1:8899", "serve Solana JSON-RPC here (empty: no RPC)")
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
@@ -189,6 +191,22 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		return 1, err
 	}
 	registerGauges(prov.Meter(), g)
+	var rpcSrv *rpc.Server
+	if f.rpcAddr != "" {
+		rpcSrv, err = rpc.Start(rpc.Config{Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log})
+		if err != nil {
+			g.Stop(context.Background())
+			return 1, err
+		}
+		log.Info("json-rpc", "url", rpcSrv.URL())
+	}
+	stopRPC := func() {
+		if rpcSrv != nil {
+			rpcSrv.Close()
+			rpcSrv = nil
+		}
+	}
+	defer stopRPC()
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -289,6 +307,7 @@ loop:
 	if load != nil && sent < 0 {
 		sent = (<-sendDone).Sent
 	}
+	stopRPC()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	stopErr := g.Stop(ctx)

@@ -16,7 +16,7 @@ func TestRunCommand(t *testing.T) {
 	dir := t.TempDir()
 	summary := filepath.Join(dir, "summary.json")
 	traceOut := filepath.Join(dir, "spans.jsonl")
-	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
+	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
 		"--duration", "1500ms", "--rate", "2000", "--accounts", "64", "--invalid-fraction", "0.2",
 		"--trace-sample", "1", "--tracer-every", "500", "--trace-out", traceOut, "--summary-json", summary)
 	if code != 0 {
@@ -59,12 +59,12 @@ func TestRunCommand(t *testing.T) {
 	}
 
 	// The ledger is resumed by a second run, and --reset starts afresh.
-	code, out, errOut = run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
+	code, out, errOut = run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
 		"--no-gen", "--duration", "300ms", "--accounts", "64")
 	if code != 0 || !strings.Contains(errOut, "slot=") || strings.Contains(errOut, "slot=1 ") {
 		t.Fatalf("resume: %d\n%s\n%s", code, out, errOut)
 	}
-	code, _, errOut = run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
+	code, _, errOut = run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
 		"--no-gen", "--duration", "300ms", "--accounts", "64", "--reset")
 	if code != 0 || !strings.Contains(errOut, "slot=1 ") {
 		t.Fatalf("reset: %d\n%s", code, errOut)

@@ -51,6 +51,10 @@ type Config struct {
 	// count: the generator signs for those accounts.
 	Seed     string
 	Accounts int
+	// Keys, when not empty, are the funded accounts to use instead
+	// (accounts funded by airdrop, say); Seed and Accounts are then
+	// ignored.
+	Keys []ed25519.PrivateKey
 	// Blockhash is a recent blockhash of the target bank.
 	Blockhash [32]byte
 	// Count is the number of transactions to build.
@@ -86,6 +90,9 @@ var ErrConfig = errors.New("loadgen: invalid config")
 
 // Build signs cfg.Count transactions, on every core.
 func Build(cfg Config) (*Load, error) {
+	if len(cfg.Keys) > 0 {
+		cfg.Accounts = len(cfg.Keys)
+	}
 	if cfg.Accounts < 2 || cfg.Count < 0 || cfg.InvalidFraction < 0 || cfg.InvalidFraction > 1 {
 		return nil, fmt.Errorf("%w: need 2 accounts or more, a count, an invalid fraction in [0,1]", ErrConfig)
 	}
@@ -100,8 +107,11 @@ func Build(cfg Config) (*Load, error) {
 	if cfg.Lamports == 0 {
 		cfg.Lamports = 1
 	}
-	keys := make([]ed25519.PrivateKey, cfg.Accounts)
-	parallel(cfg.Accounts, func(i int) { keys[i] = banking.GenesisKey(cfg.Seed, i) })
+	keys := cfg.Keys
+	if len(keys) == 0 {
+		keys = make([]ed25519.PrivateKey, cfg.Accounts)
+		parallel(cfg.Accounts, func(i int) { keys[i] = banking.GenesisKey(cfg.Seed, i) })
+	}
 
 	l := &Load{Txs: make([][]byte, cfg.Count), Kinds: make([]Kind, cfg.Count), cfg: cfg}
 	rng := rand.New(rand.NewPCG(cfg.RandSeed, 17))

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/mr-tron/base58"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/loadgen"
+	"github.com/tpugo/tpu/txview"
+)
+
+func init() {
+	register(command{
+		name:    "gen",
+		summary: "send load to a tpu run --no-gen elsewhere, and check what it confirms",
+		run:     runGen,
+	})
+}
+
+const genHelp = `Usage: tpu gen [flags]
+
+A load generator in its own process, for a tpu run --no-gen on this machine
+(or any node with the same RPC subset). It signs transfers between --accounts
+accounts (derived from the genesis --seed, or, with --airdrop, fresh keys
+funded by requestAirdrop), sends them over UDP to --tpu with sendmmsg
+(--batch-size datagrams per call) at --rate for --duration, and asks --rpc
+for their confirmations. It prints sent and confirmed transactions per
+second each second and a summary, then checks through RPC that every
+account's balance moved by exactly the amounts and fees of its confirmed
+transactions. Exit status 1 if a balance is off.
+
+Flags:`
+
+type genFlags struct {
+	rpcURL, tpuAddr, seed, contention string
+	accounts, batchSize               int
+	rate, invalid                     float64
+	duration, settle                  time.Duration
+	airdrop                           bool
+}
+
+func runGen(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("tpu gen", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	var f genFlags
+	fs.StringVar(&f.rpcURL, "rpc", "http://127.0.0.1:8899", "JSON-RPC URL (blockhash, balances, confirmations)")
+	fs.StringVar(&f.tpuAddr, "tpu", "127.0.0.1:8003", "UDP address of the pipeline's fetch stage")
+	fs.IntVar(&f.accounts, "accounts", 100, "accounts that send and receive")
+	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed the accounts derive from")
+	fs.BoolVar(&f.airdrop, "airdrop", false, "use fresh keys funded by requestAirdrop instead of genesis accounts")
+	fs.Float64Var(&f.rate, "rate", 5000, "transactions per second")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send")
+	fs.IntVar(&f.batchSize, "batch-size", 64, "transactions per sendmmsg call (1 against 100: the batching experiment)")
+	fs.StringVar(&f.contention, "contention", "none", "none, same-batch-only or full")
+	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of invalid transactions (never confirmed)")
+	fs.DurationVar(&f.settle, "settle", 15*time.Second, "how long to wait for confirmations after the last send")
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, genHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 || f.rate <= 0 || f.duration <= 0 || f.accounts < 2 || f.batchSize < 1 {
+		fmt.Fprintln(env.stderr, "tpu gen: want no arguments, --rate and --duration above 0, 2 or more --accounts, --batch-size 1 or more")
+		return 2
+	}
+	code, err := gen(env, f)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tpu gen: %v\n", err)
+	}
+	return code
+}
+
+func gen(env *cliEnv, f genFlags) (int, error) {
+	target, err := netip.ParseAddrPort(f.tpuAddr)
+	if err != nil {
+		return 2, fmt.Errorf("--tpu: %w", err)
+	}
+	ctx := context.Background()
+	rpc := newRPCClient(f.rpcURL)
+	keys, err := genKeys(ctx, env, rpc, f)
+	if err != nil {
+		return 1, err
+	}
+	before := make([]uint64, len(keys))
+	for i, k := range keys {
+		if before[i], err = rpc.balance(ctx, txview.PublicKey(k)); err != nil {
+			return 1, err
+		}
+	}
+	bh, err := rpc.latestBlockhash(ctx)
+	if err != nil {
+		return 1, err
+	}
+	n := int(f.rate * f.duration.Seconds())
+	fmt.Fprintf(env.stderr, "signing %d transactions over %d accounts...\n", n, len(keys))
+	load, err := loadgen.Build(loadgen.Config{Keys: keys, Blockhash: bh, Count: n, Contention: f.contention,
+		InvalidFraction: f.invalid, BatchSize: f.batchSize, RandSeed: uint64(time.Now().UnixNano())})
+	if err != nil {
+		return 1, err
+	}
+	// The valid transactions are the ones to confirm.
+	var valid []int
+	for i, k := range load.Kinds {
+		if k == loadgen.Valid {
+			valid = append(valid, i)
+		}
+	}
+	sigs := make([][64]byte, len(valid))
+	for j, i := range valid {
+		sigs[j] = [64]byte(load.Txs[i][1:65])
+	}
+
+	// Confirmations are polled while sending, for the live lines.
+	var sentCount atomicInt
+	confirmed := make([]*sigStatus, len(valid))
+	confirmedCount := 0
+	poll := func() error {
+		upTo := 0
+		for upTo < len(valid) && valid[upTo] < sentCount.Load() {
+			upTo++
+		}
+		var pending []int
+		for j := 0; j < upTo; j++ {
+			if confirmed[j] == nil {
+				pending = append(pending, j)
+			}
+		}
+		ps := make([][64]byte, len(pending))
+		for k, j := range pending {
+			ps[k] = sigs[j]
+		}
+		sts, err := rpc.statuses(ctx, ps)
+		if err != nil {
+			return err
+		}
+		for k, st := range sts {
+			if st != nil {
+				confirmed[pending[k]] = st
+				confirmedCount++
+			}
+		}
+		return nil
+	}
+	done := make(chan loadgen.SendResult, 1)
+	start := time.Now()
+	go func() {
+		res, err := load.Send(loadgen.SendConfig{Target: target, Rate: f.rate, Duration: f.duration, BatchSize: f.batchSize,
+			Progress: func(sent int) { sentCount.Store(sent) }})
+		if err != nil {
+			fmt.Fprintf(env.stderr, "tpu gen: send: %v\n", err)
+		}
+		sentCount.Store(res.Sent)
+		done <- res
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var res loadgen.SendResult
+	prevSent, prevConfirmed := 0, 0
+	sending := true
+	var settleBy time.Time
+	for {
+		select {
+		case res = <-done:
+			sending = false
+			settleBy = time.Now().Add(f.settle)
+			continue
+		case <-tick.C:
+		}
+		if err := poll(); err != nil {
+			return 1, err
+		}
+		s := sentCount.Load()
+		fmt.Fprintf(env.stderr, "%5.1fs sent %d (%d/s) confirmed %d (%d/s)\n", time.Since(start).Seconds(), s, s-prevSent, confirmedCount, confirmedCount-prevConfirmed)
+		prevSent, prevConfirmed = s, confirmedCount
+		if !sending && (confirmedCount == countSent(valid, res.Sent) || time.Now().After(settleBy)) {
+			break
+		}
+	}
+	elapsed := time.Since(start)
+
+	// Balances: each confirmed transfer moved its amount; each confirmed
+	// transaction charged its fee.
+	want := map[[32]byte]int64{}
+	failed := 0
+	for j, st := range confirmed {
+		if st == nil {
+			continue
+		}
+		tx := load.Txs[valid[j]]
+		v, err := txview.Parse(tx)
+		if err != nil {
+			return 1, err
+		}
+		cb, _ := v.ComputeBudget()
+		it := v.Instructions()
+		in, _ := it.Next()
+		from, to := *v.StaticKey(int(in.Accounts[0])), *v.StaticKey(int(in.Accounts[1]))
+		want[from] -= int64(banking.FeeOf(v, cb).Total())
+		if string(st.Err) == "null" || len(st.Err) == 0 {
+			want[from] -= int64(load.Amount(valid[j]))
+			want[to] += int64(load.Amount(valid[j]))
+		} else {
+			failed++
+		}
+	}
+	mismatches := 0
+	for i, k := range keys {
+		pub := txview.PublicKey(k)
+		after, err := rpc.balance(ctx, pub)
+		if err != nil {
+			return 1, err
+		}
+		if got := int64(after) - int64(before[i]); got != want[pub] {
+			mismatches++
+			if mismatches <= 5 {
+				fmt.Fprintf(env.stderr, "account %s moved %d lamports, its confirmed transactions account for %d\n", base58.Encode(pub[:]), got, want[pub])
+			}
+		}
+	}
+	sentValid := countSent(valid, res.Sent)
+	fmt.Fprintf(env.stdout, "\n== tpu gen summary ==\nsent %d transactions (%d meant to be valid) in %.1fs: %.0f/s\n", res.Sent, sentValid, res.Elapsed.Seconds(), float64(res.Sent)/res.Elapsed.Seconds())
+	fmt.Fprintf(env.stdout, "confirmed %d of %d valid (%d failed on chain) in %.1fs: %.0f/s\n", confirmedCount, sentValid, failed, elapsed.Seconds(), float64(confirmedCount)/elapsed.Seconds())
+	if mismatches > 0 {
+		return 1, fmt.Errorf("%d of %d balances do not match their confirmed transactions", mismatches, len(keys))
+	}
+	fmt.Fprintf(env.stdout, "balances: all %d accounts moved by exactly their confirmed transfers and fees\n", len(keys))
+	return 0, nil
+}
+
+// countSent returns how many of the valid indexes were sent.
+func countSent(valid []int, sent int) int {
+	n := 0
+	for n < len(valid) && valid[n] < sent {
+		n++
+	}
+	return n
+}
+
+// genKeys returns the accounts to use: derived from the genesis seed, or
+// fresh ones funded by airdrop (and confirmed).
+func genKeys(ctx context.Context, env *cliEnv, rpc *rpcClient, f genFlags) ([]ed25519.PrivateKey, error) {
+	keys := make([]ed25519.PrivateKey, f.accounts)
+	if !f.airdrop {
+		for i := range keys {
+			keys[i] = banking.GenesisKey(f.seed, i)
+		}
+		return keys, nil
+	}
+	fmt.Fprintf(env.stderr, "funding %d fresh accounts by airdrop...\n", f.accounts)
+	var sigs [][64]byte
+	for i := range keys {
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = priv
+		pub := txview.PublicKey(priv)
+		var sig string
+		if err := rpc.call(ctx, "requestAirdrop", &sig, base58.Encode(pub[:]), uint64(100_000_000_000)); err != nil {
+			return nil, err
+		}
+		b, err := base58.Decode(sig)
+		if err != nil || len(b) != 64 {
+			return nil, fmt.Errorf("requestAirdrop: bad signature %q", sig)
+		}
+		sigs = append(sigs, [64]byte(b))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sts, err := rpc.statuses(ctx, sigs)
+		if err != nil {
+			return nil, err
+		}
+		ok := 0
+		for _, st := range sts {
+			if st != nil && string(st.Err) == "null" {
+				ok++
+			}
+		}
+		if ok == len(sigs) {
+			return keys, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%d of %d airdrops confirmed after 30s", ok, len(sigs))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// atomicInt is an int shared with the sender's progress callback.
+type atomicInt struct{ v atomic.Int64 }
+
+func (a *atomicInt) Load() int   { return int(a.v.Load()) }
+func (a *atomicInt) Store(n int) { a.v.Store(int64(n)) }

@@ -1,0 +1,531 @@
+package rpc
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mr-tron/base58"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+type handler func(s *Server, params []json.RawMessage) (any, *Error)
+
+var methods map[string]handler
+
+func init() {
+	methods = map[string]handler{
+		"getHealth":                         getHealth,
+		"getVersion":                        getVersion,
+		"getSlot":                           getSlot,
+		"getBlockHeight":                    getSlot,
+		"getLatestBlockhash":                getLatestBlockhash,
+		"isBlockhashValid":                  isBlockhashValid,
+		"getBalance":                        getBalance,
+		"getAccountInfo":                    getAccountInfo,
+		"getMultipleAccounts":               getMultipleAccounts,
+		"getSignatureStatuses":              getSignatureStatuses,
+		"getTransactionCount":               getTransactionCount,
+		"getFeeForMessage":                  getFeeForMessage,
+		"getMinimumBalanceForRentExemption": getMinimumBalanceForRentExemption,
+		"sendTransaction":                   sendTransaction,
+		"requestAirdrop":                    requestAirdrop,
+	}
+}
+
+// apiVersion is reported in every context object.
+const apiVersion = "2.2.0"
+
+type rpcContext struct {
+	APIVersion string `json:"apiVersion"`
+	Slot       uint64 `json:"slot"`
+}
+
+type withContext struct {
+	Context rpcContext `json:"context"`
+	Value   any        `json:"value"`
+}
+
+func (s *Server) ctx() rpcContext {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return rpcContext{APIVersion: apiVersion, Slot: s.slot}
+}
+
+// config is the options object that follows the positional parameters.
+type config struct {
+	Commitment               string  `json:"commitment"`
+	Encoding                 string  `json:"encoding"`
+	SearchTransactionHistory bool    `json:"searchTransactionHistory"`
+	MinContextSlot           *uint64 `json:"minContextSlot"`
+	SkipPreflight            bool    `json:"skipPreflight"`
+	PreflightCommitment      string  `json:"preflightCommitment"`
+	MaxRetries               *uint64 `json:"maxRetries"`
+}
+
+// parseConfig reads params[i] as the options object, if present.
+func (s *Server) parseConfig(params []json.RawMessage, i int) (config, *Error) {
+	var c config
+	if i >= len(params) || string(params[i]) == "null" {
+		return c, nil
+	}
+	if err := json.Unmarshal(params[i], &c); err != nil {
+		return c, invalidParams("Invalid params: %v", err)
+	}
+	for _, cm := range []string{c.Commitment, c.PreflightCommitment} {
+		switch cm {
+		case "", "processed", "confirmed", "finalized":
+		default:
+			return c, invalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", cm)
+		}
+	}
+	if c.MinContextSlot != nil && *c.MinContextSlot > s.ctx().Slot {
+		return c, &Error{Code: -32016, Message: "Minimum context slot has not been reached"}
+	}
+	return c, nil
+}
+
+func wantParams(params []json.RawMessage, min, max int) *Error {
+	if len(params) < min {
+		return invalidParams("Invalid params: expected at least %d parameter(s)", min)
+	}
+	if len(params) > max {
+		return invalidParams("Invalid params: expected at most %d parameter(s)", max)
+	}
+	return nil
+}
+
+func parseString(raw json.RawMessage) (string, *Error) {
+	var str string
+	if err := json.Unmarshal(raw, &str); err != nil {
+		return "", invalidParams("Invalid params: invalid type: %s, expected a string", raw)
+	}
+	return str, nil
+}
+
+func parsePubkey(raw json.RawMessage) (banking.Pubkey, *Error) {
+	str, e := parseString(raw)
+	if e != nil {
+		return banking.Pubkey{}, e
+	}
+	b, err := base58.Decode(str)
+	if err != nil {
+		return banking.Pubkey{}, invalidParams("Invalid param: Invalid")
+	}
+	if len(b) != 32 {
+		return banking.Pubkey{}, invalidParams("Invalid param: WrongSize")
+	}
+	return banking.Pubkey(b), nil
+}
+
+func parseSignature(str string) ([64]byte, *Error) {
+	b, err := base58.Decode(str)
+	if err != nil || len(b) != 64 {
+		return [64]byte{}, invalidParams("Invalid param: Invalid")
+	}
+	return [64]byte(b), nil
+}
+
+func getHealth(s *Server, params []json.RawMessage) (any, *Error) { return "ok", nil }
+
+func getVersion(s *Server, params []json.RawMessage) (any, *Error) {
+	return map[string]any{"solana-core": s.cfg.Version, "feature-set": 0}, nil
+}
+
+func getSlot(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 0, 1); e != nil {
+		return nil, e
+	}
+	if _, e := s.parseConfig(params, 0); e != nil {
+		return nil, e
+	}
+	return s.ctx().Slot, nil
+}
+
+func getTransactionCount(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 0, 1); e != nil {
+		return nil, e
+	}
+	if _, e := s.parseConfig(params, 0); e != nil {
+		return nil, e
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.txCount, nil
+}
+
+func getLatestBlockhash(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 0, 1); e != nil {
+		return nil, e
+	}
+	if _, e := s.parseConfig(params, 0); e != nil {
+		return nil, e
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	last := s.hashes[len(s.hashes)-1]
+	return withContext{
+		Context: rpcContext{APIVersion: apiVersion, Slot: s.slot},
+		Value: map[string]any{
+			"blockhash":            base58.Encode(last.Blockhash[:]),
+			"lastValidBlockHeight": last.Slot + banking.MaxProcessingAge,
+		},
+	}, nil
+}
+
+func isBlockhashValid(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	h, e := parsePubkey(params[0])
+	if e != nil {
+		return nil, e
+	}
+	if _, e := s.parseConfig(params, 1); e != nil {
+		return nil, e
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.hashSlot[h]
+	return withContext{Context: rpcContext{APIVersion: apiVersion, Slot: s.slot}, Value: ok}, nil
+}
+
+func getBalance(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	k, e := parsePubkey(params[0])
+	if e != nil {
+		return nil, e
+	}
+	if _, e := s.parseConfig(params, 1); e != nil {
+		return nil, e
+	}
+	ctx := s.ctx()
+	a, _, err := s.cfg.Bank.CommittedAccount(k)
+	if err != nil {
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
+	return withContext{Context: ctx, Value: a.Lamports}, nil
+}
+
+// accountJSON is an account as Solana renders it.
+type accountJSON struct {
+	Data       [2]string `json:"data"`
+	Executable bool      `json:"executable"`
+	Lamports   uint64    `json:"lamports"`
+	Owner      string    `json:"owner"`
+	RentEpoch  uint64    `json:"rentEpoch"`
+	Space      int       `json:"space"`
+}
+
+func encodeAccount(a banking.Account, ok bool, encoding string) (any, *Error) {
+	if !ok {
+		return nil, nil
+	}
+	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
+	switch encoding {
+	case "base64", "jsonParsed":
+		// jsonParsed falls back to base64 for data no parser knows, as
+		// Solana does.
+		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
+	case "", "base58", "binary":
+		if len(a.Data) > 128 {
+			return nil, invalidParams("Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.")
+		}
+		out.Data = [2]string{base58.Encode(a.Data), "base58"}
+	default:
+		return nil, invalidParams("Invalid params: unsupported encoding %q (base58, base64)", encoding)
+	}
+	return out, nil
+}
+
+func getAccountInfo(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	k, e := parsePubkey(params[0])
+	if e != nil {
+		return nil, e
+	}
+	c, e := s.parseConfig(params, 1)
+	if e != nil {
+		return nil, e
+	}
+	ctx := s.ctx()
+	a, ok, err := s.cfg.Bank.CommittedAccount(k)
+	if err != nil {
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
+	v, e := encodeAccount(a, ok, c.Encoding)
+	if e != nil {
+		return nil, e
+	}
+	return withContext{Context: ctx, Value: v}, nil
+}
+
+func getMultipleAccounts(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	var keys []json.RawMessage
+	if err := json.Unmarshal(params[0], &keys); err != nil {
+		return nil, invalidParams("Invalid params: invalid type: %s, expected a sequence", params[0])
+	}
+	if len(keys) > 100 {
+		return nil, invalidParams("Too many inputs provided; max 100")
+	}
+	c, e := s.parseConfig(params, 1)
+	if e != nil {
+		return nil, e
+	}
+	ctx := s.ctx()
+	out := make([]any, len(keys))
+	for i, raw := range keys {
+		k, e := parsePubkey(raw)
+		if e != nil {
+			return nil, e
+		}
+		a, ok, err := s.cfg.Bank.CommittedAccount(k)
+		if err != nil {
+			return nil, &Error{Code: codeInternal, Message: err.Error()}
+		}
+		if out[i], e = encodeAccount(a, ok, c.Encoding); e != nil {
+			return nil, e
+		}
+	}
+	return withContext{Context: ctx, Value: out}, nil
+}
+
+// statusJSON is a signature status as Solana renders it.
+type statusJSON struct {
+	Slot               uint64          `json:"slot"`
+	Confirmations      *uint64         `json:"confirmations"`
+	Err                banking.TxError `json:"err"`
+	Status             map[string]any  `json:"status"`
+	ConfirmationStatus string          `json:"confirmationStatus"`
+}
+
+func statusOf(st banking.Status) statusJSON {
+	out := statusJSON{Slot: st.Slot, Err: st.Err, ConfirmationStatus: "finalized"}
+	if st.Err.IsErr() {
+		out.Status = map[string]any{"Err": st.Err}
+	} else {
+		out.Status = map[string]any{"Ok": nil}
+	}
+	return out
+}
+
+func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	var sigs []string
+	if err := json.Unmarshal(params[0], &sigs); err != nil {
+		return nil, invalidParams("Invalid params: invalid type: %s, expected a sequence of strings", params[0])
+	}
+	if len(sigs) > 256 {
+		return nil, invalidParams("Too many inputs provided; max 256")
+	}
+	c, e := s.parseConfig(params, 1)
+	if e != nil {
+		return nil, e
+	}
+	ctx := s.ctx()
+	out := make([]any, len(sigs))
+	for i, str := range sigs {
+		sig, e := parseSignature(str)
+		if e != nil {
+			return nil, e
+		}
+		s.mu.RLock()
+		st, ok := s.recent[sig]
+		s.mu.RUnlock()
+		if !ok && c.SearchTransactionHistory {
+			var err error
+			if st, ok, err = s.cfg.Bank.StatusOf(&sig, 0); err != nil {
+				return nil, &Error{Code: codeInternal, Message: err.Error()}
+			}
+		}
+		if ok {
+			out[i] = statusOf(st)
+		}
+	}
+	return withContext{Context: ctx, Value: out}, nil
+}
+
+func getFeeForMessage(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	str, e := parseString(params[0])
+	if e != nil {
+		return nil, e
+	}
+	if _, e := s.parseConfig(params, 1); e != nil {
+		return nil, e
+	}
+	msg, err := base64.StdEncoding.DecodeString(str)
+	if err != nil {
+		return nil, invalidParams("invalid base64 encoding: %v", err)
+	}
+	v, e := parseMessage(msg)
+	if e != nil {
+		return nil, e
+	}
+	ctx := s.ctx()
+	s.mu.RLock()
+	_, valid := s.hashSlot[*v.RecentBlockhash()]
+	s.mu.RUnlock()
+	if !valid {
+		return withContext{Context: ctx, Value: nil}, nil
+	}
+	cb, err := v.ComputeBudget()
+	if err != nil {
+		return withContext{Context: ctx, Value: nil}, nil
+	}
+	return withContext{Context: ctx, Value: banking.FeeOf(v, cb).Total()}, nil
+}
+
+// parseMessage frames a bare message by giving it empty signatures.
+func parseMessage(msg []byte) (txview.View, *Error) {
+	if len(msg) == 0 {
+		return txview.View{}, invalidParams("invalid message: empty")
+	}
+	n := int(msg[0])
+	if msg[0]&0x80 != 0 && len(msg) > 1 {
+		n = int(msg[1])
+	}
+	if n == 0 || n > txview.MaxSignatures {
+		return txview.View{}, invalidParams("invalid message: %d required signatures", n)
+	}
+	tx := append(append([]byte{byte(n)}, make([]byte, n*txview.SignatureSize)...), msg...)
+	v, err := txview.Parse(tx)
+	if err != nil {
+		return txview.View{}, invalidParams("invalid message: %v", err)
+	}
+	return v, nil
+}
+
+func getMinimumBalanceForRentExemption(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	var n int
+	if err := json.Unmarshal(params[0], &n); err != nil || n < 0 {
+		return nil, invalidParams("Invalid params: invalid type: %s, expected usize", params[0])
+	}
+	if n > 10<<20 {
+		return nil, invalidParams("Invalid params: data length %d exceeds the 10 MiB account limit", n)
+	}
+	if _, e := s.parseConfig(params, 1); e != nil {
+		return nil, e
+	}
+	return banking.RentExemptMinimum(n), nil
+}
+
+// maxEncoded is the longest encoded transaction Solana accepts: base64 of
+// 1232 bytes is 1644 characters, base58 at most 1683.
+const (
+	maxBase64 = 1644
+	maxBase58 = 1683
+)
+
+func sendTransaction(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	str, e := parseString(params[0])
+	if e != nil {
+		return nil, e
+	}
+	c, e := s.parseConfig(params, 1)
+	if e != nil {
+		return nil, e
+	}
+	var raw []byte
+	var err error
+	switch c.Encoding {
+	case "", "base58":
+		if len(str) > maxBase58 {
+			return nil, invalidParams("base58 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase58, packet.Size)
+		}
+		if raw, err = base58.Decode(str); err != nil {
+			return nil, invalidParams("invalid base58 encoding: %v", err)
+		}
+	case "base64":
+		if len(str) > maxBase64 {
+			return nil, invalidParams("base64 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase64, packet.Size)
+		}
+		if raw, err = base64.StdEncoding.DecodeString(str); err != nil {
+			return nil, invalidParams("invalid base64 encoding: %v", err)
+		}
+	default:
+		return nil, invalidParams("unsupported encoding: %s. Supported encodings: base58, base64", c.Encoding)
+	}
+	if len(raw) > packet.Size {
+		return nil, invalidParams("decoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: %d bytes)", len(raw), packet.Size)
+	}
+	v, err := txview.Parse(raw)
+	if err != nil {
+		if txview.IsSanitize(err) {
+			return nil, invalidParams("invalid transaction: %v", err)
+		}
+		return nil, invalidParams("failed to deserialize solana_transaction::versioned::VersionedTransaction: %v", err)
+	}
+	if err := s.send(raw); err != nil {
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
+	return base58.Encode(v.Signature(0)[:]), nil
+}
+
+// send hands a transaction to fetch over UDP.
+func (s *Server) send(tx []byte) error {
+	_, err := s.udp.WriteToUDPAddrPort(tx, s.cfg.TPU)
+	return err
+}
+
+// maxAirdrop caps one airdrop (10M SOL).
+const maxAirdrop = 10_000_000 * 1_000_000_000
+
+func requestAirdrop(s *Server, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 2, 3); e != nil {
+		return nil, e
+	}
+	to, e := parsePubkey(params[0])
+	if e != nil {
+		return nil, e
+	}
+	var lamports uint64
+	if err := json.Unmarshal(params[1], &lamports); err != nil {
+		return nil, invalidParams("Invalid params: invalid type: %s, expected u64", params[1])
+	}
+	if lamports == 0 || lamports > maxAirdrop {
+		return nil, invalidParams("airdrop of %d lamports: want 1 to %d", lamports, uint64(maxAirdrop))
+	}
+	if _, e := s.parseConfig(params, 2); e != nil {
+		return nil, e
+	}
+	faucet := banking.FaucetKey(s.cfg.Seed)
+	s.mu.Lock()
+	bh := s.hashes[len(s.hashes)-1].Blockhash
+	s.airdrops++ // distinct amounts keep two equal requests distinct transactions
+	nonce := s.airdrops
+	s.mu.Unlock()
+	from := txview.PublicKey(faucet)
+	m := txview.Message{Payer: from, Blockhash: bh, Instructions: []txview.Ix{
+		txview.Transfer(from, to, lamports),
+		txview.Memo([]byte(fmt.Sprintf("tpu airdrop %d", nonce))),
+	}}
+	tx, err := m.Sign(faucet)
+	if err != nil {
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
+	if err := s.send(tx); err != nil {
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
+	return base58.Encode(tx[1:65]), nil
+}

@@ -1,0 +1,313 @@
+package rpc_test
+
+import (
+	"bytes"
+	"context"
+	b64 "encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	solana "github.com/gagliardetto/solana-go"
+	solrpc "github.com/gagliardetto/solana-go/rpc"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/stages/rpc"
+	"github.com/tpugo/tpu/stages/sigverify"
+)
+
+const seed = "rpc-test"
+
+// node is a pipeline with its RPC server, on free loopback ports: what
+// tpu run --no-gen serves.
+type node struct {
+	g   *stages.Graph
+	srv *rpc.Server
+	c   *solrpc.Client
+}
+
+func startNode(t *testing.T) *node {
+	t.Helper()
+	g, err := stages.Start(stages.Config{
+		Fetch:     stages.FetchConfig{Addr: "127.0.0.1:0"},
+		Sigverify: stages.SigverifyConfig{Dedup: sigverifyDedup()},
+		Banking: stages.BankingConfig{
+			Bank:     banking.Config{Dir: t.TempDir(), Genesis: banking.GenesisConfig{Seed: seed, Accounts: 8}},
+			SlotTime: 50 * time.Millisecond,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
+	if err != nil {
+		g.Stop(context.Background())
+		t.Fatal(err)
+	}
+	n := &node{g: g, srv: srv, c: solrpc.New(srv.URL())}
+	t.Cleanup(func() {
+		srv.Close()
+		g.Stop(context.Background())
+	})
+	return n
+}
+
+// confirm waits until sig has a status.
+func (n *node) confirm(t *testing.T, sig solana.Signature) *solrpc.SignatureStatusesResult {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := n.c.GetSignatureStatuses(context.Background(), false, sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := res.Value[0]; st != nil {
+			return st
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s not confirmed within 10s", sig)
+	return nil
+}
+
+func (n *node) balance(t *testing.T, k solana.PublicKey) uint64 {
+	t.Helper()
+	res, err := n.c.GetBalance(context.Background(), k, solrpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Value
+}
+
+func transfer(t *testing.T, n *node, from solana.PrivateKey, to solana.PublicKey, lamports uint64) *solana.Transaction {
+	t.Helper()
+	bh, err := n.c.GetLatestBlockhash(context.Background(), solrpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := solana.NewInstruction(solana.SystemProgramID, solana.AccountMetaSlice{
+		solana.NewAccountMeta(from.PublicKey(), true, true),
+		solana.NewAccountMeta(to, true, false),
+	}, transferData(lamports))
+	tx, err := solana.NewTransaction([]solana.Instruction{ix}, bh.Value.Blockhash, solana.TransactionPayer(from.PublicKey()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Sign(func(k solana.PublicKey) *solana.PrivateKey {
+		if k == from.PublicKey() {
+			return &from
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+func transferData(lamports uint64) []byte {
+	d := []byte{2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	for i := 0; i < 8; i++ {
+		d[4+i] = byte(lamports >> (8 * i))
+	}
+	return d
+}
+
+func TestAirdropAndTransfer(t *testing.T) {
+	n := startNode(t)
+	ctx := context.Background()
+	if h, err := n.c.GetHealth(ctx); err != nil || h != "ok" {
+		t.Fatalf("health %q %v", h, err)
+	}
+	alice, bob := solana.NewWallet().PrivateKey, solana.NewWallet().PrivateKey
+	sig, err := n.c.RequestAirdrop(ctx, alice.PublicKey(), 5_000_000_000, solrpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := n.confirm(t, sig); st.Err != nil || st.ConfirmationStatus != solrpc.ConfirmationStatusFinalized {
+		t.Fatalf("airdrop status %+v", st)
+	}
+	if got := n.balance(t, alice.PublicKey()); got != 5_000_000_000 {
+		t.Fatalf("alice has %d after the airdrop", got)
+	}
+
+	tx := transfer(t, n, alice, bob.PublicKey(), 1_234_567)
+	sig2, err := n.c.SendTransactionWithOpts(ctx, tx, solrpc.TransactionOpts{SkipPreflight: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sig2 != tx.Signatures[0] {
+		t.Fatal("sendTransaction did not return the first signature")
+	}
+	if st := n.confirm(t, sig2); st.Err != nil {
+		t.Fatalf("transfer failed: %+v", st.Err)
+	}
+	if got := n.balance(t, alice.PublicKey()); got != 5_000_000_000-1_234_567-5000 {
+		t.Fatalf("alice has %d", got)
+	}
+	if got := n.balance(t, bob.PublicKey()); got != 1_234_567 {
+		t.Fatalf("bob has %d", got)
+	}
+
+	// Sent twice: processed once.
+	tx2 := transfer(t, n, alice, bob.PublicKey(), 1_000_000)
+	for i := 0; i < 2; i++ {
+		if _, err := n.c.SendTransactionWithOpts(ctx, tx2, solrpc.TransactionOpts{SkipPreflight: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.confirm(t, tx2.Signatures[0])
+	time.Sleep(200 * time.Millisecond)
+	if got := n.balance(t, bob.PublicKey()); got != 2_234_567 {
+		t.Fatalf("bob has %d after a duplicate send", got)
+	}
+
+	// A bad signature is never confirmed, and is counted.
+	bad := transfer(t, n, alice, bob.PublicKey(), 1)
+	bad.Signatures[0][3] ^= 1
+	if _, err := n.c.SendTransactionWithOpts(ctx, bad, solrpc.TransactionOpts{SkipPreflight: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, err := n.g.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Outcomes[packet.OutcomeBadSignature] == 1 {
+			if s.Outcomes[packet.OutcomeDuplicate]+s.Outcomes[packet.OutcomeAlreadyProcessed] != 1 {
+				t.Fatalf("the duplicate send was not discarded as a duplicate: %v", s.Outcomes)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bad signature not counted: %v", s.Outcomes)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := n.c.GetSignatureStatuses(ctx, true, bad.Signatures[0])
+	if err != nil || res.Value[0] != nil {
+		t.Fatalf("bad signature has a status: %v %v", res, err)
+	}
+
+	// Unknown signature: null.
+	var unknown solana.Signature
+	unknown[0] = 9
+	res, err = n.c.GetSignatureStatuses(ctx, true, unknown)
+	if err != nil || len(res.Value) != 1 || res.Value[0] != nil {
+		t.Fatalf("unknown signature: %v %v", res, err)
+	}
+
+	// Account info in both encodings, and the other reads.
+	for _, enc := range []solana.EncodingType{solana.EncodingBase64, solana.EncodingBase58} {
+		info, err := n.c.GetAccountInfoWithOpts(ctx, bob.PublicKey(), &solrpc.GetAccountInfoOpts{Encoding: enc})
+		if err != nil || info.Value.Lamports != 2_234_567 || !info.Value.Owner.Equals(solana.SystemProgramID) {
+			t.Fatalf("getAccountInfo %s: %+v %v", enc, info, err)
+		}
+	}
+	if _, err := n.c.GetAccountInfo(ctx, solana.NewWallet().PublicKey()); err != solrpc.ErrNotFound {
+		t.Fatalf("missing account: %v", err)
+	}
+	multi, err := n.c.GetMultipleAccounts(ctx, alice.PublicKey(), bob.PublicKey(), solana.NewWallet().PublicKey())
+	if err != nil || len(multi.Value) != 3 || multi.Value[2] != nil || multi.Value[1].Lamports != 2_234_567 {
+		t.Fatalf("getMultipleAccounts: %+v %v", multi, err)
+	}
+	if slot, err := n.c.GetSlot(ctx, solrpc.CommitmentFinalized); err != nil || slot == 0 {
+		t.Fatalf("slot %d %v", slot, err)
+	}
+	if min, err := n.c.GetMinimumBalanceForRentExemption(ctx, 0, solrpc.CommitmentFinalized); err != nil || min != 890_880 {
+		t.Fatalf("rent %d %v", min, err)
+	}
+	if c, err := n.c.GetTransactionCount(ctx, solrpc.CommitmentFinalized); err != nil || c != 3 {
+		t.Fatalf("transaction count %d %v (want 3: airdrop and two transfers)", c, err)
+	}
+	fee, err := n.c.GetFeeForMessage(ctx, mustMessage(t, transfer(t, n, alice, bob.PublicKey(), 1)), solrpc.CommitmentFinalized)
+	if err != nil || fee.Value == nil || *fee.Value != 5000 {
+		t.Fatalf("fee %+v %v", fee, err)
+	}
+	bh, _ := n.c.GetLatestBlockhash(ctx, solrpc.CommitmentFinalized)
+	if ok, err := n.c.IsBlockhashValid(ctx, bh.Value.Blockhash, solrpc.CommitmentFinalized); err != nil || !ok.Value {
+		t.Fatalf("isBlockhashValid %v %v", ok, err)
+	}
+}
+
+func mustMessage(t *testing.T, tx *solana.Transaction) string {
+	b, err := tx.Message.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64(b)
+}
+
+// TestErrors sends what a client should not: each gets the JSON-RPC error
+// a Solana node gives, never a 500.
+func TestErrors(t *testing.T) {
+	n := startNode(t)
+	url := n.srv.URL()
+	for _, c := range []struct {
+		name, body string
+		code       int
+	}{
+		{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, -32700},
+		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"getBlockTime","params":[1]}`, -32601},
+		{"not JSON-RPC 2.0", `{"id":1,"method":"getSlot"}`, -32600},
+		{"wrong parameter type", `{"jsonrpc":"2.0","id":1,"method":"getBalance","params":[42]}`, -32602},
+		{"bad pubkey", `{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["notbase58!"]}`, -32602},
+		{"short pubkey", `{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["abc"]}`, -32602},
+		{"bad commitment", `{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"soon"}]}`, -32602},
+		{"undecodable transaction", `{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["AAAA",{"encoding":"base64"}]}`, -32602},
+		{"not base64", `{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["***",{"encoding":"base64"}]}`, -32602},
+		{"transaction too large", `{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["` + strings.Repeat("A", 2000) + `",{"encoding":"base64"}]}`, -32602},
+		{"too many signatures", `{"jsonrpc":"2.0","id":1,"method":"getSignatureStatuses","params":[[` + strings.Repeat(`"x",`, 256) + `"x"]]}`, -32602},
+		{"missing params", `{"jsonrpc":"2.0","id":1,"method":"getBalance"}`, -32602},
+		{"zero airdrop", `{"jsonrpc":"2.0","id":1,"method":"requestAirdrop","params":["11111111111111111111111111111111",0]}`, -32602},
+	} {
+		resp, err := http.Post(url, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			t.Errorf("%s: HTTP %d", c.name, resp.StatusCode)
+		}
+		var r struct {
+			Error *rpc.Error `json:"error"`
+		}
+		if err := json.Unmarshal(body, &r); err != nil || r.Error == nil || r.Error.Code != c.code {
+			t.Errorf("%s: %s, want error %d", c.name, body, c.code)
+		}
+	}
+	// An oversize body is refused before it is read in full.
+	resp, err := http.Post(url, "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), 100<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversize body: HTTP %d", resp.StatusCode)
+	}
+	// A batch gets one answer per request.
+	resp, err = http.Post(url, "application/json", strings.NewReader(`[{"jsonrpc":"2.0","id":1,"method":"getHealth"},{"jsonrpc":"2.0","id":2,"method":"nope"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []struct {
+		ID     int        `json:"id"`
+		Result string     `json:"result"`
+		Error  *rpc.Error `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&batch)
+	resp.Body.Close()
+	if len(batch) != 2 || batch[0].Result != "ok" || batch[1].Error == nil || batch[1].Error.Code != -32601 {
+		t.Errorf("batch: %+v", batch)
+	}
+}
+
+func base64(b []byte) string { return b64.StdEncoding.EncodeToString(b) }
+
+func sigverifyDedup() sigverify.DedupConfig { return sigverify.DedupConfig{Bits: 1 << 20} }
