@@ -26,7 +26,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/tpugo/tpu/banking"
 )
 
