@@ -299,6 +299,34 @@ func (b *Bank) StatusOf(sig *[64]byte, maxSlots uint64) (Status, bool, error) {
 	return Status{}, false, nil
 }
 
+// StatusesOf looks many signatures up at once, reading committed slots
+// newest first from slot from down to slot through (inclusive), and
+// stops early once all are found. It returns the statuses found, by
+// signature. It is safe for concurrent use.
+func (b *Bank) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]Status, error) {
+	want := make(map[[64]byte]bool, len(sigs))
+	for _, s := range sigs {
+		want[s] = true
+	}
+	found := map[[64]byte]Status{}
+	for s := from; s >= through && s > 0 && len(found) < len(want); s-- {
+		v, err := b.store.get(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, s))
+		if err != nil {
+			return found, err
+		}
+		err = eachStatus(v, func(x *[64]byte, st Status, _ Pubkey) error {
+			if want[*x] {
+				found[*x] = st
+			}
+			return nil
+		})
+		if err != nil {
+			return found, err
+		}
+	}
+	return found, nil
+}
+
 func foundOr(s *Status) *Status {
 	if s == nil {
 		return &Status{}

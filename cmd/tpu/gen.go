@@ -133,8 +133,9 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		for upTo < len(valid) && valid[upTo] < sentCount.Load() {
 			upTo++
 		}
+		// The oldest unconfirmed first, at most 25,600 a poll (100 calls).
 		var pending []int
-		for j := 0; j < upTo; j++ {
+		for j := 0; j < upTo && len(pending) < 25_600; j++ {
 			if confirmed[j] == nil {
 				pending = append(pending, j)
 			}
@@ -143,7 +144,7 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		for k, j := range pending {
 			ps[k] = sigs[j]
 		}
-		sts, err := rpc.statuses(ctx, ps)
+		sts, err := rpc.statuses(ctx, ps, false)
 		if err != nil {
 			return err
 		}
@@ -281,7 +282,7 @@ func genKeys(ctx context.Context, env *cliEnv, rpc *rpcClient, f genFlags) ([]ed
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		sts, err := rpc.statuses(ctx, sigs)
+		sts, err := rpc.statuses(ctx, sigs, false)
 		if err != nil {
 			return nil, err
 		}

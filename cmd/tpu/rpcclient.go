@@ -92,8 +92,10 @@ type sigStatus struct {
 	Err  json.RawMessage `json:"err"`
 }
 
-// statuses returns the statuses of sigs (nil where unknown), 256 per call.
-func (c *rpcClient) statuses(ctx context.Context, sigs [][64]byte) ([]*sigStatus, error) {
+// statuses returns the statuses of sigs (nil where unknown), 256 per call,
+// from the recent window unless history is set (a history search reads
+// every older slot).
+func (c *rpcClient) statuses(ctx context.Context, sigs [][64]byte, history bool) ([]*sigStatus, error) {
 	out := make([]*sigStatus, 0, len(sigs))
 	for i := 0; i < len(sigs); i += 256 {
 		chunk := sigs[i:min(i+256, len(sigs))]
@@ -104,7 +106,7 @@ func (c *rpcClient) statuses(ctx context.Context, sigs [][64]byte) ([]*sigStatus
 		var r struct {
 			Value []*sigStatus `json:"value"`
 		}
-		if err := c.call(ctx, "getSignatureStatuses", &r, strs, map[string]any{"searchTransactionHistory": true}); err != nil {
+		if err := c.call(ctx, "getSignatureStatuses", &r, strs, map[string]any{"searchTransactionHistory": history}); err != nil {
 			return nil, err
 		}
 		out = append(out, r.Value...)

@@ -336,22 +336,34 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 	}
 	ctx := s.ctx()
 	out := make([]any, len(sigs))
+	parsed := make([][64]byte, len(sigs))
+	var missing [][64]byte
+	s.mu.RLock()
+	oldest := s.hashes[0].Slot // the in-memory index covers the window
 	for i, str := range sigs {
 		sig, e := parseSignature(str)
 		if e != nil {
+			s.mu.RUnlock()
 			return nil, e
 		}
-		s.mu.RLock()
-		st, ok := s.recent[sig]
-		s.mu.RUnlock()
-		if !ok && c.SearchTransactionHistory {
-			var err error
-			if st, ok, err = s.cfg.Bank.StatusOf(&sig, 0); err != nil {
-				return nil, &Error{Code: codeInternal, Message: err.Error()}
-			}
-		}
-		if ok {
+		parsed[i] = sig
+		if st, ok := s.recent[sig]; ok {
 			out[i] = statusOf(st)
+		} else {
+			missing = append(missing, sig)
+		}
+	}
+	s.mu.RUnlock()
+	if len(missing) > 0 && c.SearchTransactionHistory && oldest > 0 {
+		// One pass over the older slots for all the missing signatures.
+		found, err := s.cfg.Bank.StatusesOf(missing, oldest-1, 1)
+		if err != nil {
+			return nil, &Error{Code: codeInternal, Message: err.Error()}
+		}
+		for i, sig := range parsed {
+			if st, ok := found[sig]; ok && out[i] == nil {
+				out[i] = statusOf(st)
+			}
 		}
 	}
 	return withContext{Context: ctx, Value: out}, nil
