@@ -3,6 +3,7 @@ package stages_test
 import (
 	"bytes"
 	"context"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -267,4 +268,34 @@ func (s *syncBuffer) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Read(p)
+}
+
+// TestOversizeAndSockets: a datagram over 1232 bytes is dropped and
+// counted at fetch, on any of several sockets.
+func TestOversizeAndSockets(t *testing.T) {
+	g := startGraph(t, stages.Config{Fetch: stages.FetchConfig{Sockets: 3}})
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(g.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	load, err := loadgen.Build(loadgen.Config{Seed: seed, Accounts: 64, Blockhash: latestBlockhash(t, g), Count: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tx := range load.Txs {
+		if _, err := conn.Write(tx); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			if _, err := conn.Write(make([]byte, packet.Size+1+i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitSettled(t, g, 33)
+	s := stop(t, g)
+	if s.Outcomes[packet.OutcomeOversize] != 3 || s.Outcomes[packet.OutcomeExecutedOK] != 30 {
+		t.Fatalf("outcomes %v", s.Outcomes)
+	}
 }

@@ -66,6 +66,7 @@ type runFlags struct {
 	reset, noGen                                                          bool
 	rate, invalid, traceSample                                            float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
+	sockets                                                               int
 	blockCostLimit                                                        uint64
 }
 
@@ -74,6 +75,7 @@ func runRun(env *cliEnv, args []string) int {
 	fs.SetOutput(env.stderr)
 	var f runFlags
 	fs.StringVar(&f.addr, "tpu-addr", "127.0.0.1:8003", "UDP address fetch listens on")
+	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
 	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run; 0 until a signal)")
@@ -351,7 +353,7 @@ loop:
 
 func graphConfig(f runFlags) (stages.Config, error) {
 	var cfg stages.Config
-	cfg.Fetch = stages.FetchConfig{Addr: f.addr, TracerEvery: f.tracerEvery}
+	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery}
 	cfg.BatchSize = f.batchSize
 	cfg.Sigverify.Verify.Backend = f.backend
 	var err error
