@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync"
 
 	"github.com/panjf2000/ants/v2"
 
@@ -208,10 +209,51 @@ func (wb *WorkBatch) Worker() int { return wb.thread }
 
 type workerState struct {
 	building *WorkBatch   // being filled (Greedy, PrioGraph)
-	queue    []*WorkBatch // sealed, waiting for the worker
-	running  *WorkBatch
-	cus      uint64 // estimated compute units scheduled and not finished
+	sealed   []*WorkBatch // sealed, not yet handed to the worker's run queue
+	batches  int          // sealed and not completed
+	cus      uint64       // estimated compute units scheduled and not finished
 	txs      int
+	run      *runQueue
+}
+
+// runQueue is a worker's batches, in order: while it is not empty one
+// pool task drains it, running batch after batch without waiting for the
+// scheduler to book the last one. A worker's batches must run in order
+// (its transactions may hold stacked write locks on one account), and
+// only one task per worker ever runs, so they do.
+type runQueue struct {
+	mu      sync.Mutex
+	batches []*WorkBatch // batches[head:] are waiting
+	head    int
+	active  bool // a pool task is draining it
+	s       *Scheduler
+}
+
+// drain runs the queue's batches until it is empty; it is the pool task.
+func (q *runQueue) drain() {
+	for {
+		q.mu.Lock()
+		if q.head == len(q.batches) {
+			clear(q.batches)
+			q.batches, q.head = q.batches[:0], 0 // reuse the array
+			q.active = false
+			q.mu.Unlock()
+			return
+		}
+		wb := q.batches[q.head]
+		q.batches[q.head] = nil
+		q.head++
+		if q.head >= 64 && 2*q.head >= len(q.batches) {
+			// Never empty for long: move the waiting ones to the front
+			// so the array does not grow without end.
+			n := copy(q.batches, q.batches[q.head:])
+			clear(q.batches[n:])
+			q.batches, q.head = q.batches[:n], 0
+		}
+		q.mu.Unlock()
+		wb.run()
+		q.s.done <- wb
+	}
 }
 
 // Stats counts what the scheduler did. Received equals the sum of
@@ -274,15 +316,16 @@ func NewScheduler(cfg SchedulerConfig, bank *Bank) (*Scheduler, error) {
 	s := &Scheduler{
 		cfg:     cfg,
 		bank:    bank,
-		done:    make(chan *WorkBatch, cfg.Workers),
+		done:    make(chan *WorkBatch, cfg.Workers*cfg.MaxQueuedBatches),
 		all:     allThreads(cfg.Workers),
 		workers: make([]workerState, cfg.Workers),
 	}
 	s.stats.Errors = map[string]uint64{}
+	for i := range s.workers {
+		s.workers[i].run = &runQueue{s: s}
+	}
 	pool, err := ants.NewPoolWithFunc(cfg.Workers, func(arg any) {
-		wb := arg.(*WorkBatch)
-		wb.run()
-		wb.s.done <- wb
+		arg.(*runQueue).drain()
 	}, ants.WithPreAlloc(true))
 	if err != nil {
 		return nil, fmt.Errorf("banking: worker pool: %w", err)
@@ -634,11 +677,7 @@ func (s *Scheduler) schedulableThreads() threadSet {
 	var set threadSet
 	for i := range s.workers {
 		w := &s.workers[i]
-		queued := len(w.queue)
-		if w.running != nil {
-			queued++
-		}
-		if queued < s.cfg.MaxQueuedBatches {
+		if w.batches < s.cfg.MaxQueuedBatches {
 			set |= threadSet(1) << i
 		}
 	}
@@ -750,27 +789,33 @@ func (s *Scheduler) block(t *pendingTx) {
 func (s *Scheduler) seal(th int) {
 	w := &s.workers[th]
 	w.building.Sealed = packet.Now()
-	w.queue = append(w.queue, w.building)
+	w.sealed = append(w.sealed, w.building)
 	w.building = nil
+	w.batches++
 	s.inFlight++
 }
 
-// dispatch starts the next queued batch of every idle worker.
+// dispatch hands every worker's sealed batches to its run queue, and
+// starts a pool task to drain the queue if none is running.
 func (s *Scheduler) dispatch() {
 	for i := range s.workers {
 		w := &s.workers[i]
-		if w.running != nil || len(w.queue) == 0 {
+		if len(w.sealed) == 0 {
 			continue
 		}
-		wb := w.queue[0]
-		copy(w.queue, w.queue[1:])
-		w.queue[len(w.queue)-1] = nil
-		w.queue = w.queue[:len(w.queue)-1]
-		w.running = wb
-		if err := s.pool.Invoke(wb); err != nil {
-			// The pool is closed: run it here rather than lose it.
-			wb.run()
-			s.done <- wb
+		q := w.run
+		q.mu.Lock()
+		q.batches = append(q.batches, w.sealed...)
+		start := !q.active
+		q.active = true
+		q.mu.Unlock()
+		clear(w.sealed)
+		w.sealed = w.sealed[:0]
+		if start {
+			if err := s.pool.Invoke(q); err != nil {
+				// The pool is closed: drain it here rather than lose it.
+				q.drain()
+			}
 		}
 	}
 }
@@ -791,7 +836,7 @@ func (wb *WorkBatch) run() {
 // Completions delivers.
 func (s *Scheduler) Complete(wb *WorkBatch) {
 	w := &s.workers[wb.thread]
-	w.running = nil
+	w.batches--
 	w.cus -= wb.cus
 	w.txs -= len(wb.txs)
 	s.inFlight--

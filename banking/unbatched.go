@@ -141,7 +141,7 @@ func (s *Scheduler) scheduleUnbatched() {
 		}
 		th := -1
 		for i := range s.workers {
-			if w := &s.workers[i]; w.running == nil && len(w.queue) == 0 {
+			if w := &s.workers[i]; w.batches == 0 {
 				th = i
 				break
 			}
