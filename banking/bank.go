@@ -390,16 +390,16 @@ func (b *Bank) SlotStatuses(slot uint64) ([]SigStatus, error) {
 }
 
 // TransactionCount returns the transactions executed (ok or failed) in
-// every committed slot, read from the ledger. It is safe for concurrent
-// use, and reads every slot record.
-func (b *Bank) TransactionCount() (uint64, error) {
-	var n uint64
-	err := b.store.scan([]byte{prefixSlot}, func(k, v []byte) error {
+// the committed slots, read from the ledger, and the last slot it
+// counted. It is safe for concurrent use, and reads every slot record.
+func (b *Bank) TransactionCount() (count, through uint64, err error) {
+	err = b.store.scan([]byte{prefixSlot}, func(k, v []byte) error {
 		r, err := decodeSlotRecord(binary.BigEndian.Uint64(k[1:]), v)
-		n += r.Transactions
+		count += r.Transactions
+		through = max(through, r.Slot)
 		return err
 	})
-	return n, err
+	return count, through, err
 }
 
 // SlotRecordOf reads a committed slot's record from the ledger. It is

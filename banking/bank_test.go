@@ -141,6 +141,12 @@ func TestExecution(t *testing.T) {
 		{"memo", signTx(t, bh, gkey(8), []txview.Ix{txview.Memo([]byte("hello"), gpub(8))}), gpub(8), packet.OutcomeExecutedOK, "ok"},
 		{"memo, bad utf-8", signTx(t, bh, gkey(9), []txview.Ix{txview.Memo([]byte{0xff, 0xfe})}), gpub(9), packet.OutcomeExecutedFailed, "InstructionError(0, InvalidInstructionData)"},
 		{"compute limit too low", transferTx(t, bh, gkey(10), gpub(1), 5, txview.SetComputeUnitLimit(100)), gpub(10), packet.OutcomeExecutedFailed, "InstructionError(0, ComputationalBudgetExceeded)"},
+		{"zero lamports to a read-only account", signTx(t, bh, gkey(12), []txview.Ix{{Program: txview.SystemProgram,
+			Accounts: []txview.AccountMeta{{Key: gpub(12), Signer: true, Writable: true}, {Key: gpub(1)}}, Data: transferData(0)}}),
+			gpub(12), packet.OutcomeExecutedFailed, "InstructionError(0, ReadonlyLamportChange)"},
+		{"to an executable account", transferTx(t, bh, gkey(13), txview.MemoProgram, 5), gpub(13), packet.OutcomeExecutedFailed, "InstructionError(0, ExecutableLamportChange)"},
+		{"memo v1 ignores its accounts", signTx(t, bh, gkey(14), []txview.Ix{{Program: txview.MemoV1Program, Accounts: []txview.AccountMeta{{Key: gpub(3)}}, Data: []byte("v1")}}),
+			gpub(14), packet.OutcomeExecutedOK, "ok"},
 		{"all or nothing", signTx(t, bh, gkey(11), []txview.Ix{
 			txview.Transfer(gpub(11), gpub(1), 1000),
 			txview.Transfer(gpub(11), gpub(1), 5_000_000_000_000),
@@ -173,7 +179,7 @@ func TestExecution(t *testing.T) {
 		t.Errorf("new account: %d, want %d", got, big)
 	}
 	// Failed transactions keep only the fee.
-	for _, i := range []int{3, 4, 6, 7, 9, 10, 11} {
+	for _, i := range []int{3, 4, 6, 7, 9, 10, 11, 12, 13} {
 		if got := lamports(b, gpub(i)); got != start-fee {
 			t.Errorf("payer %d: %d, want %d (fee only)", i, got, start-fee)
 		}
@@ -182,7 +188,7 @@ func TestExecution(t *testing.T) {
 	if got := lamports(b, gpub(1)); got != start+777 {
 		t.Errorf("account 1: %d, want %d", got, start+777)
 	}
-	if st.Outcomes[packet.OutcomeExecutedOK] != 3 || st.Outcomes[packet.OutcomeExecutedFailed] != 7 {
+	if st.Outcomes[packet.OutcomeExecutedOK] != 4 || st.Outcomes[packet.OutcomeExecutedFailed] != 9 {
 		t.Errorf("outcomes %v", st.Outcomes)
 	}
 	// Nothing was created or destroyed but the burned half of the fees.
@@ -190,6 +196,15 @@ func TestExecution(t *testing.T) {
 	if got, want := b.Capitalization(), GenesisCapitalization(GenesisConfig{Seed: testSeed, Accounts: 16}); got != want {
 		t.Errorf("capitalization %d, want %d", got, want)
 	}
+}
+
+func transferData(lamports uint64) []byte {
+	d := make([]byte, 12)
+	d[0] = 2
+	for i := 0; i < 8; i++ {
+		d[4+i] = byte(lamports >> (8 * i))
+	}
+	return d
 }
 
 func TestDrops(t *testing.T) {
@@ -312,15 +327,16 @@ func TestEviction(t *testing.T) {
 }
 
 func TestBlockCostLimitWaitsForNextSlot(t *testing.T) {
-	// Each plain transfer costs 20,707: room for two per slot.
-	b := openBank(t, Config{BlockCostLimit: 45_000})
+	// Each lean transfer costs 1,783 estimated and 1,775 used: room for
+	// two per slot.
+	b := openBank(t, Config{BlockCostLimit: 4_000})
 	defer b.Close()
 	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
 	pool, _ := packet.NewPool(packet.Config{})
 	bh := b.LatestBlockhash()
 	var txs [][]byte
 	for i := 0; i < 5; i++ {
-		txs = append(txs, transferTx(t, bh, gkey(i), gpub(10+i), 1))
+		txs = append(txs, transferTx(t, bh, gkey(i), gpub(10+i), 1, txview.SetComputeUnitLimit(450), txview.SetLoadedAccountsDataSizeLimit(32*1024)))
 	}
 	s.Submit(batchOf(t, pool, txs...))
 	slot := b.Slot()
@@ -334,17 +350,22 @@ func TestBlockCostLimitWaitsForNextSlot(t *testing.T) {
 }
 
 func TestAccountCostLimit(t *testing.T) {
-	// Writes to one account: room for two per slot on it; others flow.
-	b := openBank(t, Config{AccountCostLimit: 45_000})
+	// Transfers that ask for exactly what they use (450 units, one page
+	// of loaded data): 1,783 units estimated, 1,775 used. Room for two
+	// per slot on one account; writes elsewhere flow.
+	b := openBank(t, Config{AccountCostLimit: 4000})
 	defer b.Close()
 	s := newScheduler(t, SchedulerConfig{Workers: 2}, b)
 	pool, _ := packet.NewPool(packet.Config{})
 	bh := b.LatestBlockhash()
+	lean := func(from, to int) []byte {
+		return transferTx(t, bh, gkey(from), gpub(to), 1, txview.SetComputeUnitLimit(450), txview.SetLoadedAccountsDataSizeLimit(32*1024))
+	}
 	var txs [][]byte
 	for i := 0; i < 4; i++ {
-		txs = append(txs, transferTx(t, bh, gkey(i), gpub(15), 1))
+		txs = append(txs, lean(i, 15))
 	}
-	txs = append(txs, transferTx(t, bh, gkey(10), gpub(11), 1))
+	txs = append(txs, lean(10, 11))
 	s.Submit(batchOf(t, pool, txs...))
 	s.Schedule()
 	for s.InFlight() {
@@ -356,5 +377,31 @@ func TestAccountCostLimit(t *testing.T) {
 	drain(t, s)
 	if got := s.Stats().Outcomes[packet.OutcomeExecutedOK]; got != 5 {
 		t.Fatalf("executed %d", got)
+	}
+}
+
+// TestCostFollowsUse: after execution a slot is charged what a
+// transaction used, not its estimate, and a dropped transaction is not
+// charged at all, so what waited for room runs in the same slot.
+func TestCostFollowsUse(t *testing.T) {
+	// Plain transfers: 20,707 estimated (3,000 units, 64 MiB of loaded
+	// data), about 1,500 used. Room for two estimates.
+	b := openBank(t, Config{BlockCostLimit: 45_000})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	var txs [][]byte
+	for i := 0; i < 6; i++ {
+		txs = append(txs, transferTx(t, bh, gkey(i), gpub(10+i), 1))
+	}
+	slot := b.Slot()
+	s.Submit(batchOf(t, pool, txs...))
+	drain(t, s)
+	if b.Slot() != slot {
+		t.Fatalf("6 transfers took %d slot ends; their use fits one slot", b.Slot()-slot)
+	}
+	if s.blockCost >= 6*1600 || s.blockCost < 6*1400 {
+		t.Fatalf("block cost %d after 6 transfers, want their use (about 1,500 each)", s.blockCost)
 	}
 }

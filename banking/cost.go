@@ -47,8 +47,13 @@ func costFrom(v txview.View, cb txview.ComputeBudget, data uint64) TxCost {
 		WriteLock:  WriteLockCost * uint64(v.NumWriteLocksRequested()),
 		DataBytes:  data / InstructionDataPerCU,
 		Execution:  uint64(cb.UnitLimit),
-		LoadedData: (uint64(cb.LoadedAccountsDataSizeLimit) + LoadedDataPageBytes - 1) / LoadedDataPageBytes * LoadedDataPageCost,
+		LoadedData: loadedDataCost(uint64(cb.LoadedAccountsDataSizeLimit)),
 	}
+}
+
+// loadedDataCost is 8 units per 32 KiB page (rounded up) of n bytes.
+func loadedDataCost(n uint64) uint64 {
+	return (n + LoadedDataPageBytes - 1) / LoadedDataPageBytes * LoadedDataPageCost
 }
 
 // Fees (Solana FeeStructure defaults, and the 50% burn of the signature

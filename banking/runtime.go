@@ -24,8 +24,18 @@ const systemTransferTag = 2
 // than the transaction's limit.
 const InstrComputationalBudgetExceeded InstrErrorKind = 37
 
+// More InstructionError variants the runtime produces.
+const (
+	InstrExternalAccountLamportSpend InstrErrorKind = 12
+	InstrExecutableLamportChange     InstrErrorKind = 28
+	InstrArithmeticOverflow          InstrErrorKind = 47
+)
+
 func init() {
 	instrErrorNames[InstrComputationalBudgetExceeded] = "ComputationalBudgetExceeded"
+	instrErrorNames[InstrExternalAccountLamportSpend] = "ExternalAccountLamportSpend"
+	instrErrorNames[InstrExecutableLamportChange] = "ExecutableLamportChange"
+	instrErrorNames[InstrArithmeticOverflow] = "ArithmeticOverflow"
 }
 
 // execTx is what a worker needs to execute one transaction.
@@ -46,6 +56,9 @@ type execResult struct {
 	err TxError
 	// units is the compute units the instructions consumed.
 	units uint64
+	// loadedBytes is the data the transaction's accounts hold: what it
+	// loaded.
+	loadedBytes uint64
 }
 
 // maxAccounts bounds the scratch arrays: static keys never exceed 38.
@@ -81,15 +94,20 @@ func execute(tx *execTx) execResult {
 	}
 	payer.Lamports -= fee
 
+	var loaded uint64
+	for _, a := range accts {
+		loaded += uint64(len(a.Data))
+	}
+
 	// Load the programs.
 	it := tx.view.Instructions()
 	for in, ok := it.Next(); ok; in, ok = it.Next() {
 		prog := accts[in.ProgramIndex]
 		if !prog.Executable {
 			if !prog.Exists() {
-				return execResult{err: NewTxError(ErrProgramAccountNotFound)}
+				return execResult{err: NewTxError(ErrProgramAccountNotFound), loadedBytes: loaded}
 			}
-			return execResult{err: NewTxError(ErrInvalidProgramForExecution)}
+			return execResult{err: NewTxError(ErrInvalidProgramForExecution), loadedBytes: loaded}
 		}
 	}
 
@@ -115,16 +133,16 @@ func execute(tx *execTx) execResult {
 		case txview.ComputeBudgetProgram:
 			cost = computeBudgetUnits // read by txview; a no-op here
 		case txview.MemoProgram, txview.MemoV1Program:
-			cost, err = memoInstruction(tx, i, in)
+			cost, err = memoInstruction(tx, i, in, prog == txview.MemoV1Program)
 		default:
 			cost, err = 0, InstructionError(i, InstrUnsupportedProgramId)
 		}
 		if units+cost > limit {
-			return execResult{err: InstructionError(i, InstrComputationalBudgetExceeded), units: limit}
+			return execResult{err: InstructionError(i, InstrComputationalBudgetExceeded), units: limit, loadedBytes: loaded}
 		}
 		units += cost
 		if err.IsErr() {
-			return execResult{err: err, units: units}
+			return execResult{err: err, units: units, loadedBytes: loaded}
 		}
 	}
 
@@ -132,7 +150,7 @@ func execute(tx *execTx) execResult {
 	for i, a := range accts {
 		if tx.writable&(1<<i) != 0 && bal[i] != a.Lamports &&
 			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(a.Data)) {
-			return execResult{err: TxError{Kind: ErrInsufficientFundsForRent, Index: uint8(i), set: true}, units: units}
+			return execResult{err: TxError{Kind: ErrInsufficientFundsForRent, Index: uint8(i), set: true}, units: units, loadedBytes: loaded}
 		}
 	}
 	for i, a := range accts {
@@ -140,7 +158,7 @@ func execute(tx *execTx) execResult {
 			a.Lamports = bal[i]
 		}
 	}
-	return execResult{units: units}
+	return execResult{units: units, loadedBytes: loaded}
 }
 
 // systemInstruction runs a System program instruction; tpu implements
@@ -164,22 +182,46 @@ func systemInstruction(tx *execTx, i int, in txview.Instruction, bal []uint64) (
 	if lamports > bal[from] {
 		return systemUnits, CustomError(i, CustomResultWithNegativeLamports)
 	}
-	if lamports > 0 && (tx.writable&(1<<from) == 0 || tx.writable&(1<<to) == 0) {
-		return systemUnits, InstructionError(i, InstrReadonlyLamportChange)
+	// Agave's BorrowedAccount::set_lamports, on from and then on to, even
+	// when the amount is 0: an account the program does not own may not
+	// lose lamports, a read-only or executable one may not change.
+	if e := setLamports(tx, i, from, lamports > 0); e.IsErr() {
+		return systemUnits, e
 	}
 	if bal[to]+lamports < bal[to] {
-		return systemUnits, InstructionError(i, InstrInvalidArgument) // overflow
+		return systemUnits, InstructionError(i, InstrArithmeticOverflow)
+	}
+	if e := setLamports(tx, i, to, false); e.IsErr() {
+		return systemUnits, e
 	}
 	bal[from] -= lamports
 	bal[to] += lamports
 	return systemUnits, TxError{}
 }
 
-// memoInstruction runs the memo program: every listed account must sign,
-// and the data must be UTF-8.
-func memoInstruction(tx *execTx, i int, in txview.Instruction) (uint64, TxError) {
+// setLamports checks that account index may have its lamports set by the
+// System program in instruction i, as Agave's set_lamports does
+// (decrease: whether the balance goes down).
+func setLamports(tx *execTx, i, index int, decrease bool) TxError {
+	a := tx.accounts[index]
+	if decrease && a.Owner != SystemProgram {
+		return InstructionError(i, InstrExternalAccountLamportSpend)
+	}
+	if tx.writable&(1<<index) == 0 {
+		return InstructionError(i, InstrReadonlyLamportChange)
+	}
+	if a.Executable {
+		return InstructionError(i, InstrExecutableLamportChange)
+	}
+	return TxError{}
+}
+
+// memoInstruction runs the memo program: the data must be UTF-8, and for
+// SPL Memo v2 and later every listed account must sign (v1 ignores its
+// accounts).
+func memoInstruction(tx *execTx, i int, in txview.Instruction, v1 bool) (uint64, TxError) {
 	for _, a := range in.Accounts {
-		if !tx.view.IsSigner(int(a)) {
+		if !v1 && !tx.view.IsSigner(int(a)) {
 			return memoUnits, InstructionError(i, InstrMissingRequiredSignature)
 		}
 	}

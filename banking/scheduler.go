@@ -160,7 +160,9 @@ type pendingTx struct {
 	flags     packet.Flags
 	cb        txview.ComputeBudget
 	fee       Fee
-	cost      uint64
+	cost      uint64 // estimated, as scheduled
+	costExec  uint64 // of which the compute-unit limit
+	costLoad  uint64 // of which the loaded-data limit
 	priority  uint64
 	blockhash Pubkey
 	statuses  *hashStatuses // where its pending status entry lives
@@ -305,6 +307,26 @@ type Scheduler struct {
 	blockCost uint64
 
 	expiredBelow uint64 // the window's oldest slot at the last expire
+	costFreed    bool   // cost was given back while booking a batch
+	failed       error  // the ledger failed: scheduling stopped
+}
+
+// Err returns the ledger failure that stopped scheduling, if any.
+func (s *Scheduler) Err() error { return s.failed }
+
+// DropBuffered drops every buffered transaction that is not executing,
+// with outcome o, releasing what they hold: for a shutdown that cannot
+// wait for them (a drain that timed out, a failed ledger). It returns how
+// many it dropped.
+func (s *Scheduler) DropBuffered(o packet.Outcome) int {
+	n := 0
+	s.requeueDeferred()
+	for s.heap.Len() > 0 {
+		t := s.heap.PopMin()
+		s.dropBuffered(t, o)
+		n++
+	}
+	return n
 }
 
 // NewScheduler starts a scheduler and its workers over bank.
@@ -398,6 +420,10 @@ func (s *Scheduler) drop(o packet.Outcome, p *packet.Packet, sig *[64]byte) {
 // with an outcome (a drop reason, or an eviction) before Submit returns.
 func (s *Scheduler) Submit(b *packet.Batch) {
 	h := s.newHeld(b)
+	// Submit holds a count of its own while it walks the batch: a
+	// transaction buffered and evicted at once (the buffer is full and it
+	// is the lowest) must not release the batch under the walk.
+	h.live = 1
 	pkts := b.Packets()
 	for i := range pkts {
 		p := &pkts[i]
@@ -418,6 +444,7 @@ func (s *Scheduler) Submit(b *packet.Batch) {
 		}
 		s.insert(t)
 	}
+	h.live--
 	if h.live == 0 {
 		s.releaseHeld(h)
 	}
@@ -436,13 +463,13 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		return nil
 	}
 	sig := v.Signature(0)
+	if v.NumAccounts() > s.cfg.MaxAccountLocks {
+		s.drop(packet.OutcomeTooManyAccountLocks, p, sig)
+		return nil
+	}
 	if v.NumLookups() > 0 {
 		// tpu has no address lookup table program: no table exists.
 		s.drop(packet.OutcomeLookupTableNotFound, p, sig)
-		return nil
-	}
-	if v.NumAccounts() > s.cfg.MaxAccountLocks {
-		s.drop(packet.OutcomeTooManyAccountLocks, p, sig)
 		return nil
 	}
 	if hasDuplicateKey(v) {
@@ -475,13 +502,15 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	}
 	statuses.m[key] = statusEntry{pending: true}
 	shape := shapeOf(v)
-	cost := shape.cost(v, cb).Total()
+	tc := shape.cost(v, cb)
+	cost := tc.Total()
 	t := s.newTx()
 	s.seq++
 	// Field by field: the accounts array is filled when scheduled and
 	// need not be cleared.
 	t.seq, t.view, t.recvNanos, t.flags = s.seq, v, p.Meta.RecvNanos, p.Meta.Flags
 	t.cb, t.fee, t.cost, t.priority = cb, fee, cost, Priority(fee, cost)
+	t.costExec, t.costLoad = tc.Execution, tc.LoadedData
 	t.blockhash, t.statuses, t.heapIdx = *v.RecentBlockhash(), statuses, -1
 	t.held, t.buf, t.n, t.thread, t.result = nil, nil, 0, 0, execResult{}
 	t.waiting, t.granted, t.abandoned = 0, 0, false
@@ -569,7 +598,7 @@ func (s *Scheduler) dropBuffered(t *pendingTx, o packet.Outcome) {
 // Schedule hands ready work to the workers. It does nothing while a slot
 // is ending.
 func (s *Scheduler) Schedule() {
-	if s.ending {
+	if s.ending || s.failed != nil {
 		return
 	}
 	switch s.cfg.Method {
@@ -589,11 +618,29 @@ func (s *Scheduler) fits(t *pendingTx) bool {
 	}
 	for w := t.writable; w != 0; w &= w - 1 {
 		a := t.accounts[bits.TrailingZeros64(w)]
-		if a.costSlot == s.bank.slot && a.cost+t.cost > s.bank.cfg.AccountCostLimit {
+		used := uint64(0)
+		if a.costSlot == s.bank.slot {
+			used = a.cost
+		}
+		if used+t.cost > s.bank.cfg.AccountCostLimit {
 			return false
 		}
 	}
 	return true
+}
+
+// removeCost gives back n of t's cost to the slot: all of it when t was
+// dropped at execution (Agave's CostTracker::remove), the difference
+// between estimate and actual when it executed (update_execution_cost).
+func (s *Scheduler) removeCost(t *pendingTx, n uint64) {
+	s.costFreed = s.costFreed || n > 0
+	s.blockCost -= min(n, s.blockCost)
+	for w := t.writable; w != 0; w &= w - 1 {
+		a := t.accounts[bits.TrailingZeros64(w)]
+		if a.costSlot == s.bank.slot {
+			a.cost -= min(n, a.cost)
+		}
+	}
 }
 
 func (s *Scheduler) addCost(t *pendingTx) {
@@ -849,9 +896,31 @@ func (s *Scheduler) Complete(wb *WorkBatch) {
 		s.book(t)
 	}
 	s.freeWorkBatch(wb)
+	if s.costFreed && len(s.deferred) > 0 {
+		// Cost came back (drops, estimates above use): what waited for
+		// room in this slot may fit now.
+		s.requeueDeferred()
+	}
+	s.costFreed = false
 	if !s.ending {
 		s.Schedule()
 	}
+}
+
+// requeueDeferred puts the transactions that did not fit the slot's cost
+// limits back where the scheduler looks.
+func (s *Scheduler) requeueDeferred() {
+	for _, r := range s.deferred {
+		switch {
+		case !r.live(): // evicted or expired while it waited (Unbatched)
+		case s.cfg.Method == Unbatched:
+			s.runnable = append(s.runnable, r)
+		default:
+			s.heap.Push(r.t)
+		}
+	}
+	clear(s.deferred)
+	s.deferred = s.deferred[:0]
 }
 
 // book records an executed or dropped transaction.
@@ -859,9 +928,16 @@ func (s *Scheduler) book(t *pendingTx) {
 	r := t.result
 	sig := t.view.Signature(0)
 	if r.dropped {
+		s.removeCost(t, t.cost)
 		delete(t.statuses.m, t.statuses.key(sig))
 		s.finish(t, packet.OutcomeFeePayerCannotPay)
 		return
+	}
+	// The slot is charged what the transaction used: its execution units
+	// and the data it loaded, not the limits it asked for.
+	actual := t.cost - t.costExec - t.costLoad + r.units + loadedDataCost(r.loadedBytes)
+	if actual < t.cost {
+		s.removeCost(t, t.cost-actual)
 	}
 	for w := t.writable; w != 0; w &= w - 1 {
 		s.bank.markDirty(t.accounts[bits.TrailingZeros64(w)])
@@ -917,19 +993,15 @@ func (s *Scheduler) TryEndSlot() (bool, error) {
 func (s *Scheduler) endSlotNow() error {
 	_, err := s.bank.endSlot()
 	s.ending = false
+	if err != nil {
+		// The ledger failed: nothing more can commit, so nothing more
+		// runs. The buffer stays as it is, counted as buffered.
+		s.failed = err
+		return err
+	}
 	s.blockCost = 0
 	s.stats.Slots++
-	for _, r := range s.deferred {
-		switch {
-		case !r.live(): // evicted or expired while it waited (Unbatched)
-		case s.cfg.Method == Unbatched:
-			s.runnable = append(s.runnable, r)
-		default:
-			s.heap.Push(r.t)
-		}
-	}
-	clear(s.deferred)
-	s.deferred = s.deferred[:0]
+	s.requeueDeferred()
 	// Transactions whose blockhash expired can never run: drop them.
 	s.expire()
 	return err
@@ -944,15 +1016,19 @@ func (s *Scheduler) expire() {
 		return
 	}
 	s.expiredBelow = oldest
-	for i := 0; i < s.heap.Len(); {
-		t := s.heap.items[i]
-		if _, ok := s.bank.blockhashSlot(&t.blockhash); ok {
-			i++
-			continue
+	// Collect first: removing from the heap moves items around.
+	expired := s.retry[:0]
+	for _, t := range s.heap.items {
+		if _, ok := s.bank.blockhashSlot(&t.blockhash); !ok {
+			expired = append(expired, t)
 		}
-		s.heap.Remove(t) // moves another item to i
+	}
+	for _, t := range expired {
+		s.heap.Remove(t)
 		s.dropBuffered(t, packet.OutcomeBlockhashNotFound)
 	}
+	clear(expired)
+	s.retry = expired[:0]
 }
 
 // ClearStatusCache forgets every processed signature, so that the same

@@ -52,6 +52,10 @@ const (
 	OutcomeLookupTableNotFound
 	// OutcomeEvicted: pushed out of a full buffer by higher priority.
 	OutcomeEvicted
+	// OutcomeShutdown: still buffered when the pipeline stopped without
+	// being able to wait for it (a drain that timed out, a failed
+	// ledger).
+	OutcomeShutdown
 
 	// banking: executed
 
@@ -83,6 +87,7 @@ var outcomeNames = [NumOutcomes]string{
 	OutcomeAccountLoadedTwice:   "account_loaded_twice",
 	OutcomeLookupTableNotFound:  "lookup_table_not_found",
 	OutcomeEvicted:              "evicted",
+	OutcomeShutdown:             "shutdown",
 	OutcomeExecutedOK:           "executed_ok",
 	OutcomeExecutedFailed:       "executed_failed",
 }

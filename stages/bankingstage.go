@@ -108,6 +108,24 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		s.afterWork(ctx)
 	case statsReq:
 		ctx.Respond(s.sched.Stats())
+	case *actor.Stopping:
+		// Whatever is still buffered will not run: release it, counted.
+		// (After a completed drain there is nothing; after a drain that
+		// timed out, or a failed ledger, there may be.)
+		// Completions may also sit in the mailbox, which stopping drops:
+		// wait a little for what the workers still hand back directly.
+		for s.sched.InFlight() {
+			select {
+			case wb := <-s.sched.Completions():
+				s.sched.Complete(wb)
+				continue
+			case <-time.After(2 * time.Second):
+			}
+			break
+		}
+		if n := s.sched.DropBuffered(packet.OutcomeShutdown); n > 0 {
+			s.outcomes[packet.OutcomeShutdown] += int64(n)
+		}
 	}
 }
 
@@ -124,7 +142,9 @@ func (s *bankingStage) submit(m *BatchMsg) {
 			if p.Has(packet.FlagTracer) && !p.Discarded() && p.Meta.Size > 65 {
 				var sig [64]byte
 				copy(sig[:], p.Data()[1:65])
-				s.tracers[sig] = tracerTx{parent: span.Context()}
+				if _, dup := s.tracers[sig]; !dup { // a duplicate must not take the original's place
+					s.tracers[sig] = tracerTx{parent: span.Context()}
+				}
 				span.Event("tracer.buffered", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())), attribute.Int("tpu.index", i))
 			}
 		}

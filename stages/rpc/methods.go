@@ -214,14 +214,17 @@ func getBalance(s *Server, params []json.RawMessage) (any, *Error) {
 
 // accountJSON is an account as Solana renders it.
 type accountJSON struct {
-	Data       [2]string `json:"data"`
-	Executable bool      `json:"executable"`
-	Lamports   uint64    `json:"lamports"`
-	Owner      string    `json:"owner"`
-	RentEpoch  uint64    `json:"rentEpoch"`
-	Space      int       `json:"space"`
+	Data       any    `json:"data"` // [data, encoding], or a plain base58 string (legacy "binary")
+	Executable bool   `json:"executable"`
+	Lamports   uint64 `json:"lamports"`
+	Owner      string `json:"owner"`
+	RentEpoch  uint64 `json:"rentEpoch"`
+	Space      int    `json:"space"`
 }
 
+// encodeAccount renders an account. getAccountInfo's default encoding is
+// Solana's legacy "binary" (data a plain base58 string); getMultipleAccounts
+// defaults to base64, as Agave's do.
 func encodeAccount(a banking.Account, ok bool, encoding string) (any, *Error) {
 	if !ok {
 		return nil, nil
@@ -232,11 +235,15 @@ func encodeAccount(a banking.Account, ok bool, encoding string) (any, *Error) {
 		// jsonParsed falls back to base64 for data no parser knows, as
 		// Solana does.
 		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
-	case "", "base58", "binary":
+	case "base58", "", "binary":
 		if len(a.Data) > 128 {
 			return nil, invalidParams("Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.")
 		}
-		out.Data = [2]string{base58.Encode(a.Data), "base58"}
+		if encoding == "base58" {
+			out.Data = [2]string{base58.Encode(a.Data), "base58"}
+		} else {
+			out.Data = base58.Encode(a.Data)
+		}
 	default:
 		return nil, invalidParams("Invalid params: unsupported encoding %q (base58, base64)", encoding)
 	}
@@ -281,6 +288,9 @@ func getMultipleAccounts(s *Server, params []json.RawMessage) (any, *Error) {
 	c, e := s.parseConfig(params, 1)
 	if e != nil {
 		return nil, e
+	}
+	if c.Encoding == "" {
+		c.Encoding = "base64"
 	}
 	ctx := s.ctx()
 	out := make([]any, len(keys))

@@ -61,7 +61,9 @@ type Server struct {
 	recent   map[[64]byte]banking.Status // statuses of the window's slots
 	bySlot   map[uint64][][64]byte       // slot -> its signatures, to prune recent
 	txCount  uint64
-	airdrops uint64
+	// countedThrough is the last slot counted in txCount.
+	countedThrough uint64
+	airdrops       uint64
 }
 
 // Start indexes the ledger's recent slots and starts serving.
@@ -79,10 +81,28 @@ func Start(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Pubkey]uint64{}, recent: map[[64]byte]banking.Status{}, bySlot: map[uint64][][64]byte{}}
-	var err error
-	if s.txCount, err = cfg.Bank.TransactionCount(); err != nil {
+	// Listen first, index what is on disk, then apply what committed in
+	// between: no slot falls in a gap.
+	var pendingMu sync.Mutex
+	var pending []banking.SlotRecord
+	ready := false
+	cfg.Bank.OnCommit(func(r banking.SlotRecord) {
+		pendingMu.Lock()
+		if !ready {
+			pending = append(pending, r)
+			pendingMu.Unlock()
+			return
+		}
+		pendingMu.Unlock()
+		if err := s.index(r); err != nil {
+			s.log.Error("rpc: index committed slot", "slot", r.Slot, "err", err)
+		}
+	})
+	count, through, err := cfg.Bank.TransactionCount()
+	if err != nil {
 		return nil, err
 	}
+	s.txCount, s.countedThrough = count, through
 	last := cfg.Bank.CommittedSlot()
 	first := uint64(0)
 	if last > banking.MaxProcessingAge {
@@ -94,16 +114,22 @@ func Start(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		if ok {
-			if err := s.index(rec, false); err != nil {
+			if err := s.index(rec); err != nil {
 				return nil, err
 			}
 		}
 	}
-	cfg.Bank.OnCommit(func(r banking.SlotRecord) {
-		if err := s.index(r, true); err != nil {
-			s.log.Error("rpc: index committed slot", "slot", r.Slot, "err", err)
+	pendingMu.Lock()
+	for _, r := range pending {
+		if r.Slot > last {
+			if err := s.index(r); err != nil {
+				pendingMu.Unlock()
+				return nil, err
+			}
 		}
-	})
+	}
+	ready = true
+	pendingMu.Unlock()
 	s.udp, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IP(cfg.TPU.Addr().AsSlice()), Port: 0})
 	if err != nil {
 		return nil, fmt.Errorf("rpc: %w", err)
@@ -133,14 +159,18 @@ func (s *Server) Close() error {
 	return err
 }
 
-// index adds a committed slot: its blockhash, and its statuses.
-func (s *Server) index(r banking.SlotRecord, count bool) error {
+// index adds a committed slot: its blockhash, its statuses, its count. A
+// slot already indexed is skipped.
+func (s *Server) index(r banking.SlotRecord) error {
 	sts, err := s.cfg.Bank.SlotStatuses(r.Slot)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, dup := s.hashSlot[r.Blockhash]; dup || (len(s.hashes) > 0 && r.Slot <= s.hashes[len(s.hashes)-1].Slot) {
+		return nil
+	}
 	if r.Slot > s.slot {
 		s.slot = r.Slot
 	}
@@ -152,10 +182,13 @@ func (s *Server) index(r banking.SlotRecord, count bool) error {
 		s.recent[st.Signature] = st.Status
 	}
 	s.bySlot[r.Slot] = sigs
-	if count {
+	if r.Slot > s.countedThrough {
 		s.txCount += r.Transactions
+		s.countedThrough = r.Slot
 	}
-	for len(s.hashes) > banking.MaxProcessingAge+1 {
+	// The window is the last 151 slots by number, as the bank's: a gap
+	// must not keep an expired blockhash valid.
+	for len(s.hashes) > 0 && s.hashes[0].Slot+banking.MaxProcessingAge < r.Slot {
 		old := s.hashes[0]
 		s.hashes = s.hashes[1:]
 		delete(s.hashSlot, old.Blockhash)

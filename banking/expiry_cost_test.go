@@ -1,0 +1,121 @@
+package banking
+
+import (
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+	"math/rand/v2"
+	"testing"
+)
+
+// End to end: transactions whose blockhash left the window survive
+// expire() and are executed.
+func TestExpiredBlockhashNotExecuted(t *testing.T) {
+	b := openBank(t, Config{Genesis: GenesisConfig{Accounts: 600}})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh0 := b.LatestBlockhash()
+	endSlot(t, s)
+	bh1 := b.LatestBlockhash()
+	old := map[[64]byte]bool{}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var txs [][]byte
+	for i := 0; i < 600; i++ {
+		bh := bh1
+		if rng.IntN(3) == 0 {
+			bh = bh0
+		}
+		tx := transferTx(t, bh, gkey(i), gpub((i+1)%600), 1, txview.SetComputeUnitPrice(uint64(rng.IntN(1000))), txview.SetComputeUnitLimit(1000))
+		if bh == bh0 {
+			v, _ := txview.Parse(tx)
+			old[*v.Signature(0)] = true
+		}
+		txs = append(txs, tx)
+		if len(txs) == 64 {
+			s.Submit(batchOf(t, pool, txs...))
+			txs = nil
+		}
+	}
+	s.Submit(batchOf(t, pool, txs...))
+	for b.Slot() < 152 {
+		endSlot(t, s)
+	}
+	executedOld := 0
+	s.cfg.OnDone = func(o packet.Outcome, _ int64, sig *[64]byte, _ packet.Flags) {
+		if o == packet.OutcomeExecutedOK && old[*sig] {
+			executedOld++
+		}
+	}
+	drain(t, s)
+	checkAccounting(t, s)
+	if executedOld > 0 {
+		t.Fatalf("%d of %d transactions with an expired blockhash were executed (outcomes %v)", executedOld, len(old), s.Stats().Outcomes)
+	}
+}
+
+// A transaction dropped at execution (fee payer cannot pay) keeps its
+// reserved cost in the block: Agave removes it (CostTracker::remove).
+func TestDroppedTxReleasesBlockCost(t *testing.T) {
+	b := openBank(t, Config{BlockCostLimit: 45_000})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	all := lamports(b, gpub(0)) - 5000
+	a := transferTx(t, bh, gkey(0), gpub(9), all) // empties payer 0
+	bb := transferTx(t, bh, gkey(0), gpub(10), 1) // payer 0 cannot pay at execution
+	c := transferTx(t, bh, gkey(1), gpub(11), 1)
+	s.Submit(batchOf(t, pool, a, bb, c))
+	s.Schedule()
+	for s.InFlight() {
+		s.Complete(<-s.Completions())
+	}
+	st := s.Stats()
+	t.Logf("outcomes after slot 1's scheduling: %v", st.Outcomes)
+	if st.Outcomes[packet.OutcomeFeePayerCannotPay] == 1 && st.Outcomes[packet.OutcomeExecutedOK] < 2 {
+		t.Fatalf("c did not run in the slot although the dropped tx's cost should have been released (blockCost %d)", s.blockCost)
+	}
+}
+
+// TestEvictNewcomerMidBatch: with a full buffer, a batch whose first
+// transaction is the lowest priority is evicted at once; the batch must
+// not be released while Submit still walks it.
+func TestEvictNewcomerMidBatch(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Capacity: 1, Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	high := transferTx(t, bh, gkey(2), gpub(9), 1, txview.SetComputeUnitPrice(1000), txview.SetComputeUnitLimit(1000))
+	s.Submit(batchOf(t, pool, high))
+	s.Submit(batchOf(t, pool, transferTx(t, bh, gkey(0), gpub(9), 1), transferTx(t, bh, gkey(1), gpub(9), 1)))
+	drain(t, s)
+	checkAccounting(t, s)
+	if live := pool.Stats().Live; live != 0 {
+		t.Fatalf("%d batches still out of the pool", live)
+	}
+	if st := s.Stats(); st.Outcomes[packet.OutcomeEvicted] != 2 || st.Outcomes[packet.OutcomeExecutedOK] != 1 {
+		t.Fatalf("outcomes %v", st.Outcomes)
+	}
+}
+
+// TestDropBuffered: what cannot run is dropped at shutdown, counted, its
+// batches released.
+func TestDropBuffered(t *testing.T) {
+	b := openBank(t, Config{BlockCostLimit: 1000}) // nothing fits
+	defer b.Close()
+	for _, m := range []Method{Greedy, Unbatched} {
+		s := newScheduler(t, SchedulerConfig{Workers: 1, Method: m}, b)
+		pool, _ := packet.NewPool(packet.Config{})
+		bh := b.LatestBlockhash()
+		s.Submit(batchOf(t, pool, transferTx(t, bh, gkey(0), gpub(9), 1), transferTx(t, bh, gkey(1), gpub(9), 1)))
+		s.Schedule()
+		if n := s.DropBuffered(packet.OutcomeShutdown); n != 2 {
+			t.Fatalf("%s: dropped %d, want 2", m, n)
+		}
+		checkAccounting(t, s)
+		if st := s.Stats(); st.Buffered != 0 || st.Outcomes[packet.OutcomeShutdown] != 2 || pool.Stats().Live != 0 {
+			t.Fatalf("%s: %+v, live %d", m, st, pool.Stats().Live)
+		}
+	}
+}
