@@ -13,7 +13,7 @@ import (
 // transactions per op (no contention, 2 workers), without slot commits.
 func BenchmarkScheduler(b *testing.B) {
 	const n = 4096
-	bank := openBank(b, Config{Genesis: GenesisConfig{Seed: testSeed, Accounts: 2 * n}, BlockCostLimit: ^uint64(0) / 2, AccountCostLimit: ^uint64(0) / 2})
+	bank := openBank(b, Config{Dir: b.TempDir(), Sync: NoSync, Genesis: GenesisConfig{Seed: testSeed, Accounts: 2 * n}, BlockCostLimit: ^uint64(0) / 2, AccountCostLimit: ^uint64(0) / 2})
 	defer bank.Close()
 	for _, m := range []Method{Greedy, PrioGraph, Unbatched} {
 		b.Run("method="+m.String(), func(b *testing.B) {
