@@ -132,6 +132,57 @@ func TestVerifierOutcomes(t *testing.T) {
 	}
 }
 
+// TestVerifierChunks checks a pass of many signatures, not a multiple of
+// the chunk tasks claim, with bad ones scattered: every verdict lands on
+// its own packet, whichever worker checked it, and a second pass on the
+// same Verifier starts its claims afresh.
+func TestVerifierChunks(t *testing.T) {
+	const n = 203
+	good := make([][]byte, 16)
+	for i := range good {
+		good[i] = transfer(t, byte(i))
+	}
+	for _, workers := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			v := newVerifier(t, VerifyConfig{Workers: workers})
+			pool, _ := packet.NewPool(packet.Config{})
+			for pass := 0; pass < 2; pass++ {
+				var batches []*packet.Batch
+				var pkts []*packet.Packet
+				for i := 0; i < n; i++ {
+					if len(batches) == 0 || batches[len(batches)-1].Full() {
+						batches = append(batches, pool.Get())
+					}
+					p := batches[len(batches)-1].Next()
+					p.Fill(good[i%len(good)])
+					if (i+pass)%7 == 3 {
+						p.Data()[1] ^= 1 // a signature byte
+					}
+					pkts = append(pkts, p)
+				}
+				st := v.Verify(batches...)
+				bad := 0
+				for i, p := range pkts {
+					want := packet.OutcomeNone
+					if (i+pass)%7 == 3 {
+						want = packet.OutcomeBadSignature
+						bad++
+					}
+					if p.Meta.Outcome != want {
+						t.Fatalf("pass %d packet %d: outcome %v, want %v", pass, i, p.Meta.Outcome, want)
+					}
+				}
+				if st.Verified != n-bad || st.BadSignature != bad || st.Signatures != n {
+					t.Fatalf("pass %d: stats %+v, want %d verified, %d bad", pass, st, n-bad, bad)
+				}
+				for _, b := range batches {
+					b.Release()
+				}
+			}
+		})
+	}
+}
+
 // TestVerifyCorpus runs the 85 real transactions through Verify and
 // checks each packet's outcome against the recorded per-signature
 // verdicts.
