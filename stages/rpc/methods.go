@@ -344,6 +344,9 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 	if e != nil {
 		return nil, e
 	}
+	if err := s.startStatuses(); err != nil {
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
 	ctx := s.ctx()
 	out := make([]any, len(sigs))
 	parsed := make([][64]byte, len(sigs))

@@ -55,12 +55,21 @@ type Server struct {
 	log *slog.Logger
 
 	mu       sync.RWMutex
-	slot     uint64                      // last committed slot
-	hashes   []banking.SlotRecord        // committed blockhash window, oldest first
-	hashSlot map[banking.Pubkey]uint64   // blockhash -> slot
-	recent   map[[64]byte]banking.Status // statuses of the window's slots
-	bySlot   map[uint64][][64]byte       // slot -> its signatures, to prune recent
-	txCount  uint64
+	slot     uint64                    // last committed slot
+	hashes   []banking.SlotRecord      // committed blockhash window, oldest first
+	hashSlot map[banking.Pubkey]uint64 // blockhash -> slot
+	// statusesOn: the statuses of the window's slots are indexed in
+	// recent (and bySlot, which also tells which slots are). Indexing
+	// costs a map entry per transaction, so it starts with the first
+	// getSignatureStatuses: a tpu nobody asks pays nothing for it.
+	statusesOn bool
+	recent     map[[64]byte]banking.Status // statuses of the window's slots
+	bySlot     map[uint64][][64]byte       // slot -> its signatures, to prune recent
+	// loadMu serializes loading the window's statuses when indexing
+	// starts; loaded tells that it is done.
+	loadMu  sync.Mutex
+	loaded  bool
+	txCount uint64
 	// countedThrough is the last slot counted in txCount.
 	countedThrough uint64
 	airdrops       uint64
@@ -159,16 +168,12 @@ func (s *Server) Close() error {
 	return err
 }
 
-// index adds a committed slot: its blockhash, its statuses, its count. A
-// slot already indexed is skipped.
+// index adds a committed slot: its blockhash and count, and its statuses
+// once they are indexed. A slot already indexed is skipped.
 func (s *Server) index(r banking.SlotRecord) error {
-	sts, err := s.cfg.Bank.SlotStatuses(r.Slot)
-	if err != nil {
-		return err
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if _, dup := s.hashSlot[r.Blockhash]; dup || (len(s.hashes) > 0 && r.Slot <= s.hashes[len(s.hashes)-1].Slot) {
+		s.mu.Unlock()
 		return nil
 	}
 	if r.Slot > s.slot {
@@ -176,12 +181,6 @@ func (s *Server) index(r banking.SlotRecord) error {
 	}
 	s.hashes = append(s.hashes, r)
 	s.hashSlot[r.Blockhash] = r.Slot
-	sigs := make([][64]byte, len(sts))
-	for i, st := range sts {
-		sigs[i] = st.Signature
-		s.recent[st.Signature] = st.Status
-	}
-	s.bySlot[r.Slot] = sigs
 	if r.Slot > s.countedThrough {
 		s.txCount += r.Transactions
 		s.countedThrough = r.Slot
@@ -197,6 +196,58 @@ func (s *Server) index(r banking.SlotRecord) error {
 		}
 		delete(s.bySlot, old.Slot)
 	}
+	on := s.statusesOn
+	s.mu.Unlock()
+	if on {
+		return s.indexStatuses(r.Slot)
+	}
+	return nil
+}
+
+// indexStatuses reads a committed slot's statuses into recent, unless it
+// is indexed already or has left the window meanwhile.
+func (s *Server) indexStatuses(slot uint64) error {
+	sts, err := s.cfg.Bank.SlotStatuses(slot)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, done := s.bySlot[slot]; done || len(s.hashes) == 0 || slot < s.hashes[0].Slot {
+		return nil
+	}
+	sigs := make([][64]byte, len(sts))
+	for i, st := range sts {
+		sigs[i] = st.Signature
+		s.recent[st.Signature] = st.Status
+	}
+	s.bySlot[slot] = sigs
+	return nil
+}
+
+// startStatuses turns status indexing on, the first time it is called,
+// and reads the statuses of the slots already in the window; later calls
+// (and concurrent ones, which wait) return at once. Slots committed from
+// the moment indexing is on index their own statuses.
+func (s *Server) startStatuses() error {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if s.loaded {
+		return nil
+	}
+	s.mu.Lock()
+	s.statusesOn = true
+	slots := make([]uint64, len(s.hashes))
+	for i, r := range s.hashes {
+		slots[i] = r.Slot
+	}
+	s.mu.Unlock()
+	for _, slot := range slots {
+		if err := s.indexStatuses(slot); err != nil {
+			return err // not loaded: the next call tries the rest again
+		}
+	}
+	s.loaded = true
 	return nil
 }
 

@@ -235,6 +235,41 @@ func TestAirdropAndTransfer(t *testing.T) {
 	}
 }
 
+// Statuses are indexed from the first getSignatureStatuses on: a
+// transaction committed before anyone asked is read back from the ledger
+// then, and one committed after is indexed as its slot commits.
+func TestStatusCommittedBeforeTheFirstQuery(t *testing.T) {
+	n := startNode(t)
+	ctx := context.Background()
+	alice := solana.NewWallet().PrivateKey
+	sig, err := n.c.RequestAirdrop(ctx, alice.PublicKey(), 2_000_000_000, solrpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n.balance(t, alice.PublicKey()) != 2_000_000_000 {
+		if time.Now().After(deadline) {
+			t.Fatal("airdrop not committed within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := n.c.GetSignatureStatuses(ctx, false, sig)
+	if err != nil || res.Value[0] == nil || res.Value[0].Err != nil || res.Value[0].ConfirmationStatus != solrpc.ConfirmationStatusFinalized {
+		t.Fatalf("first query, for a committed airdrop: %+v %v", res, err)
+	}
+	tx := transfer(t, n, alice, solana.NewWallet().PublicKey(), 1_000_000)
+	if _, err := n.c.SendTransactionWithOpts(ctx, tx, solrpc.TransactionOpts{SkipPreflight: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st := n.confirm(t, tx.Signatures[0]); st.Err != nil {
+		t.Fatalf("transfer: %+v", st.Err)
+	}
+	res, err = n.c.GetSignatureStatuses(ctx, false, sig, tx.Signatures[0])
+	if err != nil || res.Value[0] == nil || res.Value[1] == nil {
+		t.Fatalf("both statuses: %+v %v", res, err)
+	}
+}
+
 func mustMessage(t *testing.T, tx *solana.Transaction) string {
 	b, err := tx.Message.MarshalBinary()
 	if err != nil {
