@@ -216,8 +216,16 @@ func TestAirdropAndTransfer(t *testing.T) {
 	if err != nil || len(multi.Value) != 3 || multi.Value[2] != nil || multi.Value[1].Lamports != 2_234_567 {
 		t.Fatalf("getMultipleAccounts: %+v %v", multi, err)
 	}
-	if slot, err := n.c.GetSlot(ctx, solrpc.CommitmentFinalized); err != nil || slot == 0 {
+	slot, err := n.c.GetSlot(ctx, solrpc.CommitmentFinalized)
+	if err != nil || slot == 0 {
 		t.Fatalf("slot %d %v", slot, err)
+	}
+	// Every slot makes a block: the height is the slot, read no earlier.
+	if h, err := n.c.GetBlockHeight(ctx, solrpc.CommitmentFinalized); err != nil || h < slot {
+		t.Fatalf("block height %d %v, after slot %d", h, err, slot)
+	}
+	if v, err := n.c.GetVersion(ctx); err != nil || v.SolanaCore != "tpu-0.1.0" {
+		t.Fatalf("version %+v %v", v, err)
 	}
 	if min, err := n.c.GetMinimumBalanceForRentExemption(ctx, 0, solrpc.CommitmentFinalized); err != nil || min != 890_880 {
 		t.Fatalf("rent %d %v", min, err)
