@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"time"
 
@@ -36,8 +34,7 @@ object with the same fields.
 Flags:`
 
 func runBenchBanking(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("tpu bench banking", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flagSet("tpu bench banking", benchBankingHelp)
 	iterations := fs.Int("iterations", 1000, "iterations")
 	batches := fs.Int("batches-per-iteration", 32, "packet batches sent per iteration")
 	chunks := fs.Int("num-chunks", 8, "distinct prepared sets of batches, used round robin")
@@ -50,15 +47,8 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	ledger := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, benchBankingHelp)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "tpu bench banking: unexpected argument %q\n", fs.Arg(0))

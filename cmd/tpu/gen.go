@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"errors"
-	"flag"
 	"fmt"
 	"net/netip"
 	"sync/atomic"
@@ -49,8 +47,7 @@ type genFlags struct {
 }
 
 func runGen(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("tpu gen", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flagSet("tpu gen", genHelp)
 	var f genFlags
 	fs.StringVar(&f.rpcURL, "rpc", "http://127.0.0.1:8899", "JSON-RPC URL (blockhash, balances, confirmations)")
 	fs.StringVar(&f.tpuAddr, "tpu", "127.0.0.1:8003", "UDP address of the pipeline's fetch stage")
@@ -63,15 +60,8 @@ func runGen(env *cliEnv, args []string) int {
 	fs.StringVar(&f.contention, "contention", "none", "none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of invalid transactions (never confirmed)")
 	fs.DurationVar(&f.settle, "settle", 15*time.Second, "how long to wait for confirmations after the last send")
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, genHelp)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || f.rate <= 0 || f.duration <= 0 || f.accounts < 2 || f.batchSize < 1 {
 		fmt.Fprintln(env.stderr, "tpu gen: want no arguments, --rate and --duration above 0, 2 or more --accounts, --batch-size 1 or more")

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +29,31 @@ type cliEnv struct {
 }
 
 var commands []command
+
+// flagSet returns a subcommand's flag set: errors and usage go to stderr,
+// and the usage is help followed by the flags.
+func (env *cliEnv) flagSet(name, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, help)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses a subcommand's arguments. When it returns ok false the
+// command stops with code: 0 after -h, 2 after a bad flag (the flag
+// package has reported it).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
+}
 
 func register(c command) { commands = append(commands, c) }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -71,8 +70,7 @@ type runFlags struct {
 }
 
 func runRun(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("tpu run", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flagSet("tpu run", runHelp)
 	var f runFlags
 	fs.StringVar(&f.addr, "tpu-addr", "127.0.0.1:8003", "UDP address fetch listens on")
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
@@ -105,15 +103,8 @@ func runRun(env *cliEnv, args []string) int {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file, and FILE.base before the load (pprof -base FILE.base FILE)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, runHelp)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "tpu run: unexpected argument %q\n", fs.Arg(0))

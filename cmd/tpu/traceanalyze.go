@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -29,18 +27,10 @@ commit, with the time between steps.
 Flags:`
 
 func runTraceAnalyze(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("tpu trace analyze", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flagSet("tpu trace analyze", traceAnalyzeHelp)
 	maxTracers := fs.Int("tracers", 10, "tracer paths to print (0: all)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, traceAnalyzeHelp)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

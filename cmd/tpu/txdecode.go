@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -37,21 +36,13 @@ signature is a verdict, not a failure).
 Flags:`
 
 func runTxDecode(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("tpu tx decode", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flagSet("tpu tx decode", txDecodeHelp)
 	asJSON := fs.Bool("json", false, "print one JSON object per input line")
 	encoding := fs.String("encoding", "auto", "input encoding: auto, base64 or base58")
 	verify := fs.Bool("verify", false, "check every signature (adds signatureVerdicts)")
 	backendName := fs.String("sigverify-backend", sigverify.DefaultBackend, "signature backend for --verify: "+strings.Join(sigverify.BackendNames(), ", "))
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, txDecodeHelp)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	switch *encoding {
 	case "auto", "base64", "base58":

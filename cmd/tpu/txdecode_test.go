@@ -30,8 +30,24 @@ func TestHelp(t *testing.T) {
 	if code, _, errOut := run(t, "", "nope"); code != 2 || !strings.Contains(errOut, "unknown command") {
 		t.Fatalf("unknown command: %d %q", code, errOut)
 	}
-	if code, _, errOut := run(t, "", "tx", "decode", "--help"); code != 0 || !strings.Contains(errOut, "Usage: tpu tx decode") {
-		t.Fatalf("decode --help: %d %q", code, errOut)
+	// Every subcommand: --help prints its usage and its flags, exit 0; a
+	// flag it does not have is reported, exit 2, before any work starts.
+	for _, c := range []struct{ args, usage, flag string }{
+		{"tx decode", "Usage: tpu tx decode", "-encoding"},
+		{"bench banking", "Usage: tpu bench banking", "-iterations"},
+		{"run", "Usage: tpu run", "-tpu-addr"},
+		{"gen", "Usage: tpu gen", "-batch-size"},
+		{"trace analyze", "Usage: tpu trace analyze", "-tracers"},
+	} {
+		args := strings.Fields(c.args)
+		code, _, errOut := run(t, "", append(args, "--help")...)
+		if code != 0 || !strings.Contains(errOut, c.usage) || !strings.Contains(errOut, c.flag) {
+			t.Errorf("%s --help: exit %d, output %q", c.args, code, errOut)
+		}
+		code, _, errOut = run(t, "", append(args, "--no-such-flag")...)
+		if code != 2 || !strings.Contains(errOut, "flag provided but not defined: -no-such-flag") {
+			t.Errorf("%s --no-such-flag: exit %d, output %q", c.args, code, errOut)
+		}
 	}
 }
 
