@@ -119,11 +119,6 @@ func TestDecodeBase58AndEncodingFlag(t *testing.T) {
 // TestDecodeCorpus decodes all 85 corpus transactions through the CLI and
 // compares the JSON with the recorded fields.
 func TestDecodeCorpus(t *testing.T) {
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("conformance data missing: %v", err)
-	}
 	var corpus []struct {
 		ID     string `json:"id"`
 		Base64 string `json:"base64"`
@@ -136,8 +131,9 @@ func TestDecodeCorpus(t *testing.T) {
 			ParseError      *string `json:"parse_error"`
 		} `json:"parsed_by_agave_model"`
 	}
-	if err := json.Unmarshal(b, &corpus); err != nil {
-		t.Fatal(err)
+	readCorpus(t, &corpus)
+	if len(corpus) != 85 {
+		t.Fatalf("corpus has %d transactions, want 85", len(corpus))
 	}
 	var in strings.Builder
 	for _, e := range corpus {
@@ -207,11 +203,6 @@ func TestDecodeVerify(t *testing.T) {
 // TestDecodeVerifyCorpus checks --verify against the corpus's
 // per-signature verdicts.
 func TestDecodeVerifyCorpus(t *testing.T) {
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("conformance data missing: %v", err)
-	}
 	var corpus []struct {
 		ID     string `json:"id"`
 		Base64 string `json:"base64"`
@@ -219,9 +210,7 @@ func TestDecodeVerifyCorpus(t *testing.T) {
 			Verdicts []string `json:"sig_verify_strict"`
 		} `json:"parsed_by_agave_model"`
 	}
-	if err := json.Unmarshal(b, &corpus); err != nil {
-		t.Fatal(err)
-	}
+	readCorpus(t, &corpus)
 	checked := 0
 	for _, e := range corpus {
 		if e.Parsed.Verdicts == nil {
@@ -244,5 +233,17 @@ func TestDecodeVerifyCorpus(t *testing.T) {
 	}
 	if checked != 84 {
 		t.Fatalf("checked %d transactions, want 84", checked)
+	}
+}
+
+// readCorpus reads the shared corpus of real transactions into v.
+func readCorpus(t *testing.T, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json"))
+	if err != nil {
+		t.Fatalf("conformance data missing: %v", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
 	}
 }
