@@ -119,25 +119,23 @@ func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
 }
 
 func (m *MMsg) recvmmsg(fd uintptr) bool {
-	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(m.n), unix.MSG_DONTWAIT|unix.MSG_TRUNC, 0, 0)
-	if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
-		return false // wait for the socket to be readable
-	}
-	if e != 0 {
-		m.serr = os.NewSyscallError("recvmmsg", e)
-	} else {
-		m.done = int(r)
-	}
-	return true
+	return m.mmsg(fd, unix.SYS_RECVMMSG, unix.MSG_DONTWAIT|unix.MSG_TRUNC, "recvmmsg")
 }
 
 func (m *MMsg) sendmmsg(fd uintptr) bool {
-	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(m.n), unix.MSG_DONTWAIT, 0, 0)
+	return m.mmsg(fd, unix.SYS_SENDMMSG, unix.MSG_DONTWAIT, "sendmmsg")
+}
+
+// mmsg makes one non-blocking recvmmsg or sendmmsg call over m.hdrs[:m.n]
+// for the poller: false means the socket is not ready (not readable, or
+// no room to send) and the poller should wait and call again.
+func (m *MMsg) mmsg(fd, trap uintptr, flags int, name string) bool {
+	r, _, e := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(m.n), uintptr(flags), 0, 0)
 	if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
-		return false // wait for room in the socket buffer
+		return false
 	}
 	if e != 0 {
-		m.serr = os.NewSyscallError("sendmmsg", e)
+		m.serr = os.NewSyscallError(name, e)
 	} else {
 		m.done = int(r)
 	}
