@@ -23,6 +23,7 @@ type MMsg struct {
 	hdrs  []mmsghdr
 	iovs  []unix.Iovec
 	addrs []unix.RawSockaddrInet6 // large enough for either family
+	to    unix.RawSockaddrInet6   // Write's destination: a local would escape
 
 	// The poller callbacks and their arguments and results, made once: a
 	// closure per call would allocate.
@@ -92,8 +93,7 @@ func (m *MMsg) Read(ds []Datagram) (int, error) {
 // Write sends ds[i].Buf to to, as many per call as the kernel takes, and
 // returns how many were sent.
 func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
-	var sa unix.RawSockaddrInet6
-	salen := addrPortToSockaddr(to, &sa)
+	salen := addrPortToSockaddr(to, &m.to)
 	sent := 0
 	for sent < len(ds) {
 		n := min(len(ds)-sent, len(m.hdrs))
@@ -102,7 +102,7 @@ func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
 			m.iovs[i].Base = unsafe.SliceData(b)
 			m.iovs[i].SetLen(len(b))
 			h := &m.hdrs[i].hdr
-			h.Name = (*byte)(unsafe.Pointer(&sa))
+			h.Name = (*byte)(unsafe.Pointer(&m.to))
 			h.Namelen = salen
 		}
 		m.n, m.done, m.serr = n, 0, nil
