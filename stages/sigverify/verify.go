@@ -78,7 +78,6 @@ type Verifier struct {
 	minTask int
 	sigs    []sigCheck
 	pkts    []pktCheck
-	tasks   []verifyTask
 	wg      sync.WaitGroup
 	// next is the index of the first signature of sigs no task has
 	// claimed yet: tasks claim chunks of chunkSignatures as they go.
@@ -106,10 +105,6 @@ type pktCheck struct {
 	first, n int
 }
 
-type verifyTask struct {
-	v *Verifier
-}
-
 // NewVerifier returns a Verifier with its worker pool started.
 func NewVerifier(cfg VerifyConfig) (*Verifier, error) {
 	if err := cfg.Validate(); err != nil {
@@ -124,15 +119,14 @@ func NewVerifier(cfg VerifyConfig) (*Verifier, error) {
 	}
 	v := &Verifier{backend: backend, workers: cfg.Workers, minTask: cfg.MinTaskSignatures}
 	pool, err := ants.NewPoolWithFunc(cfg.Workers, func(arg any) {
-		t := arg.(*verifyTask)
-		t.run()
-		t.v.wg.Done()
+		v := arg.(*Verifier)
+		v.runTask()
+		v.wg.Done()
 	}, ants.WithPreAlloc(true))
 	if err != nil {
 		return nil, fmt.Errorf("sigverify: worker pool: %w", err)
 	}
 	v.pool = pool
-	v.tasks = make([]verifyTask, cfg.Workers)
 	return v, nil
 }
 
@@ -142,9 +136,9 @@ func (v *Verifier) Backend() Backend { return v.backend }
 // Close stops the worker pool. The Verifier must not be used afterwards.
 func (v *Verifier) Close() { v.pool.Release() }
 
-// run checks chunks of the pass's signatures until none is left.
-func (t *verifyTask) run() {
-	v := t.v
+// runTask is one task: it checks chunks of the pass's signatures until
+// none is left. Every task of a pass runs it.
+func (v *Verifier) runTask() {
 	b, n := v.backend, int64(len(v.sigs))
 	for {
 		end := v.next.Add(chunkSignatures)
@@ -235,12 +229,10 @@ func (v *Verifier) check() int {
 	v.next.Store(0)
 	v.wg.Add(tasks)
 	for i := 0; i < tasks; i++ {
-		t := &v.tasks[i]
-		t.v = v
-		if err := v.pool.Invoke(t); err != nil {
+		if err := v.pool.Invoke(v); err != nil {
 			// The pool is closed or broken: check here rather than lose
 			// the verdicts.
-			t.run()
+			v.runTask()
 			v.wg.Done()
 		}
 	}
