@@ -192,6 +192,7 @@ func (b *Bank) load(last uint64) error {
 	})
 	b.slot = last + 1
 	b.store.committed.Store(last)
+	b.store.visible.Store(last)
 	return err
 }
 
@@ -216,6 +217,11 @@ func (b *Bank) Slot() uint64 { return b.slot }
 // CommittedSlot returns the last slot durable on disk (with NoSync: handed
 // to the operating system). It is safe for concurrent use.
 func (b *Bank) CommittedSlot() uint64 { return b.store.committed.Load() }
+
+// VisibleSlot returns the newest slot whose ledger writes a reader
+// (CommittedAccount, SlotStatuses) may already see: CommittedSlot, or the
+// slot being committed after it, whose batch lands all at once.
+func (b *Bank) VisibleSlot() uint64 { return b.store.visible.Load() }
 
 // OnCommit registers f to be called, on the committer goroutine, after
 // each slot is committed.

@@ -106,6 +106,9 @@ type store struct {
 	queue     chan *slotCommit
 	done      chan struct{}
 	committed atomic.Uint64 // last slot durable on disk
+	// visible is the last slot whose writes readers of the ledger may
+	// see: the committed slot, or the one being written after it.
+	visible   atomic.Uint64
 	mu        sync.Mutex
 	err       error // first commit failure; the bank stops committing
 	listeners []func(SlotRecord)
@@ -229,6 +232,7 @@ func (s *store) run() {
 	for c := range s.queue {
 		batch, err := s.build(c)
 		if err == nil {
+			s.visible.Store(c.record.Slot)
 			err = batch.Commit(s.writeOpts())
 			// Keep the batch's buffer for a later slot: a slot's batch
 			// runs to megabytes, and a fresh one each slot is garbage to

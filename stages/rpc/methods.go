@@ -366,20 +366,61 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 			missing = append(missing, sig)
 		}
 	}
+	// Slots whose statuses are not in the index yet: one being indexed
+	// now, and those the bank has written (getBalance already sees them)
+	// but not yet told the index of. Read from the ledger, so a status is
+	// never older than a balance.
+	var unindexed []uint64
+	if len(missing) > 0 {
+		for _, r := range s.hashes {
+			if _, ok := s.bySlot[r.Slot]; !ok {
+				unindexed = append(unindexed, r.Slot)
+			}
+		}
+		for slot := s.slot + 1; slot <= s.cfg.Bank.VisibleSlot(); slot++ {
+			unindexed = append(unindexed, slot)
+		}
+	}
 	s.mu.RUnlock()
+	for _, slot := range unindexed {
+		before := len(missing)
+		var e *Error
+		if missing, e = s.fillStatuses(out, parsed, missing, slot, slot); e != nil {
+			return nil, e
+		}
+		if len(missing) < before {
+			ctx.Slot = max(ctx.Slot, slot)
+		}
+	}
 	if len(missing) > 0 && c.SearchTransactionHistory && oldest > 0 {
 		// One pass over the older slots for all the missing signatures.
-		found, err := s.cfg.Bank.StatusesOf(missing, oldest-1, 1)
-		if err != nil {
-			return nil, &Error{Code: codeInternal, Message: err.Error()}
-		}
-		for i, sig := range parsed {
-			if st, ok := found[sig]; ok && out[i] == nil {
-				out[i] = statusOf(st)
-			}
+		if _, e := s.fillStatuses(out, parsed, missing, oldest-1, 1); e != nil {
+			return nil, e
 		}
 	}
 	return withContext{Context: ctx, Value: out}, nil
+}
+
+// fillStatuses reads the statuses of the missing signatures from the
+// ledger's slots from down to through, filling the blanks of out, and
+// returns the signatures still missing.
+func (s *Server) fillStatuses(out []any, parsed, missing [][64]byte, from, through uint64) ([][64]byte, *Error) {
+	found, err := s.cfg.Bank.StatusesOf(missing, from, through)
+	if err != nil {
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
+	for i, sig := range parsed {
+		if st, ok := found[sig]; ok && out[i] == nil {
+			out[i] = statusOf(st)
+		}
+	}
+	still := missing[:0]
+	for _, sig := range missing {
+		if _, ok := found[sig]; !ok {
+			still = append(still, sig)
+		}
+	}
+	return still, nil
 }
 
 func getFeeForMessage(s *Server, params []json.RawMessage) (any, *Error) {

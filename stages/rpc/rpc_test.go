@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +33,11 @@ type node struct {
 	c   *solrpc.Client
 }
 
-func startNode(t *testing.T) *node {
+func startNode(t *testing.T) *node { return startNodeWith(t, nil) }
+
+// startNodeWith starts a node, calling beforeRPC with its bank before the
+// RPC server starts (to register a commit listener that runs first).
+func startNodeWith(t *testing.T, beforeRPC func(*banking.Bank)) *node {
 	t.Helper()
 	g, err := stages.Start(stages.Config{
 		Fetch:     stages.FetchConfig{Addr: "127.0.0.1:0"},
@@ -43,6 +49,9 @@ func startNode(t *testing.T) *node {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if beforeRPC != nil {
+		beforeRPC(g.Bank())
 	}
 	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
 	if err != nil {
@@ -276,6 +285,54 @@ func TestStatusCommittedBeforeTheFirstQuery(t *testing.T) {
 	if err != nil || res.Value[0] == nil || res.Value[1] == nil {
 		t.Fatalf("both statuses: %+v %v", res, err)
 	}
+}
+
+// A slot the bank has committed, but whose commit the RPC index has not
+// been told of yet, already shows in getBalance: its statuses must show
+// too, read from the ledger.
+func TestStatusOfASlotNotYetIndexed(t *testing.T) {
+	var hold atomic.Bool
+	held, release := make(chan uint64, 1), make(chan struct{})
+	n := startNodeWith(t, func(b *banking.Bank) {
+		// Runs before the RPC's own listener: holding it holds the index.
+		b.OnCommit(func(r banking.SlotRecord) {
+			if hold.Load() {
+				held <- r.Slot
+				<-release
+			}
+		})
+	})
+	ctx := context.Background()
+	alice := solana.NewWallet().PrivateKey
+	hold.Store(true)
+	var once sync.Once
+	unhold := func() { once.Do(func() { hold.Store(false); close(release) }) }
+	t.Cleanup(unhold) // before the node stops: cleanups run last first
+	sig, err := n.c.RequestAirdrop(ctx, alice.PublicKey(), 2_000_000_000, solrpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each slot committed waits in held, the index not told of it, until
+	// released: the airdrop's slot is the one after which the balance shows.
+	for {
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("airdrop not committed within 10s")
+		}
+		if n.balance(t, alice.PublicKey()) == 2_000_000_000 {
+			break
+		}
+		release <- struct{}{}
+	}
+	res, err := n.c.GetSignatureStatuses(ctx, false, sig)
+	if err != nil || res.Value[0] == nil || res.Value[0].Err != nil {
+		t.Fatalf("status of a committed airdrop whose slot is not indexed: %+v %v", res, err)
+	}
+	if res.Context.Slot == 0 {
+		t.Fatalf("context slot 0 for a status found in a committed slot")
+	}
+	unhold()
 }
 
 func mustMessage(t *testing.T, tx *solana.Transaction) string {
