@@ -201,8 +201,20 @@ func RunBench(cfg BenchConfig) (BenchResult, error) {
 		}
 		sched.ClearStatusCache() // the same transactions come again: as banking-bench's clear_signatures
 		t0 := time.Now()
+		// Batches arrive one by one, and the scheduler hands out work
+		// between them, as Agave's scheduler thread interleaves receiving
+		// with scheduling: the workers start on the first batch.
 		for _, b := range batches {
 			sched.Submit(b)
+			sched.Schedule()
+			for ready := true; ready; {
+				select {
+				case wb := <-sched.Completions():
+					sched.Complete(wb)
+				default:
+					ready = false
+				}
+			}
 		}
 		for !sched.Idle() || sched.Ending() {
 			sched.Schedule()

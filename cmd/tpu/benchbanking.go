@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/tpugo/tpu/banking"
@@ -47,6 +49,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	ledger := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (generation included) to this file")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -83,6 +86,18 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		cfg.Progress = func(done, total int, elapsed time.Duration) {
 			fmt.Fprintf(env.stderr, "[iteration %d of %d, %.1fs]\n", done, total, elapsed.Seconds())
 		}
+	}
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(pf)
+		}
+		if err != nil {
+			fmt.Fprintf(env.stderr, "tpu bench banking: --cpuprofile: %v\n", err)
+			return 1
+		}
+		defer pf.Close()
+		defer pprof.StopCPUProfile()
 	}
 	res, err := banking.RunBench(cfg)
 	if err != nil {
