@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -50,6 +51,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (generation included) to this file")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the run (generation included) to this file")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -98,6 +100,19 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		}
 		defer pf.Close()
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			pf, err := os.Create(*memProfile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(pf, 0)
+				pf.Close()
+			}
+			if err != nil {
+				fmt.Fprintf(env.stderr, "tpu bench banking: --memprofile: %v\n", err)
+			}
+		}()
 	}
 	res, err := banking.RunBench(cfg)
 	if err != nil {
