@@ -180,16 +180,18 @@ func (b *Bank) load(last uint64) error {
 		b.register(rec)
 	}
 	// Statuses of transactions whose blockhash is still valid.
-	lower := binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, first)
-	err = b.store.scanRange(lower, []byte{prefixTxSlot + 1}, func(k, v []byte) error {
-		return eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
-			if hs, valid := b.bySlot[h]; valid {
-				c := b.status.forHash(h, hs)
-				c.m[c.key(sig)] = statusEntry{Status: st}
-			}
-			return nil
-		})
-	})
+	for s := first; s <= last && err == nil; s++ {
+		var v []byte
+		if v, err = b.store.slotStatuses(s); err == nil {
+			err = eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
+				if hs, valid := b.bySlot[h]; valid {
+					c := b.status.forHash(h, hs)
+					c.m[c.key(sig)] = statusEntry{Status: st}
+				}
+				return nil
+			})
+		}
+	}
 	b.slot = last + 1
 	b.store.committed.Store(last)
 	b.store.visible.Store(last)
@@ -287,7 +289,7 @@ func (b *Bank) Status(h Pubkey, sig *[64]byte) (Status, bool) {
 func (b *Bank) StatusOf(sig *[64]byte, maxSlots uint64) (Status, bool, error) {
 	last := b.CommittedSlot()
 	for s, n := last, uint64(0); s > 0 && (maxSlots == 0 || n < maxSlots); s, n = s-1, n+1 {
-		v, err := b.store.get(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, s))
+		v, err := b.store.slotStatuses(s)
 		if err != nil {
 			return Status{}, false, err
 		}
@@ -316,7 +318,7 @@ func (b *Bank) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]S
 	}
 	found := map[[64]byte]Status{}
 	for s := from; s >= through && s > 0 && len(found) < len(want); s-- {
-		v, err := b.store.get(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, s))
+		v, err := b.store.slotStatuses(s)
 		if err != nil {
 			return found, err
 		}
@@ -383,7 +385,7 @@ type SigStatus struct {
 // SlotStatuses reads the statuses of the transactions a committed slot
 // executed. It is safe for concurrent use.
 func (b *Bank) SlotStatuses(slot uint64) ([]SigStatus, error) {
-	v, err := b.store.get(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, slot))
+	v, err := b.store.slotStatuses(slot)
 	if err != nil {
 		return nil, err
 	}

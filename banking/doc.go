@@ -52,10 +52,12 @@
 //
 // # Persistence
 //
-// Each slot's changed accounts, its transaction statuses and its slot
-// record are written to Pebble in one batch, fsynced (SyncEachSlot) or
-// not (NoSync), by a committer goroutine; Bank.CommittedSlot says what is
-// durable. Opening a ledger resumes from its last committed slot with its
+// Each slot's changed accounts and its slot record are written to Pebble
+// in one batch, and its transaction statuses appended to a status log in
+// the same directory, which the batch points into (store.go,
+// statuslog.go): the batch is the commit, the log is as long as the
+// batches say. Both are fsynced (SyncEachSlot) or not (NoSync), by a
+// committer goroutine; Bank.CommittedSlot says what is durable. Opening a ledger resumes from its last committed slot with its
 // balances, blockhash window and recent statuses. Genesis keys are
 // derived from a seed (see GenesisConfig) so that other processes can sign
 // for them.

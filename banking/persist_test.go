@@ -248,9 +248,14 @@ func TestCrashRecovery(t *testing.T) {
 	// No partial slot: every slot up to the last has its record and
 	// exactly as many statuses as it says; nothing exists beyond it.
 	counts := map[uint64]uint64{}
-	err = b.store.scan([]byte{prefixTxSlot}, func(k, v []byte) error {
+	err = b.store.scan([]byte{prefixTxSlot}, func(k, _ []byte) error {
+		slot := binary.BigEndian.Uint64(k[1:9])
+		v, err := b.store.slotStatuses(slot)
+		if err != nil {
+			return err
+		}
 		return eachStatus(v, func(*[64]byte, Status, Pubkey) error {
-			counts[binary.BigEndian.Uint64(k[1:9])]++
+			counts[slot]++
 			return nil
 		})
 	})

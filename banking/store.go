@@ -18,19 +18,23 @@ import (
 //
 //	"a" + pubkey              account (account.go encoding)
 //	"h" + slot (8, big-endian) slot record: blockhash (32), transactions (8), fees burned (8), leader reward (8)
-//	"t" + slot (8, big-endian) the slot's transaction statuses, one value:
-//	                          signature (64) + status (status.go encoding, 48), for each
+//	"t" + slot (8, big-endian) where the slot's status value lies in the status log
+//	                          (statuslog.go): offset (8), length (8), CRC-32C (4)
+//	"l"                       the status log's committed length (8)
 //	"m"                       meta: last committed slot (8), lamports burned (8), genesis seed
+//	"v"                       ledger format (1 byte, ledgerFormat)
 //
-// Statuses are one value per slot, not one key per transaction: a slot of
-// 100,000 transactions is one 11 MB write instead of 100,000 keys to sort,
-// which matters on a machine whose cores also run the pipeline. Finding an
-// old signature therefore reads slots backwards (Bank.StatusOf); recent
-// ones are in the in-memory status cache.
+// A slot's status value is signature (64) + status (status.go encoding,
+// 48) for each transaction it executed: one value per slot, not one key
+// per transaction, so a slot of 100,000 transactions is one 11 MB append
+// instead of 100,000 keys to sort, which matters on a machine whose cores
+// also run the pipeline. Finding an old signature therefore reads slots
+// backwards (Bank.StatusOf); recent ones are in the in-memory status
+// cache.
 //
 // Each slot's changes are one Pebble batch, so a slot is either wholly on
 // disk or not at all; the meta record in the batch names the last slot
-// committed.
+// committed, and the "l" record how much of the status log is.
 const (
 	prefixAccount = 'a'
 	prefixSlot    = 'h'
@@ -102,6 +106,8 @@ func decodeSlotRecord(slot uint64, b []byte) (SlotRecord, error) {
 // batches in order, so that the scheduler never waits for the disk.
 type store struct {
 	db        *pebble.DB
+	log       vfs.File // the status log (statuslog.go)
+	logEnd    uint64   // its committed length; the committer's alone
 	sync      SyncMode
 	queue     chan *slotCommit
 	done      chan struct{}
@@ -154,7 +160,7 @@ func (s *store) buffer(size int) []byte {
 
 // build turns c into a Pebble batch.
 func (s *store) build(c *slotCommit) (*pebble.Batch, error) {
-	batch := s.newBatch(len(c.accounts) + len(c.statuses) + 256)
+	batch := s.newBatch(len(c.accounts) + 512)
 	key := make([]byte, 33)
 	key[0] = prefixAccount
 	for p := c.accounts; len(p) > 0; {
@@ -172,7 +178,13 @@ func (s *store) build(c *slotCommit) (*pebble.Batch, error) {
 		p = p[37+n:]
 	}
 	if len(c.statuses) > 0 {
-		batch.Set(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, c.record.Slot), c.statuses, nil)
+		loc, err := s.appendStatuses(c.statuses)
+		if err != nil {
+			batch.Close()
+			return nil, err
+		}
+		batch.Set(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, c.record.Slot), loc.encode(), nil)
+		batch.Set([]byte(keyLogEnd), binary.LittleEndian.AppendUint64(nil, loc.off+loc.n), nil)
 	}
 	batch.Set(slotKey(c.record.Slot), c.record.encode(), nil)
 	batch.Set([]byte(keyMeta), c.meta, nil)
@@ -193,11 +205,13 @@ func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
 	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 		return pebble.UniformDBCompressionSettings(sstable.NoCompression)
 	})
-	// A slot's statuses are one large value: written once to a blob file,
-	// it is not rewritten by every compaction that moves its key.
+	// An account with large data is a large value: written once to a
+	// blob file, it is not rewritten by every compaction that moves its
+	// key.
 	opts.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
 		return pebble.ValueSeparationPolicy{Enabled: true, MinimumSize: 4096, MaxBlobReferenceDepth: 10, RewriteMinimumAge: time.Hour, TargetGarbageRatio: 1}
 	}
+	opts.FS = vfs.Default
 	if inMemory {
 		opts.FS = vfs.NewMem()
 	}
@@ -207,8 +221,54 @@ func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
 	}
 	s := &store{db: db, sync: mode, queue: make(chan *slotCommit, 64), done: make(chan struct{}),
 		spare: make(chan *pebble.Batch, 2), buffers: make(chan []byte, 4)}
+	if err = s.checkFormat(dir); err == nil {
+		if s.logEnd, err = s.readLogEnd(); err == nil {
+			s.log, err = openStatusLog(opts.FS, dir, s.logEnd)
+		}
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	go s.run()
 	return s, nil
+}
+
+// checkFormat refuses a ledger of another format, and marks a new one
+// with this format.
+func (s *store) checkFormat(dir string) error {
+	v, err := s.get([]byte(keyFormat))
+	if err != nil {
+		return err
+	}
+	if v != nil {
+		if len(v) != 1 || v[0] != ledgerFormat {
+			return fmt.Errorf("%w: ledger %s has format %v, this tpu reads format %d: start afresh (tpu run --reset)", ErrStore, dir, v, ledgerFormat)
+		}
+		return nil
+	}
+	if m, err := s.get([]byte(keyMeta)); err != nil || m != nil {
+		if err == nil {
+			err = fmt.Errorf("%w: ledger %s was written by an older tpu (format 1), this tpu reads format %d: start afresh (tpu run --reset)", ErrStore, dir, ledgerFormat)
+		}
+		return err
+	}
+	if err := s.db.Set([]byte(keyFormat), []byte{ledgerFormat}, pebble.Sync); err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return nil
+}
+
+// readLogEnd reads the status log's committed length.
+func (s *store) readLogEnd() (uint64, error) {
+	v, err := s.get([]byte(keyLogEnd))
+	if err != nil || v == nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: malformed status log length", ErrStore)
+	}
+	return binary.LittleEndian.Uint64(v), nil
 }
 
 // quietLogger keeps Pebble's informational logging off the console.
@@ -234,9 +294,12 @@ func (s *store) run() {
 		if err == nil {
 			s.visible.Store(c.record.Slot)
 			err = batch.Commit(s.writeOpts())
+			if err == nil {
+				s.logEnd += uint64(len(c.statuses))
+			}
 			// Keep the batch's buffer for a later slot: a slot's batch
-			// runs to megabytes, and a fresh one each slot is garbage to
-			// collect.
+			// of accounts runs to hundreds of kilobytes, and a fresh one
+			// each slot is garbage to collect.
 			batch.Reset()
 			select {
 			case s.spare <- batch:
@@ -309,6 +372,9 @@ func (s *store) close() error {
 	err := s.failure()
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("%w: close: %w", ErrStore, cerr)
+	}
+	if cerr := s.log.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("%w: close the status log: %w", ErrStore, cerr)
 	}
 	return err
 }
