@@ -116,3 +116,30 @@ func TestLedgerFormat1Refused(t *testing.T) {
 		t.Fatalf("opened a format-1 ledger: %v", err)
 	}
 }
+
+// A slot that fails to commit stops the slots queued behind it: none may
+// land past the gap (the failure is the status log's write, after its
+// file is closed under the committer).
+func TestFailedSlotStopsTheQueue(t *testing.T) {
+	dir := t.TempDir()
+	st, err := openStore(dir, SyncEachSlot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.log.Close()
+	st.enqueue(&slotCommit{record: SlotRecord{Slot: 1}, statuses: make([]byte, 112), meta: make([]byte, 16)})
+	st.enqueue(&slotCommit{record: SlotRecord{Slot: 2}, meta: make([]byte, 16)}) // no statuses: Pebble alone
+	if err := st.close(); !errors.Is(err, ErrStore) {
+		t.Fatalf("close after a failed slot: %v", err)
+	}
+	st, err = openStore(dir, SyncEachSlot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	for _, slot := range []uint64{1, 2} {
+		if v, err := st.get(slotKey(slot)); err != nil || v != nil {
+			t.Fatalf("slot %d landed after slot 1 failed: %x %v", slot, v, err)
+		}
+	}
+}

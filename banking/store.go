@@ -290,6 +290,11 @@ func (s *store) writeOpts() *pebble.WriteOptions {
 func (s *store) run() {
 	defer close(s.done)
 	for c := range s.queue {
+		if s.failure() != nil {
+			// A slot failed: the slots queued behind it must not land
+			// either, or the ledger would have a gap.
+			continue
+		}
 		batch, err := s.build(c)
 		if err == nil {
 			s.visible.Store(c.record.Slot)
