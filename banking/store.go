@@ -243,13 +243,13 @@ func (s *store) checkFormat(dir string) error {
 	}
 	if v != nil {
 		if len(v) != 1 || v[0] != ledgerFormat {
-			return fmt.Errorf("%w: ledger %s has format %v, this tpu reads format %d: start afresh (tpu run --reset)", ErrStore, dir, v, ledgerFormat)
+			return fmt.Errorf("%w: %q has ledger format %v; this tpu reads format %d: start afresh with tpu run --reset", ErrStore, dir, v, ledgerFormat)
 		}
 		return nil
 	}
 	if m, err := s.get([]byte(keyMeta)); err != nil || m != nil {
 		if err == nil {
-			err = fmt.Errorf("%w: ledger %s was written by an older tpu (format 1), this tpu reads format %d: start afresh (tpu run --reset)", ErrStore, dir, ledgerFormat)
+			err = fmt.Errorf("%w: %q was written by an older tpu (ledger format 1); this tpu reads format %d: start afresh with tpu run --reset", ErrStore, dir, ledgerFormat)
 		}
 		return err
 	}
