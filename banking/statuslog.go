@@ -62,11 +62,31 @@ func openStatusLog(fs vfs.FS, dir string, end uint64) (vfs.File, error) {
 	if err == nil && uint64(fi.Size()) < end {
 		err = fmt.Errorf("%w: %s holds %d bytes but the ledger records %d: the last slots' statuses were lost (a machine crash with --sync nosync?); start afresh", ErrStore, path, fi.Size(), end)
 	}
+	if err == nil {
+		// The file's directory entry must be as durable as the slots
+		// that will point into it.
+		err = syncDir(fs, dir)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("%w: open %s: %w", ErrStore, dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%w: sync %s: %w", ErrStore, dir, err)
+	}
+	return nil
 }
 
 // appendStatuses writes a slot's status value at the log's end and, with
@@ -77,6 +97,7 @@ func (s *store) appendStatuses(v []byte) (statusLoc, error) {
 	if _, err := s.log.WriteAt(v, int64(s.logEnd)); err != nil {
 		return loc, err
 	}
+	s.logWritten.Store(s.logEnd + loc.n) // before the batch names it
 	if s.sync == SyncEachSlot {
 		if err := s.log.SyncData(); err != nil {
 			return loc, err
@@ -95,6 +116,11 @@ func (s *store) slotStatuses(slot uint64) ([]byte, error) {
 	loc, err := decodeStatusLoc(b)
 	if err != nil {
 		return nil, err
+	}
+	// What was written bounds every slot's value: a damaged location
+	// must not size an allocation.
+	if end := s.logWritten.Load(); loc.off > end || loc.n > end-loc.off {
+		return nil, fmt.Errorf("%w: slot %d's statuses lie at %d+%d, past the %d bytes written to %s", ErrStore, slot, loc.off, loc.n, end, statusLogName)
 	}
 	v := make([]byte, loc.n)
 	if _, err := s.log.ReadAt(v, int64(loc.off)); err != nil && !(errors.Is(err, io.EOF) && loc.n == 0) {

@@ -2,6 +2,7 @@ package banking
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -45,6 +46,11 @@ func statusLogPath(dir string) string { return filepath.Join(dir, statusLogName)
 func TestStatusLogTornTail(t *testing.T) {
 	cfg := Config{Dir: t.TempDir(), Genesis: GenesisConfig{Seed: testSeed, Accounts: 8}}
 	sigs := runSlots(t, cfg, 0, 1)
+	fi, err := os.Stat(statusLogPath(cfg.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := fi.Size()
 	f, err := os.OpenFile(statusLogPath(cfg.Dir), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +60,10 @@ func TestStatusLogTornTail(t *testing.T) {
 	sigs = append(sigs, runSlots(t, cfg, 2, 3)...)
 	b := openBank(t, cfg)
 	defer b.Close()
+	// The two new slots (one transaction each) went over the tail.
+	if got, want := b.store.logWritten.Load(), uint64(end)+2*(64+statusRecordLen); got != want {
+		t.Fatalf("status log end %d after the torn tail, want %d", got, want)
+	}
 	for i, sig := range sigs {
 		if st, found, err := b.StatusOf(&sig, 0); err != nil || !found || st.Err.IsErr() {
 			t.Fatalf("transaction %d after the torn tail: %+v %v %v", i, st, found, err)
@@ -141,5 +151,25 @@ func TestFailedSlotStopsTheQueue(t *testing.T) {
 		if v, err := st.get(slotKey(slot)); err != nil || v != nil {
 			t.Fatalf("slot %d landed after slot 1 failed: %x %v", slot, v, err)
 		}
+	}
+}
+
+// A damaged location (a length past what the log holds) is an ErrStore,
+// not an allocation of that size.
+func TestStatusLogDamagedLocation(t *testing.T) {
+	cfg := Config{Dir: t.TempDir(), Genesis: GenesisConfig{Seed: testSeed, Accounts: 8}}
+	runSlots(t, cfg, 0)
+	st, err := openStore(cfg.Dir, SyncEachSlot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, 1)
+	if err := st.db.Set(key, statusLoc{off: 0, n: 1 << 50}.encode(), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	_, err = Open(cfg)
+	if !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "past the") {
+		t.Fatalf("opened a ledger with a damaged status location: %v", err)
 	}
 }

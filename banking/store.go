@@ -49,8 +49,10 @@ const (
 	// SyncEachSlot fsyncs every slot's batch before the slot counts as
 	// committed (the default).
 	SyncEachSlot SyncMode = iota
-	// NoSync leaves flushing to the operating system: a machine crash may
-	// lose the last slots, a process crash loses nothing.
+	// NoSync leaves flushing to the operating system: a process crash
+	// loses nothing; a machine crash may lose the last slots, or leave
+	// the status log behind what the ledger records, which Open then
+	// refuses (ErrStore) rather than resume with statuses missing.
 	NoSync
 )
 
@@ -105,13 +107,16 @@ func decodeSlotRecord(slot uint64, b []byte) (SlotRecord, error) {
 // store owns the Pebble database and a goroutine that commits slot
 // batches in order, so that the scheduler never waits for the disk.
 type store struct {
-	db        *pebble.DB
-	log       vfs.File // the status log (statuslog.go)
-	logEnd    uint64   // its committed length; the committer's alone
-	sync      SyncMode
-	queue     chan *slotCommit
-	done      chan struct{}
-	committed atomic.Uint64 // last slot durable on disk
+	db     *pebble.DB
+	log    vfs.File // the status log (statuslog.go)
+	logEnd uint64   // its committed length; the committer's alone
+	// logWritten is how far the log has been written, which bounds what
+	// a slot's location may name; safe for concurrent use.
+	logWritten atomic.Uint64
+	sync       SyncMode
+	queue      chan *slotCommit
+	done       chan struct{}
+	committed  atomic.Uint64 // last slot durable on disk
 	// visible is the last slot whose writes readers of the ledger may
 	// see: the committed slot, or the one being written after it.
 	visible   atomic.Uint64
@@ -165,6 +170,7 @@ func (s *store) build(c *slotCommit) (*pebble.Batch, error) {
 	key[0] = prefixAccount
 	for p := c.accounts; len(p) > 0; {
 		if len(p) < 33 {
+			batch.Close()
 			return nil, fmt.Errorf("%w: malformed slot commit", ErrStore)
 		}
 		copy(key[1:], p[:32])
@@ -224,6 +230,7 @@ func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
 	if err = s.checkFormat(dir); err == nil {
 		if s.logEnd, err = s.readLogEnd(); err == nil {
 			s.log, err = openStatusLog(opts.FS, dir, s.logEnd)
+			s.logWritten.Store(s.logEnd)
 		}
 	}
 	if err != nil {
@@ -301,6 +308,8 @@ func (s *store) run() {
 			err = batch.Commit(s.writeOpts())
 			if err == nil {
 				s.logEnd += uint64(len(c.statuses))
+			} else {
+				s.visible.Store(s.committed.Load()) // it did not land
 			}
 			// Keep the batch's buffer for a later slot: a slot's batch
 			// of accounts runs to hundreds of kilobytes, and a fresh one

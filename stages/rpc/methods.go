@@ -353,6 +353,7 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 	var missing [][64]byte
 	s.mu.RLock()
 	oldest := s.hashes[0].Slot // the in-memory index covers the window
+	ctx.Slot = s.slot          // as of the statuses read below
 	for i, str := range sigs {
 		sig, e := parseSignature(str)
 		if e != nil {
