@@ -25,11 +25,13 @@ Generates 1-lamport transfers with a unit price and a unit limit (267
 bytes, random signature bytes: banking does not check signatures, as in
 Agave's banking-bench), hands them to the banking scheduler in packet
 batches, and measures. Each iteration sends --batches-per-iteration batches
-of --packets-per-batch transactions from one of --num-chunks prepared sets
-and waits until all are processed; the status cache is cleared between
-iterations so the sets can be replayed, and cost limits are lifted, both as
-the original does. Slots still end every 400 ms and commit to the ledger
-(a temporary directory unless --ledger is given).
+of --packets-per-batch transactions from one of --num-chunks prepared sets,
+one at a time with scheduling in between (as Agave's scheduler thread
+interleaves receiving with scheduling), and waits until all are
+processed; the status cache is cleared between iterations so the sets can
+be replayed, and cost limits are lifted, both as the original does. Slots
+still end every 400 ms and commit to the ledger (a temporary directory
+unless --ledger is given).
 
 Prints banking-bench's totals line and tx/s figures, or with --json one
 object with the same fields.
