@@ -2,10 +2,8 @@ package banking
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -89,15 +87,15 @@ func syncDir(fs vfs.FS, dir string) error {
 	return nil
 }
 
-// appendStatuses writes a slot's status value at the log's end and, with
-// SyncEachSlot, syncs it; the end moves only when the slot's batch
-// commits.
+// appendStatuses writes a slot's status value where the log was written
+// to and, with SyncEachSlot, syncs it; the ledger's committed length ("l")
+// moves only with the slot's batch.
 func (s *store) appendStatuses(v []byte) (statusLoc, error) {
-	loc := statusLoc{off: s.logEnd, n: uint64(len(v)), crc: crc32.Checksum(v, castagnoli)}
-	if _, err := s.log.WriteAt(v, int64(s.logEnd)); err != nil {
+	loc := statusLoc{off: s.logWritten.Load(), n: uint64(len(v)), crc: crc32.Checksum(v, castagnoli)}
+	if _, err := s.log.WriteAt(v, int64(loc.off)); err != nil {
 		return loc, err
 	}
-	s.logWritten.Store(s.logEnd + loc.n) // before the batch names it
+	s.logWritten.Store(loc.off + loc.n) // before the batch names it
 	if s.sync == SyncEachSlot {
 		if err := s.log.SyncData(); err != nil {
 			return loc, err
@@ -123,7 +121,7 @@ func (s *store) slotStatuses(slot uint64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: slot %d's statuses lie at %d+%d, past the %d bytes written to %s", ErrStore, slot, loc.off, loc.n, end, statusLogName)
 	}
 	v := make([]byte, loc.n)
-	if _, err := s.log.ReadAt(v, int64(loc.off)); err != nil && !(errors.Is(err, io.EOF) && loc.n == 0) {
+	if _, err := s.log.ReadAt(v, int64(loc.off)); err != nil { // a slot with no statuses has no location
 		return nil, fmt.Errorf("%w: read slot %d's statuses: %w", ErrStore, slot, err)
 	}
 	if crc32.Checksum(v, castagnoli) != loc.crc {

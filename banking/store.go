@@ -107,11 +107,12 @@ func decodeSlotRecord(slot uint64, b []byte) (SlotRecord, error) {
 // store owns the Pebble database and a goroutine that commits slot
 // batches in order, so that the scheduler never waits for the disk.
 type store struct {
-	db     *pebble.DB
-	log    vfs.File // the status log (statuslog.go)
-	logEnd uint64   // its committed length; the committer's alone
-	// logWritten is how far the log has been written, which bounds what
-	// a slot's location may name; safe for concurrent use.
+	db  *pebble.DB
+	log vfs.File // the status log (statuslog.go)
+	// logWritten is how far the log has been written: where the next
+	// slot's statuses go (it starts at the committed length, and a slot
+	// whose batch fails stops the store), and what bounds the locations
+	// readers are handed. Written by the committer alone.
 	logWritten atomic.Uint64
 	sync       SyncMode
 	queue      chan *slotCommit
@@ -228,9 +229,10 @@ func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
 	s := &store{db: db, sync: mode, queue: make(chan *slotCommit, 64), done: make(chan struct{}),
 		spare: make(chan *pebble.Batch, 2), buffers: make(chan []byte, 4)}
 	if err = s.checkFormat(dir); err == nil {
-		if s.logEnd, err = s.readLogEnd(); err == nil {
-			s.log, err = openStatusLog(opts.FS, dir, s.logEnd)
-			s.logWritten.Store(s.logEnd)
+		var end uint64
+		if end, err = s.readLogEnd(); err == nil {
+			s.log, err = openStatusLog(opts.FS, dir, end)
+			s.logWritten.Store(end)
 		}
 	}
 	if err != nil {
@@ -306,9 +308,7 @@ func (s *store) run() {
 		if err == nil {
 			s.visible.Store(c.record.Slot)
 			err = batch.Commit(s.writeOpts())
-			if err == nil {
-				s.logEnd += uint64(len(c.statuses))
-			} else {
+			if err != nil {
 				s.visible.Store(s.committed.Load()) // it did not land
 			}
 			// Keep the batch's buffer for a later slot: a slot's batch

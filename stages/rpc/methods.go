@@ -347,7 +347,7 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 	if err := s.startStatuses(); err != nil {
 		return nil, &Error{Code: codeInternal, Message: err.Error()}
 	}
-	ctx := s.ctx()
+	ctx := rpcContext{APIVersion: apiVersion}
 	out := make([]any, len(sigs))
 	parsed := make([][64]byte, len(sigs))
 	var missing [][64]byte
