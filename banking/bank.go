@@ -185,8 +185,9 @@ func (b *Bank) load(last uint64) error {
 		if v, err = b.store.slotStatuses(s); err == nil {
 			err = eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
 				if hs, valid := b.bySlot[h]; valid {
-					c := b.status.forHash(h, hs)
-					c.m[c.key(sig)] = statusEntry{Status: st}
+					if c := b.status.forHash(h, hs); !c.seen(sig) {
+						c.add(sig, statusEntry{Status: st})
+					}
 				}
 				return nil
 			})

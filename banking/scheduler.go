@@ -166,6 +166,7 @@ type pendingTx struct {
 	priority  uint64
 	blockhash Pubkey
 	statuses  *hashStatuses // where its pending status entry lives
+	statusIdx uint32        // and its index there
 	heapIdx   int
 
 	// Set when scheduled.
@@ -487,8 +488,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		return nil
 	}
 	statuses := s.bank.status.forHash(*v.RecentBlockhash(), hashSlot)
-	key := statuses.key(sig)
-	if _, seen := statuses.m[key]; seen {
+	if statuses.seen(sig) {
 		s.drop(packet.OutcomeAlreadyProcessed, p, sig)
 		return nil
 	}
@@ -500,7 +500,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		s.drop(packet.OutcomeFeePayerCannotPay, p, sig)
 		return nil
 	}
-	statuses.m[key] = statusEntry{pending: true}
+	statusIdx := statuses.add(sig, statusEntry{pending: true})
 	shape := shapeOf(v)
 	tc := shape.cost(v, cb)
 	cost := tc.Total()
@@ -511,7 +511,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	t.seq, t.view, t.recvNanos, t.flags = s.seq, v, p.Meta.RecvNanos, p.Meta.Flags
 	t.cb, t.fee, t.cost, t.priority = cb, fee, cost, Priority(fee, cost)
 	t.costExec, t.costLoad = tc.Execution, tc.LoadedData
-	t.blockhash, t.statuses, t.heapIdx = *v.RecentBlockhash(), statuses, -1
+	t.blockhash, t.statuses, t.statusIdx, t.heapIdx = *v.RecentBlockhash(), statuses, statusIdx, -1
 	t.held, t.buf, t.n, t.thread, t.result = nil, nil, 0, 0, execResult{}
 	t.waiting, t.granted, t.abandoned = 0, 0, false
 	t.writable = shape.writable(v)
@@ -591,7 +591,7 @@ func (s *Scheduler) dropBuffered(t *pendingTx, o packet.Outcome) {
 	if s.cfg.Method == Unbatched && t.n > 0 {
 		s.abandonUsages(t)
 	}
-	delete(t.statuses.m, t.statuses.key(t.view.Signature(0)))
+	t.statuses.remove(t.view.Signature(0))
 	s.finish(t, o)
 }
 
@@ -929,7 +929,7 @@ func (s *Scheduler) book(t *pendingTx) {
 	sig := t.view.Signature(0)
 	if r.dropped {
 		s.removeCost(t, t.cost)
-		delete(t.statuses.m, t.statuses.key(sig))
+		t.statuses.remove(sig)
 		s.finish(t, packet.OutcomeFeePayerCannotPay)
 		return
 	}
@@ -944,7 +944,7 @@ func (s *Scheduler) book(t *pendingTx) {
 	}
 	s.bank.markDirty(t.accounts[0]) // the fee payer pays even when demoted
 	st := Status{Slot: s.bank.slot, Err: r.err}
-	t.statuses.m[t.statuses.key(sig)] = statusEntry{Status: st}
+	t.statuses.set(t.statusIdx, statusEntry{Status: st})
 	s.bank.recordExecuted(sig, t.blockhash, st, t.fee)
 	if r.err.IsErr() {
 		s.stats.Errors[r.err.String()]++
@@ -1038,10 +1038,14 @@ func (s *Scheduler) expire() {
 func (s *Scheduler) ClearStatusCache() {
 	c := &s.bank.status
 	for _, hs := range c.byHash {
-		for k, e := range hs.m {
-			if !e.pending {
+		for k, i := range hs.m {
+			if !hs.pending(i) {
 				delete(hs.m, k)
 			}
+		}
+		if len(hs.m) == 0 {
+			// No buffered transaction holds an index: reuse the space.
+			hs.reset()
 		}
 	}
 }

@@ -26,16 +26,76 @@ type statusEntry struct {
 }
 
 // hashStatuses holds the statuses of transactions that used one recent
-// blockhash; it is dropped whole when the blockhash expires.
+// blockhash; it is dropped whole when the blockhash expires. The map holds
+// an index into entries rather than the entry itself: it stays small (a
+// slot is 24 bytes, not 56), and a transaction that finishes sets its
+// status at the index admission gave it, in the recently added (and so
+// cached) tail of entries, with no second probe of a map that runs to tens
+// of megabytes. Entries live in fixed chunks, so that growing never copies
+// them.
 type hashStatuses struct {
-	slot   uint64
-	offset int
-	m      map[statusKey]statusEntry
+	slot    uint64
+	offset  int
+	m       map[statusKey]uint32
+	entries [][]statusEntry // chunks of statusChunk, the last one filling
+	n       uint32          // entries used
 }
+
+// statusChunk is the entries per chunk (128 KiB).
+const statusChunk = 4096
 
 func (h *hashStatuses) key(sig *[64]byte) statusKey {
 	return statusKey(sig[h.offset : h.offset+statusKeyLen])
 }
+
+// get returns sig's entry.
+func (h *hashStatuses) get(sig *[64]byte) (statusEntry, bool) {
+	i, ok := h.m[h.key(sig)]
+	if !ok {
+		return statusEntry{}, false
+	}
+	return *h.entry(i), true
+}
+
+func (h *hashStatuses) entry(i uint32) *statusEntry {
+	return &h.entries[i/statusChunk][i%statusChunk]
+}
+
+// seen reports whether sig has an entry.
+func (h *hashStatuses) seen(sig *[64]byte) bool {
+	_, ok := h.m[h.key(sig)]
+	return ok
+}
+
+// add gives sig a new entry e and returns its index, for set. sig must
+// have no entry.
+func (h *hashStatuses) add(sig *[64]byte, e statusEntry) uint32 {
+	i := h.n
+	if i%statusChunk == 0 && int(i/statusChunk) == len(h.entries) {
+		h.entries = append(h.entries, make([]statusEntry, statusChunk))
+	}
+	*h.entry(i) = e
+	h.n++
+	h.m[h.key(sig)] = i
+	return i
+}
+
+// set replaces the entry at index i (from add).
+func (h *hashStatuses) set(i uint32, e statusEntry) { *h.entry(i) = e }
+
+// pending reports whether the entry at index i is of a buffered or
+// executing transaction.
+func (h *hashStatuses) pending(i uint32) bool { return h.entry(i).pending }
+
+// reset forgets every entry, keeping the chunks for reuse.
+func (h *hashStatuses) reset() {
+	clear(h.m)
+	h.n = 0
+}
+
+// remove drops sig's entry, so the signature may come again. Its slot in
+// entries stays, unreferenced, until the blockhash expires.
+func (h *hashStatuses) remove(sig *[64]byte) { delete(h.m, h.key(sig)) }
 
 // statusCache answers "was this signature processed?" for every
 // transaction whose blockhash is still valid, and so can come again.
@@ -49,7 +109,7 @@ func newStatusCache() statusCache { return statusCache{byHash: map[Pubkey]*hashS
 func (c *statusCache) forHash(h Pubkey, slot uint64) *hashStatuses {
 	s := c.byHash[h]
 	if s == nil {
-		s = &hashStatuses{slot: slot, offset: rand.IntN(64 - statusKeyLen + 1), m: map[statusKey]statusEntry{}}
+		s = &hashStatuses{slot: slot, offset: rand.IntN(64 - statusKeyLen + 1), m: map[statusKey]uint32{}}
 		c.byHash[h] = s
 	}
 	return s
@@ -61,8 +121,7 @@ func (c *statusCache) get(h Pubkey, sig *[64]byte) (statusEntry, bool) {
 	if s == nil {
 		return statusEntry{}, false
 	}
-	e, ok := s.m[s.key(sig)]
-	return e, ok
+	return s.get(sig)
 }
 
 // prune drops the statuses of blockhashes registered before oldest.
