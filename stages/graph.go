@@ -152,6 +152,7 @@ func Start(cfg Config) (*Graph, error) {
 	g.sv = &sigverifyStage{
 		cfg: cfg.Sigverify, verifier: verifier, dedup: dedup, upstream: g.fetchCredits, credits: g.bankCredits,
 		send: func(m *BatchMsg) { root.Send(g.bankPID, m) }, hop: g.prov.Hop("sigverify"), prov: g.prov,
+		self: func(m any) { root.Send(g.svPID, m) },
 	}
 	g.svPID = root.Spawn(actor.PropsFromProducer(func() actor.Actor { return g.sv }))
 	g.fetch = &fetcher{

@@ -27,6 +27,10 @@ type BatchMsg struct {
 // verifies the batches received since the last drain together).
 type drainMsg struct{}
 
+// passDoneMsg: a sigverify worker -> sigverify. The workers are done with
+// pass; its batches are the stage's again.
+type passDoneMsg struct{ pass *svPass }
+
 // flushMsg: the graph -> a stage. Finish everything received before it,
 // pass it on, then reply (banking: when its buffer is empty and the slot
 // committed).

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -54,7 +55,9 @@ func (c *outcomeCounts) snapshot() [packet.NumOutcomes]uint64 {
 }
 
 // sigverifyStage dedups, sheds and verifies the batches that queued up
-// since its last pass, then passes them to banking.
+// since its last pass, then passes them to banking. Passes overlap: while
+// the workers check one, the stage receives, dedups and parses the next,
+// and the workers go straight on to it (sigverify.MaxPasses).
 type sigverifyStage struct {
 	cfg      SigverifyConfig
 	verifier *sigverify.Verifier
@@ -63,16 +66,29 @@ type sigverifyStage struct {
 	upstream *Credits // fetch -> sigverify: given back for each batch
 	credits  *Credits // sigverify -> banking
 	send     func(*BatchMsg)
+	self     func(any) // sends a message to this actor, from any goroutine
 	hop      *trace.Hop
 	prov     *trace.Provider
 
-	pending   []*BatchMsg
+	pending   []*BatchMsg // received, not yet in a pass
 	spans     []trace.Span
-	batches   []*packet.Batch
+	passes    []*svPass // under way, oldest first
+	free      []*svPass
+	flushers  []*actor.PID // waiting for everything before their flush
 	draining  bool
 	counts    outcomeCounts // terminal outcomes decided here
 	forwarded atomic.Uint64 // live packets passed to banking
 	done      atomic.Uint64 // packets finished here, forwarded or not
+}
+
+// svPass is a pass under way: its messages and their spans, in the
+// order received, and the verifier's pass over their batches.
+type svPass struct {
+	msgs    []*BatchMsg
+	spans   []trace.Span
+	batches []*packet.Batch
+	vp      *sigverify.Pass
+	onDone  func(*sigverify.Pass) // tells the stage, from a worker
 }
 
 func (s *sigverifyStage) Receive(ctx actor.Context) {
@@ -80,21 +96,41 @@ func (s *sigverifyStage) Receive(ctx actor.Context) {
 	case *BatchMsg:
 		s.pending = append(s.pending, msg)
 		s.spans = append(s.spans, s.hop.Start(msg.Span, msg.Sent, hasTracer(msg.Batch)))
-		if !s.draining {
+		if !s.draining && len(s.passes) < sigverify.MaxPasses {
 			s.draining = true
 			ctx.Send(ctx.Self(), drainMsg{})
 		}
 	case drainMsg:
 		s.draining = false
-		s.pass()
+		s.startPass()
+	case passDoneMsg:
+		s.finishPass(msg.pass)
+		s.startPass()
+		s.answerFlushes(ctx)
 	case flushMsg:
-		s.pass() // everything sent before the flush is queued before it
-		ctx.Respond(flushedMsg{})
+		// Everything sent before the flush is queued before it: it is
+		// answered once that has left the stage.
+		s.flushers = append(s.flushers, ctx.Sender())
+		s.startPass()
+		s.answerFlushes(ctx)
 	case statsReq:
 		ctx.Respond(s.counts.snapshot())
 	case *actor.Stopping:
 		s.verifier.Close()
 	}
+}
+
+// answerFlushes answers the flushes waiting, once nothing is pending or
+// under way.
+func (s *sigverifyStage) answerFlushes(ctx actor.Context) {
+	if len(s.pending) > 0 || len(s.passes) > 0 {
+		return
+	}
+	for _, f := range s.flushers {
+		ctx.Send(f, flushedMsg{})
+	}
+	clear(s.flushers)
+	s.flushers = s.flushers[:0]
 }
 
 func hasTracer(b *packet.Batch) bool {
@@ -106,19 +142,30 @@ func hasTracer(b *packet.Batch) bool {
 	return false
 }
 
-// pass processes the pending batches together: dedup, shed, verify (the
-// signature checks of all of them on the worker pool at once), forward.
-func (s *sigverifyStage) pass() {
-	if len(s.pending) == 0 {
+// startPass starts a pass over the pending batches, if there are any and
+// the verifier has room: dedup, shed, and the signature checks of all of
+// them handed to the worker pool at once.
+func (s *sigverifyStage) startPass() {
+	if len(s.pending) == 0 || len(s.passes) >= sigverify.MaxPasses {
 		return
 	}
-	s.batches = s.batches[:0]
-	for _, m := range s.pending {
-		s.batches = append(s.batches, m.Batch)
+	var p *svPass
+	if n := len(s.free); n > 0 {
+		p, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		p = &svPass{}
+		p.onDone = func(*sigverify.Pass) { s.self(passDoneMsg{p}) }
+	}
+	// The pass takes the pending lists; the pass's emptied lists become
+	// the new pending ones.
+	p.msgs, s.pending = s.pending, p.msgs[:0]
+	p.spans, s.spans = s.spans, p.spans[:0]
+	for _, m := range p.msgs {
+		p.batches = append(p.batches, m.Batch)
 	}
 	s.dedup.MaybeReset(time.Now())
 	live := 0
-	for _, b := range s.batches {
+	for _, b := range p.batches {
 		s.dedup.Dedup(b)
 		for i := range b.Packets() {
 			if !b.At(i).Discarded() {
@@ -127,12 +174,20 @@ func (s *sigverifyStage) pass() {
 		}
 	}
 	if live > s.cfg.MaxPending {
-		s.shedder.Shed(s.batches, s.cfg.MaxPending)
+		s.shedder.Shed(p.batches, s.cfg.MaxPending)
 	}
-	s.verifier.Verify(s.batches...)
+	s.passes = append(s.passes, p)
+	p.vp = s.verifier.Start(p.onDone, p.batches...)
+}
 
-	for i, m := range s.pending {
-		b, span := m.Batch, s.spans[i]
+// finishPass passes on, or drops, the batches of a pass the workers are
+// done with.
+func (s *sigverifyStage) finishPass(p *svPass) {
+	i := slices.Index(s.passes, p)
+	s.passes = slices.Delete(s.passes, i, i+1)
+	s.verifier.Recycle(p.vp)
+	for i, m := range p.msgs {
+		b, span := m.Batch, p.spans[i]
 		var counts [packet.NumOutcomes]int64
 		kept := 0
 		for j := range b.Packets() {
@@ -178,11 +233,11 @@ func (s *sigverifyStage) pass() {
 			s.send(out)
 		}
 	}
-	clear(s.pending)
-	s.pending = s.pending[:0]
-	clear(s.spans)
-	s.spans = s.spans[:0]
-	clear(s.batches)
+	clear(p.msgs)
+	clear(p.spans)
+	clear(p.batches)
+	p.msgs, p.spans, p.batches, p.vp = p.msgs[:0], p.spans[:0], p.batches[:0], nil
+	s.free = append(s.free, p)
 }
 
 func outcomeName(p *packet.Packet) string {

@@ -68,21 +68,50 @@ func (s *VerifyStats) Add(o VerifyStats) {
 
 // Verifier parses and signature-checks whole batches, spreading the
 // signature checks over a pool of workers in tasks of many signatures.
-// It reuses its scratch space, so Verify does not allocate in steady
-// state. A Verifier is not safe for concurrent use (the sigverify stage
-// owns one); Close releases its workers.
+// Verify checks a set of batches and waits; Start checks them without
+// waiting, so that the caller can prepare the next set while the workers
+// check this one (at most MaxPasses at once). It reuses its scratch
+// space, so neither allocates in steady state. A Verifier is not safe for
+// concurrent use (the sigverify stage owns one); Close releases its
+// workers.
 type Verifier struct {
 	backend Backend
 	pool    *ants.PoolWithFunc
 	workers int
 	minTask int
-	sigs    []sigCheck
-	pkts    []pktCheck
-	wg      sync.WaitGroup
-	// next is the index of the first signature of sigs no task has
-	// claimed yet: tasks claim chunks of chunkSignatures as they go.
-	next atomic.Int64
+	free    []*Pass // passes to reuse
+	running sync.WaitGroup
+	// sync is Verify's pass, and synced its done: a buffered channel
+	// rather than a WaitGroup, so that the pass is back before Verify
+	// returns.
+	sync   *Pass
+	synced chan struct{}
+	syncFn func(*Pass)
 }
+
+// MaxPasses is how many passes a Verifier checks at once: one being
+// checked, and the next queued behind it so that the workers go straight
+// on to it. Start blocks while MaxPasses are unfinished.
+const MaxPasses = 2
+
+// Pass is one set of batches being checked: their parsed live packets and
+// the signatures of those. Start returns it; its done function gets it
+// when every verdict is applied.
+type Pass struct {
+	v     *Verifier
+	sigs  []sigCheck
+	pkts  []pktCheck
+	stats VerifyStats
+	done  func(*Pass)
+	// next is the index of the first signature no task has claimed yet:
+	// tasks claim chunks of chunkSignatures as they go. tasks counts the
+	// tasks still running: the last one to finish applies the verdicts.
+	next  atomic.Int64
+	tasks atomic.Int32
+}
+
+// Stats returns the pass's counts. Valid once the pass is done.
+func (p *Pass) Stats() VerifyStats { return p.stats }
 
 // chunkSignatures is how many signatures a task claims at a time (about
 // 0.3 ms of work). Tasks claim as they go rather than split the pass
@@ -117,39 +146,52 @@ func NewVerifier(cfg VerifyConfig) (*Verifier, error) {
 	if cfg.MinTaskSignatures == 0 {
 		cfg.MinTaskSignatures = 8
 	}
-	v := &Verifier{backend: backend, workers: cfg.Workers, minTask: cfg.MinTaskSignatures}
-	pool, err := ants.NewPoolWithFunc(cfg.Workers, func(arg any) {
-		v := arg.(*Verifier)
-		v.runTask()
-		v.wg.Done()
+	v := &Verifier{backend: backend, workers: cfg.Workers, minTask: cfg.MinTaskSignatures, synced: make(chan struct{}, 1)}
+	// Room for every task of MaxPasses passes, so that starting a pass
+	// never waits for a worker: the second pass's tasks queue behind the
+	// first's on the scheduler.
+	pool, err := ants.NewPoolWithFunc(cfg.Workers*MaxPasses, func(arg any) {
+		arg.(*Pass).runTask()
 	}, ants.WithPreAlloc(true))
 	if err != nil {
 		return nil, fmt.Errorf("sigverify: worker pool: %w", err)
 	}
 	v.pool = pool
+	v.sync = v.newPass()
+	v.syncFn = func(*Pass) { v.synced <- struct{}{} }
 	return v, nil
 }
 
 // Backend returns the signature backend in use.
 func (v *Verifier) Backend() Backend { return v.backend }
 
-// Close stops the worker pool. The Verifier must not be used afterwards.
-func (v *Verifier) Close() { v.pool.Release() }
+// Close waits for the passes under way, then stops the worker pool. The
+// Verifier must not be used afterwards.
+func (v *Verifier) Close() {
+	v.running.Wait()
+	v.pool.Release()
+}
+
+func (v *Verifier) newPass() *Pass { return &Pass{v: v} }
 
 // runTask is one task: it checks chunks of the pass's signatures until
-// none is left. Every task of a pass runs it.
-func (v *Verifier) runTask() {
-	b, n := v.backend, int64(len(v.sigs))
+// none is left. Every task of a pass runs it; the last to finish applies
+// the verdicts and hands the pass to its done function.
+func (p *Pass) runTask() {
+	b, n := p.v.backend, int64(len(p.sigs))
 	for {
-		end := v.next.Add(chunkSignatures)
+		end := p.next.Add(chunkSignatures)
 		start := end - chunkSignatures
 		if start >= n {
-			return
+			break
 		}
-		for i := range v.sigs[start:min(end, n)] {
-			s := &v.sigs[int(start)+i]
+		for i := range p.sigs[start:min(end, n)] {
+			s := &p.sigs[int(start)+i]
 			s.ok = b.Verify(s.pub, s.msg, s.sig)
 		}
+	}
+	if p.tasks.Add(-1) == 0 {
+		p.finish()
 	}
 }
 
@@ -162,43 +204,106 @@ func (v *Verifier) runTask() {
 // sole reference of each while Verify runs, and the packets' bytes must
 // not change until it returns.
 func (v *Verifier) Verify(batches ...*packet.Batch) VerifyStats {
-	var st VerifyStats
-	v.sigs, v.pkts = v.sigs[:0], v.pkts[:0]
+	p := v.sync
+	v.start(p, v.syncFn, batches)
+	<-v.synced
+	st := p.stats
+	v.reset(p)
+	return st
+}
+
+// Start does what Verify does without waiting: it parses the batches
+// here, hands their signature checks to the workers and returns. When the
+// last verdict is applied, done is called with the pass, on a worker's
+// goroutine. The batches are the pass's until then: the caller must hold
+// the sole reference of each and leave them alone. Once done, the caller
+// owns them again, reads Stats, and gives the pass back with Recycle. At
+// most MaxPasses passes may be under way; Start blocks for a worker beyond
+// that.
+func (v *Verifier) Start(done func(*Pass), batches ...*packet.Batch) *Pass {
+	var p *Pass
+	if n := len(v.free); n > 0 {
+		p, v.free = v.free[n-1], v.free[:n-1]
+	} else {
+		p = v.newPass()
+	}
+	v.start(p, done, batches)
+	return p
+}
+
+// Recycle gives back a done pass for reuse. It drops the pass's pointers
+// into the batches, which go back to their pool.
+func (v *Verifier) Recycle(p *Pass) {
+	v.reset(p)
+	v.free = append(v.free, p)
+}
+
+func (v *Verifier) reset(p *Pass) {
+	clear(p.sigs)
+	clear(p.pkts)
+	p.sigs, p.pkts, p.stats, p.done = p.sigs[:0], p.pkts[:0], VerifyStats{}, nil
+}
+
+// start parses the batches into p and starts its tasks.
+func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
+	p.done = done
+	st := &p.stats
 	for _, b := range batches {
 		pkts := b.Packets()
 		for i := range pkts {
-			p := &pkts[i]
-			if p.Discarded() {
+			pk := &pkts[i]
+			if pk.Discarded() {
 				continue
 			}
 			st.Packets++
-			view, err := txview.Parse(p.Data())
+			view, err := txview.Parse(pk.Data())
 			if err != nil {
 				if txview.IsSanitize(err) {
-					p.Discard(packet.OutcomeSanitize)
+					pk.Discard(packet.OutcomeSanitize)
 					st.Sanitize++
 				} else {
-					p.Discard(packet.OutcomeParse)
+					pk.Discard(packet.OutcomeParse)
 					st.Parse++
 				}
 				continue
 			}
 			if view.IsSimpleVote() {
-				p.Meta.Flags |= packet.FlagSimpleVote
+				pk.Meta.Flags |= packet.FlagSimpleVote
 			}
 			n := view.NumSignatures()
-			v.pkts = append(v.pkts, pktCheck{p: p, first: len(v.sigs), n: n})
+			p.pkts = append(p.pkts, pktCheck{p: pk, first: len(p.sigs), n: n})
 			msg := view.Message()
 			for s := 0; s < n; s++ {
-				v.sigs = append(v.sigs, sigCheck{pub: view.StaticKey(s), sig: view.Signature(s), msg: msg})
+				p.sigs = append(p.sigs, sigCheck{pub: view.StaticKey(s), sig: view.Signature(s), msg: msg})
 			}
 		}
 	}
-	st.Signatures = len(v.sigs)
-	st.Tasks = v.check()
-	for _, pc := range v.pkts {
+	st.Signatures = len(p.sigs)
+	v.running.Add(1)
+	n := len(p.sigs)
+	if n == 0 {
+		p.finish()
+		return
+	}
+	tasks := min(v.workers, max(1, n/v.minTask))
+	st.Tasks = tasks
+	p.next.Store(0)
+	p.tasks.Store(int32(tasks))
+	for i := 0; i < tasks; i++ {
+		if err := v.pool.Invoke(p); err != nil {
+			// The pool is closed or broken: check here rather than lose
+			// the verdicts.
+			p.runTask()
+		}
+	}
+}
+
+// finish applies the verdicts, then hands the pass to its done function.
+func (p *Pass) finish() {
+	st := &p.stats
+	for _, pc := range p.pkts {
 		ok := true
-		for _, s := range v.sigs[pc.first : pc.first+pc.n] {
+		for _, s := range p.sigs[pc.first : pc.first+pc.n] {
 			ok = ok && s.ok
 		}
 		if ok {
@@ -212,30 +317,7 @@ func (v *Verifier) Verify(batches ...*packet.Batch) VerifyStats {
 			st.BadSignature++
 		}
 	}
-	// Drop the pointers into the batches: they go back to the pool.
-	clear(v.sigs)
-	clear(v.pkts)
-	return st
-}
-
-// check verifies v.sigs on the pool in contiguous chunks, one per task,
-// and waits for them. It returns the number of tasks.
-func (v *Verifier) check() int {
-	n := len(v.sigs)
-	if n == 0 {
-		return 0
-	}
-	tasks := min(v.workers, max(1, n/v.minTask))
-	v.next.Store(0)
-	v.wg.Add(tasks)
-	for i := 0; i < tasks; i++ {
-		if err := v.pool.Invoke(v); err != nil {
-			// The pool is closed or broken: check here rather than lose
-			// the verdicts.
-			v.runTask()
-			v.wg.Done()
-		}
-	}
-	v.wg.Wait()
-	return tasks
+	v, done := p.v, p.done
+	done(p)
+	v.running.Done()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,6 +243,88 @@ func TestVerifierCorpus(t *testing.T) {
 	}
 	for _, b := range batches {
 		b.Release()
+	}
+}
+
+// TestVerifierStart runs passes without waiting, MaxPasses at once and
+// more in turn: each done function gets its own pass, with its own
+// verdicts and counts, and Close waits for a pass under way.
+func TestVerifierStart(t *testing.T) {
+	v, err := NewVerifier(VerifyConfig{Workers: 2, MinTaskSignatures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 32})
+	// Pass i holds 8+i transfers, the last one with a bad signature.
+	fill := func(i int) *packet.Batch {
+		b := pool.Get()
+		for j := 0; j < 8+i; j++ {
+			tx := transfer(t, byte(10*i+j))
+			if j == 7+i {
+				tx = append([]byte(nil), tx...)
+				tx[1] ^= 1
+			}
+			b.Next().Fill(tx)
+		}
+		return b
+	}
+	done := make(chan *Pass, MaxPasses)
+	onDone := func(p *Pass) { done <- p }
+	batchOf := map[*Pass]*packet.Batch{}
+	want := map[*Pass]int{}
+	reused := 0
+	for i := 0; i < 6; i++ {
+		if len(batchOf) == MaxPasses {
+			p := <-done
+			checkPass(t, p, batchOf[p], want[p])
+			batchOf[p].Release()
+			delete(batchOf, p)
+			v.Recycle(p)
+		}
+		b := fill(i)
+		p := v.Start(onDone, b)
+		if _, ok := want[p]; ok {
+			reused++
+		}
+		batchOf[p], want[p] = b, 8+i
+	}
+	for len(batchOf) > 0 {
+		p := <-done
+		checkPass(t, p, batchOf[p], want[p])
+		batchOf[p].Release()
+		delete(batchOf, p)
+		v.Recycle(p)
+	}
+	if reused == 0 {
+		t.Error("no pass was reused")
+	}
+
+	// Close waits for the pass under way: its done function has run
+	// when Close returns.
+	b := fill(20)
+	defer b.Release()
+	var finished atomic.Bool
+	v.Start(func(*Pass) { finished.Store(true) }, b)
+	v.Close()
+	if !finished.Load() {
+		t.Fatal("Close returned before the pass under way was done")
+	}
+}
+
+func checkPass(t *testing.T, p *Pass, b *packet.Batch, n int) {
+	t.Helper()
+	st := p.Stats()
+	if st.Packets != n || st.Verified != n-1 || st.BadSignature != 1 || st.Signatures != n {
+		t.Errorf("pass of %d: stats %+v", n, st)
+	}
+	for j := range b.Packets() {
+		if got, want := b.At(j).Meta.Outcome, packet.OutcomeNone; j == n-1 {
+			if got != packet.OutcomeBadSignature {
+				t.Errorf("pass of %d: last packet's outcome %v", n, got)
+			}
+		} else if got != want {
+			t.Errorf("pass of %d: packet %d's outcome %v", n, j, got)
+		}
 	}
 }
 
