@@ -17,13 +17,20 @@ import (
 // sendmmsg) on a UDP socket, through the runtime's poller, without
 // allocating: its headers, address buffers and iovecs are made once.
 // golang.org/x/net's ReadBatch would allocate a *net.UDPAddr per
-// datagram. An MMsg is not safe for concurrent use.
+// datagram. Where the kernel segments UDP (UDP_SEGMENT, Linux 4.18), Write
+// sends each run of equal-size datagrams as one message that the kernel
+// cuts up, so the send path runs once per run rather than once per
+// datagram; the receiver sees the same datagrams either way. An MMsg is
+// not safe for concurrent use.
 type MMsg struct {
 	raw   syscall.RawConn
 	hdrs  []mmsghdr
 	iovs  []unix.Iovec
 	addrs []unix.RawSockaddrInet6 // large enough for either family
 	to    unix.RawSockaddrInet6   // Write's destination: a local would escape
+	gso   bool                    // Write segments runs (UDP_SEGMENT)
+	ctrl  []byte                  // a UDP_SEGMENT control message per header
+	runs  []int                   // datagrams per header of the last send
 
 	// The poller callbacks and their arguments and results, made once: a
 	// closure per call would allocate.
@@ -44,7 +51,8 @@ func NewMMsg(conn *net.UDPConn, n int) (*MMsg, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &MMsg{raw: raw, hdrs: make([]mmsghdr, n), iovs: make([]unix.Iovec, n), addrs: make([]unix.RawSockaddrInet6, n)}
+	m := &MMsg{raw: raw, hdrs: make([]mmsghdr, n), iovs: make([]unix.Iovec, n), addrs: make([]unix.RawSockaddrInet6, n),
+		ctrl: make([]byte, n*unix.CmsgSpace(2)), runs: make([]int, n)}
 	m.readFn = m.recvmmsg
 	m.writeFn = m.sendmmsg
 	for i := range m.hdrs {
@@ -52,8 +60,24 @@ func NewMMsg(conn *net.UDPConn, n int) (*MMsg, error) {
 		h.Iov = &m.iovs[i]
 		h.Iovlen = 1
 	}
+	// A kernel that segments UDP knows the option; an older one would
+	// ignore the control message and send each run as one datagram.
+	raw.Control(func(fd uintptr) {
+		_, err := unix.GetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_SEGMENT)
+		m.gso = err == nil
+	})
 	return m, nil
 }
+
+// Segmentation limits: the kernel takes at most 64 segments per message
+// (UDP_MAX_SEGMENTS), and a message is one IP packet before it is cut, so
+// at most 64 KiB less the headers. Datagrams larger than a packet's
+// payload go alone: a segment must fit the path's MTU.
+const (
+	gsoMaxSegments = 64
+	gsoMaxBytes    = 65000
+	gsoMaxSegment  = 1232
+)
 
 // Datagram is one datagram's buffer and, after a read, its size and
 // source.
@@ -73,6 +97,7 @@ func (m *MMsg) Read(ds []Datagram) (int, error) {
 		m.iovs[i].Base = unsafe.SliceData(b)
 		m.iovs[i].SetLen(len(b))
 		h := &m.hdrs[i].hdr
+		h.Iov, h.Iovlen, h.Control, h.Controllen = &m.iovs[i], 1, nil, 0
 		h.Name = (*byte)(unsafe.Pointer(&m.addrs[i]))
 		h.Namelen = uint32(unsafe.Sizeof(m.addrs[i]))
 		h.Flags = 0
@@ -96,26 +121,64 @@ func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
 	salen := addrPortToSockaddr(to, &m.to)
 	sent := 0
 	for sent < len(ds) {
-		n := min(len(ds)-sent, len(m.hdrs))
-		for i := 0; i < n; i++ {
-			b := ds[sent+i].Buf
-			m.iovs[i].Base = unsafe.SliceData(b)
-			m.iovs[i].SetLen(len(b))
-			h := &m.hdrs[i].hdr
-			h.Name = (*byte)(unsafe.Pointer(&m.to))
-			h.Namelen = salen
-		}
+		n := m.prepareWrite(ds[sent:], salen)
 		m.n, m.done, m.serr = n, 0, nil
 		err := m.raw.Write(m.writeFn)
 		if err == nil {
 			err = m.serr
 		}
-		sent += m.done
+		if m.gso && m.done == 0 && (errors.Is(err, unix.EIO) || errors.Is(err, unix.EINVAL)) {
+			// The path cannot segment (no checksum offload, or an MTU
+			// under a segment): send datagram by datagram from now on.
+			m.gso = false
+			continue
+		}
+		for _, r := range m.runs[:m.done] {
+			sent += r
+		}
 		if err != nil {
 			return sent, err
 		}
 	}
 	return sent, nil
+}
+
+// prepareWrite fills the headers for a send of ds's first datagrams, one
+// header per datagram or, with segmentation, per run of equal-size ones,
+// and returns the number of headers.
+func (m *MMsg) prepareWrite(ds []Datagram, salen uint32) int {
+	h, iov := 0, 0
+	for i := 0; i < len(ds) && h < len(m.hdrs) && iov < len(m.iovs); h++ {
+		size, run := len(ds[i].Buf), 1
+		if m.gso && size > 0 && size <= gsoMaxSegment {
+			limit := min(len(ds)-i, len(m.iovs)-iov, gsoMaxSegments, gsoMaxBytes/size)
+			for run < limit && len(ds[i+run].Buf) == size {
+				run++
+			}
+		}
+		for j := 0; j < run; j++ {
+			b := ds[i+j].Buf
+			m.iovs[iov+j].Base = unsafe.SliceData(b)
+			m.iovs[iov+j].SetLen(len(b))
+		}
+		hd := &m.hdrs[h].hdr
+		hd.Iov, hd.Iovlen = &m.iovs[iov], uint64(run)
+		hd.Name, hd.Namelen = (*byte)(unsafe.Pointer(&m.to)), salen
+		hd.Control, hd.Controllen = nil, 0
+		if run > 1 {
+			c := m.ctrl[h*unix.CmsgSpace(2) : (h+1)*unix.CmsgSpace(2)]
+			cm := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+			cm.Level, cm.Type = unix.IPPROTO_UDP, unix.UDP_SEGMENT
+			cm.SetLen(unix.CmsgLen(2))
+			*(*uint16)(unsafe.Pointer(&c[unix.CmsgLen(0)])) = uint16(size)
+			hd.Control = &c[0]
+			hd.SetControllen(len(c))
+		}
+		m.runs[h] = run
+		i += run
+		iov += run
+	}
+	return h
 }
 
 func (m *MMsg) recvmmsg(fd uintptr) bool {

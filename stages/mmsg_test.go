@@ -3,6 +3,8 @@
 package stages
 
 import (
+	"bytes"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -60,5 +62,96 @@ func TestMMsgRoundTripAllocs(t *testing.T) {
 	roundTrip()
 	if a := testing.AllocsPerRun(50, roundTrip); a != 0 {
 		t.Fatalf("%.1f allocations per round trip of %d datagrams, want 0", a, len(send))
+	}
+}
+
+// Write sends runs of equal-size datagrams as one segmented message where
+// the kernel can (UDP_SEGMENT), and datagram by datagram where it cannot:
+// either way the receiver gets every datagram, whole and in order, and
+// sizes that cannot be segmented (empty, over a packet) go alone.
+func TestMMsgWriteSegments(t *testing.T) {
+	// Sizes in send order: runs shorter and longer than a message's 64
+	// segments, a run of 1232-byte datagrams over a message's 64 KiB, a
+	// run ending in a shorter datagram, empty and oversize ones.
+	var sizes []int
+	add := func(n, size int) {
+		for range n {
+			sizes = append(sizes, size)
+		}
+	}
+	add(3, 215)
+	add(1, 216)
+	add(70, 215)
+	add(60, 1232)
+	add(2, 0)
+	add(5, 1400)
+	add(4, 300)
+	add(1, 299)
+	add(1, 1)
+	for _, gso := range []bool{true, false} {
+		t.Run(fmt.Sprintf("gso=%v", gso), func(t *testing.T) {
+			conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			out, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			to := conn.LocalAddr().(*net.UDPAddr).AddrPort()
+			r, _ := NewMMsg(conn, 64)
+			w, _ := NewMMsg(out, 64)
+			if gso && !w.gso {
+				t.Fatal("this kernel does not segment UDP (UDP_SEGMENT, Linux 4.18)")
+			}
+			w.gso = gso
+			send := make([]Datagram, len(sizes))
+			for i, n := range sizes {
+				send[i].Buf = make([]byte, n)
+				for j := range send[i].Buf {
+					send[i].Buf[j] = byte(i + j)
+				}
+			}
+			recv := make([]Datagram, 64)
+			for i := range recv {
+				recv[i].Buf = make([]byte, 1500)
+			}
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			grouped := 0
+			// 32 at a time, read back before the next: the receive
+			// buffer need not hold them all.
+			for at := 0; at < len(send); at += 32 {
+				chunk := send[at:min(at+32, len(send))]
+				if n, err := w.Write(chunk, to); n != len(chunk) || err != nil {
+					t.Fatalf("write at %d: %d of %d, %v", at, n, len(chunk), err)
+				}
+				for _, r := range w.runs[:w.done] {
+					if r > 1 {
+						grouped++
+					}
+				}
+				for got := 0; got < len(chunk); {
+					n, err := r.Read(recv[:len(chunk)-got])
+					if err != nil {
+						t.Fatalf("read at %d: %v", at+got, err)
+					}
+					for k, d := range recv[:n] {
+						i := at + got + k
+						if d.N != sizes[i] || !bytes.Equal(d.Buf[:d.N], send[i].Buf) {
+							t.Fatalf("datagram %d: %d bytes, want %d (or its bytes differ)", i, d.N, sizes[i])
+						}
+					}
+					got += n
+				}
+			}
+			if gso && grouped == 0 {
+				t.Error("no run was sent as one message")
+			}
+			if !gso && grouped > 0 {
+				t.Error("runs grouped without segmentation")
+			}
+		})
 	}
 }
