@@ -158,9 +158,11 @@ type Summary struct {
 	Errors       map[string]uint64    `json:"errors,omitempty"`
 
 	// Filled by tpu run: the process while the load ran.
-	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores
-	CeilingRatio        float64 `json:"ceiling_ratio,omitempty"`         // tps / sigverify_ceiling_tps
-	AllocsPerTx         float64 `json:"allocs_per_tx,omitempty"`         // heap allocations per packet received
+	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores: the mean of before and after
+	CeilingBeforeTPS    float64 `json:"sigverify_ceiling_before_tps,omitempty"`
+	CeilingAfterTPS     float64 `json:"sigverify_ceiling_after_tps,omitempty"`
+	CeilingRatio        float64 `json:"ceiling_ratio,omitempty"` // tps / sigverify_ceiling_tps
+	AllocsPerTx         float64 `json:"allocs_per_tx,omitempty"` // heap allocations per packet received
 	BytesPerTx          float64 `json:"bytes_allocated_per_tx,omitempty"`
 	GCCPUPercent        float64 `json:"gc_cpu_percent,omitempty"`
 	RetainedBytesPeak   uint64  `json:"retained_bytes_peak,omitempty"` // banking's buffer, sampled each second

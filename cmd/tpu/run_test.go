@@ -36,6 +36,11 @@ func TestRunCommand(t *testing.T) {
 	if !s.AccountingOK || s.LiveBatches != 0 || s.Executed == 0 || s.TPS <= 0 {
 		t.Fatalf("summary %+v", s)
 	}
+	if s.CeilingBeforeTPS <= 0 || s.CeilingAfterTPS <= 0 || s.SigverifyCeilingTPS != (s.CeilingBeforeTPS+s.CeilingAfterTPS)/2 ||
+		s.CeilingRatio != s.TPS/s.SigverifyCeilingTPS {
+		t.Errorf("sigverify ceiling: mean %.0f of %.0f before and %.0f after, ratio %.3f at %.0f tx/s",
+			s.SigverifyCeilingTPS, s.CeilingBeforeTPS, s.CeilingAfterTPS, s.CeilingRatio, s.TPS)
+	}
 	var sum uint64
 	for _, n := range s.Outcomes {
 		sum += n
