@@ -116,36 +116,9 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 
 	// Confirmations are polled while sending, for the live lines.
 	var sentCount atomicInt
-	confirmed := make([]*sigStatus, len(valid))
-	confirmedCount := 0
-	poll := func() error {
-		upTo := 0
-		for upTo < len(valid) && valid[upTo] < sentCount.Load() {
-			upTo++
-		}
-		// The oldest unconfirmed first, at most 25,600 a poll (100 calls).
-		var pending []int
-		for j := 0; j < upTo && len(pending) < 25_600; j++ {
-			if confirmed[j] == nil {
-				pending = append(pending, j)
-			}
-		}
-		ps := make([][64]byte, len(pending))
-		for k, j := range pending {
-			ps[k] = sigs[j]
-		}
-		sts, err := rpc.statuses(ctx, ps, false)
-		if err != nil {
-			return err
-		}
-		for k, st := range sts {
-			if st != nil {
-				confirmed[pending[k]] = st
-				confirmedCount++
-			}
-		}
-		return nil
-	}
+	c := &confirmations{sigs: sigs, confirmed: make([]*sigStatus, len(sigs)),
+		query: func(sigs [][64]byte) ([]*sigStatus, error) { return rpc.statuses(ctx, sigs, false) }}
+	poll := func() error { return c.poll(countSent(valid, sentCount.Load()), pollWindow) }
 	done := make(chan loadgen.SendResult, 1)
 	start := time.Now()
 	go func() {
@@ -175,13 +148,21 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 			return 1, err
 		}
 		s := sentCount.Load()
-		fmt.Fprintf(env.stderr, "%5.1fs sent %d (%d/s) confirmed %d (%d/s)\n", time.Since(start).Seconds(), s, s-prevSent, confirmedCount, confirmedCount-prevConfirmed)
-		prevSent, prevConfirmed = s, confirmedCount
-		if !sending && (confirmedCount == countSent(valid, res.Sent) || time.Now().After(settleBy)) {
+		fmt.Fprintf(env.stderr, "%5.1fs sent %d (%d/s) confirmed %d (%d/s)\n", time.Since(start).Seconds(), s, s-prevSent, c.count, c.count-prevConfirmed)
+		prevSent, prevConfirmed = s, c.count
+		if !sending && (c.count == countSent(valid, res.Sent) || time.Now().After(settleBy)) {
 			break
 		}
 	}
+	// The polls look at the oldest unconfirmed signatures only: when many
+	// were dropped, later confirmed ones lie beyond that window. The
+	// balances are checked against every confirmed transaction, so look
+	// at all of them once more.
+	if err := c.poll(countSent(valid, res.Sent), 0); err != nil {
+		return 1, err
+	}
 	elapsed := time.Since(start)
+	confirmed, confirmedCount := c.confirmed, c.count
 
 	// Balances: each confirmed transfer moved its amount; each confirmed
 	// transaction charged its fee.
@@ -233,6 +214,47 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 }
 
 // countSent returns how many of the valid indexes were sent.
+// pollWindow is how many unconfirmed signatures a live poll asks about
+// (100 calls of 256).
+const pollWindow = 25_600
+
+// confirmations tracks which of a load's valid transactions are confirmed.
+type confirmations struct {
+	sigs      [][64]byte
+	confirmed []*sigStatus // nil: not (yet) confirmed
+	count     int
+	query     func([][64]byte) ([]*sigStatus, error)
+}
+
+// poll asks about the unconfirmed signatures among the first upTo, the
+// oldest first and at most limit of them (0: all).
+func (c *confirmations) poll(upTo, limit int) error {
+	var pending []int
+	for j := 0; j < upTo && (limit == 0 || len(pending) < limit); j++ {
+		if c.confirmed[j] == nil {
+			pending = append(pending, j)
+		}
+	}
+	ps := make([][64]byte, len(pending))
+	for k, j := range pending {
+		ps[k] = c.sigs[j]
+	}
+	sts, err := c.query(ps)
+	if err != nil {
+		return err
+	}
+	if len(sts) != len(ps) {
+		return fmt.Errorf("getSignatureStatuses answered %d statuses for %d signatures", len(sts), len(ps))
+	}
+	for k, st := range sts {
+		if st != nil {
+			c.confirmed[pending[k]] = st
+			c.count++
+		}
+	}
+	return nil
+}
+
 func countSent(valid []int, sent int) int {
 	n := 0
 	for n < len(valid) && valid[n] < sent {

@@ -67,3 +67,49 @@ func TestGenAgainstRun(t *testing.T) {
 		t.Fatalf("tpu run: %s", res)
 	}
 }
+
+// When the oldest transactions were dropped, a live poll's window never
+// reaches the confirmed ones behind them; the final poll over all of them
+// must, or the balance check would count their transfers as missing.
+func TestConfirmationsBeyondTheWindow(t *testing.T) {
+	const n, dropped, window = 300, 100, 25
+	sigs := make([][64]byte, n)
+	for i := range sigs {
+		sigs[i][0], sigs[i][1] = byte(i), byte(i>>8)
+	}
+	asked := 0
+	c := &confirmations{sigs: sigs, confirmed: make([]*sigStatus, n), query: func(q [][64]byte) ([]*sigStatus, error) {
+		asked += len(q)
+		out := make([]*sigStatus, len(q))
+		for k, s := range q {
+			if int(s[0])|int(s[1])<<8 >= dropped { // the first 100 never land
+				out[k] = &sigStatus{Slot: 3}
+			}
+		}
+		return out, nil
+	}}
+	for range 3 {
+		if err := c.poll(n, window); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.count != 0 || asked != 3*window {
+		t.Fatalf("live polls: %d confirmed after asking about %d signatures; want 0 after %d", c.count, asked, 3*window)
+	}
+	if err := c.poll(n, 0); err != nil {
+		t.Fatal(err)
+	}
+	if c.count != n-dropped {
+		t.Fatalf("final poll: %d confirmed, want %d", c.count, n-dropped)
+	}
+	for i, st := range c.confirmed {
+		if (st != nil) != (i >= dropped) {
+			t.Fatalf("signature %d: confirmed %v", i, st != nil)
+		}
+	}
+	// A short answer is an error, not a panic.
+	c.query = func(q [][64]byte) ([]*sigStatus, error) { return nil, nil }
+	if err := c.poll(n, 0); err == nil {
+		t.Fatal("a short getSignatureStatuses answer was accepted")
+	}
+}
