@@ -8,7 +8,8 @@
 //   - Verifier parses every packet of a batch in place, discards those that
 //     do not frame, do not sanitize or carry a bad signature, and spreads
 //     the signature checks over a pooled worker set in tasks of many
-//     signatures;
+//     signatures; Start does so without waiting, so that the sigverify
+//     stage prepares its next pass while the workers check this one;
 //   - Deduper discards packets whose bytes were seen recently, with a
 //     bounded false-positive rate;
 //   - Shedder discards what exceeds the stage's capacity, fairly by source.
