@@ -14,26 +14,9 @@ import (
 // recvmmsg, sizes and sources intact, and neither allocates in steady
 // state (fetch reads into pooled packets: nothing per packet).
 func TestMMsgRoundTripAllocs(t *testing.T) {
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	out, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
+	conn, r, out, w := loopbackPair(t, 16)
 	to := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	from := out.LocalAddr().(*net.UDPAddr).AddrPort()
-	r, err := NewMMsg(conn, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewMMsg(out, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
 	send, recv := make([]Datagram, 16), make([]Datagram, 16)
 	for i := range send {
 		send[i].Buf = make([]byte, 100+i)
@@ -90,19 +73,8 @@ func TestMMsgWriteSegments(t *testing.T) {
 	add(1, 1)
 	for _, gso := range []bool{true, false} {
 		t.Run(fmt.Sprintf("gso=%v", gso), func(t *testing.T) {
-			conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			out, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
+			conn, r, _, w := loopbackPair(t, 64)
 			to := conn.LocalAddr().(*net.UDPAddr).AddrPort()
-			r, _ := NewMMsg(conn, 64)
-			w, _ := NewMMsg(out, 64)
 			if gso && !w.gso {
 				t.Fatal("this kernel does not segment UDP (UDP_SEGMENT, Linux 4.18)")
 			}
@@ -154,4 +126,24 @@ func TestMMsgWriteSegments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loopbackPair returns a receiving and a sending UDP socket on loopback,
+// each with an MMsg of n datagrams, closed when the test ends.
+func loopbackPair(t *testing.T, n int) (in *net.UDPConn, r *MMsg, out *net.UDPConn, w *MMsg) {
+	t.Helper()
+	conns := [2]*net.UDPConn{}
+	ms := [2]*MMsg{}
+	for i := range conns {
+		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if ms[i], err = NewMMsg(c, n); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	return conns[0], ms[0], conns[1], ms[1]
 }
