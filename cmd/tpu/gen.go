@@ -154,14 +154,13 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 			break
 		}
 	}
-	// The polls look at the oldest unconfirmed signatures only: when many
-	// were dropped, later confirmed ones lie beyond that window. The
-	// balances are checked against every confirmed transaction, so look
-	// at all of them once more.
+	elapsed := time.Since(start)
+	// The live polls look at a window of the unconfirmed signatures at a
+	// time. The balances are checked against every confirmed transaction,
+	// so look at all of them once more.
 	if err := c.poll(countSent(valid, res.Sent), 0); err != nil {
 		return 1, err
 	}
-	elapsed := time.Since(start)
 	confirmed, confirmedCount := c.confirmed, c.count
 
 	// Balances: each confirmed transfer moved its amount; each confirmed
@@ -213,7 +212,6 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	return 0, nil
 }
 
-// countSent returns how many of the valid indexes were sent.
 // pollWindow is how many unconfirmed signatures a live poll asks about
 // (100 calls of 256).
 const pollWindow = 25_600
@@ -224,16 +222,38 @@ type confirmations struct {
 	confirmed []*sigStatus // nil: not (yet) confirmed
 	count     int
 	query     func([][64]byte) ([]*sigStatus, error)
+	next      int // where the next limited poll starts
 }
 
-// poll asks about the unconfirmed signatures among the first upTo, the
-// oldest first and at most limit of them (0: all).
+// poll asks about the unconfirmed signatures among the first upTo: all of
+// them when limit is 0, else at most limit, going round from where the
+// last limited poll stopped. Going round matters when many were dropped:
+// a window that always began at the oldest unconfirmed would stay on
+// dropped ones, and confirmed ones behind them could leave the RPC's
+// status window (about 150 slots) before being seen.
 func (c *confirmations) poll(upTo, limit int) error {
 	var pending []int
-	for j := 0; j < upTo && (limit == 0 || len(pending) < limit); j++ {
-		if c.confirmed[j] == nil {
-			pending = append(pending, j)
+	if limit == 0 || limit >= upTo {
+		for j := 0; j < upTo; j++ {
+			if c.confirmed[j] == nil {
+				pending = append(pending, j)
+			}
 		}
+	} else {
+		j := c.next % max(upTo, 1)
+		for range upTo {
+			if c.confirmed[j] == nil {
+				pending = append(pending, j)
+				if len(pending) == limit {
+					j++
+					break
+				}
+			}
+			if j++; j == upTo {
+				j = 0
+			}
+		}
+		c.next = j
 	}
 	ps := make([][64]byte, len(pending))
 	for k, j := range pending {
@@ -255,6 +275,7 @@ func (c *confirmations) poll(upTo, limit int) error {
 	return nil
 }
 
+// countSent returns how many of the valid indexes were sent.
 func countSent(valid []int, sent int) int {
 	n := 0
 	for n < len(valid) && valid[n] < sent {

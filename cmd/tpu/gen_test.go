@@ -68,9 +68,9 @@ func TestGenAgainstRun(t *testing.T) {
 	}
 }
 
-// When the oldest transactions were dropped, a live poll's window never
-// reaches the confirmed ones behind them; the final poll over all of them
-// must, or the balance check would count their transfers as missing.
+// When the oldest transactions were dropped, the live polls must go round
+// rather than stay on them, and the final poll must find every confirmed
+// one, or the balance check would count their transfers as missing.
 func TestConfirmationsBeyondTheWindow(t *testing.T) {
 	const n, dropped, window = 300, 100, 25
 	sigs := make([][64]byte, n)
@@ -95,6 +95,14 @@ func TestConfirmationsBeyondTheWindow(t *testing.T) {
 	}
 	if c.count != 0 || asked != 3*window {
 		t.Fatalf("live polls: %d confirmed after asking about %d signatures; want 0 after %d", c.count, asked, 3*window)
+	}
+	for range 2 { // on to 75-99, then 100-124
+		if err := c.poll(n, window); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.count != window {
+		t.Fatalf("live polls went round to %d confirmed, want %d", c.count, window)
 	}
 	if err := c.poll(n, 0); err != nil {
 		t.Fatal(err)
