@@ -1041,6 +1041,7 @@ func (s *Scheduler) ClearStatusCache() {
 		for k, i := range hs.m {
 			if !hs.pending(i) {
 				delete(hs.m, k)
+				hs.free = append(hs.free, i)
 			}
 		}
 		if len(hs.m) == 0 {

@@ -39,6 +39,7 @@ type hashStatuses struct {
 	m       map[statusKey]uint32
 	entries [][]statusEntry // chunks of statusChunk, the last one filling
 	n       uint32          // entries used
+	free    []uint32        // indexes of removed entries, to reuse
 }
 
 // statusChunk is the entries per chunk (128 KiB).
@@ -70,6 +71,13 @@ func (h *hashStatuses) seen(sig *[64]byte) bool {
 // add gives sig a new entry e and returns its index, for set. sig must
 // have no entry.
 func (h *hashStatuses) add(sig *[64]byte, e statusEntry) uint32 {
+	if n := len(h.free); n > 0 {
+		i := h.free[n-1]
+		h.free = h.free[:n-1]
+		*h.entry(i) = e
+		h.m[h.key(sig)] = i
+		return i
+	}
 	i := h.n
 	if i%statusChunk == 0 && int(i/statusChunk) == len(h.entries) {
 		h.entries = append(h.entries, make([]statusEntry, statusChunk))
@@ -90,12 +98,18 @@ func (h *hashStatuses) pending(i uint32) bool { return h.entry(i).pending }
 // reset forgets every entry, keeping the chunks for reuse.
 func (h *hashStatuses) reset() {
 	clear(h.m)
-	h.n = 0
+	h.n, h.free = 0, h.free[:0]
 }
 
-// remove drops sig's entry, so the signature may come again. Its slot in
-// entries stays, unreferenced, until the blockhash expires.
-func (h *hashStatuses) remove(sig *[64]byte) { delete(h.m, h.key(sig)) }
+// remove drops sig's entry, so the signature may come again; its index
+// goes to the next add.
+func (h *hashStatuses) remove(sig *[64]byte) {
+	k := h.key(sig)
+	if i, ok := h.m[k]; ok {
+		delete(h.m, k)
+		h.free = append(h.free, i)
+	}
+}
 
 // statusCache answers "was this signature processed?" for every
 // transaction whose blockhash is still valid, and so can come again.

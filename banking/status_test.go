@@ -47,6 +47,18 @@ func TestHashStatuses(t *testing.T) {
 	if got := c.len(); got != n-1 {
 		t.Fatalf("%d entries, want %d", got, n-1)
 	}
+	// A removed entry's index is reused: signatures evicted and sent
+	// again do not grow the entries.
+	if i := h.add(sigOf(n), statusEntry{Status: Status{Slot: 77}}); i != idx[statusChunk] || h.n != n {
+		t.Fatalf("add after remove took index %d (%d used); want %d (%d)", i, h.n, idx[statusChunk], n)
+	}
+	if e, _ := h.get(sigOf(n)); e.Slot != 77 {
+		t.Fatalf("reused entry %+v", e)
+	}
+	if e, _ := h.get(sigOf(statusChunk + 1)); !e.pending { // odd: still pending
+		t.Fatalf("neighbour of the reused entry changed: %+v", e)
+	}
+	h.remove(sigOf(n))
 	h.reset()
 	if h.seen(sigOf(0)) || c.len() != 0 {
 		t.Fatal("entries left after reset")

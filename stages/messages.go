@@ -24,7 +24,9 @@ type BatchMsg struct {
 }
 
 // drainMsg: an actor -> itself. Process what has queued up (sigverify
-// verifies the batches received since the last drain together).
+// starts a pass over the batches received since the last one, if fewer
+// than sigverify.MaxPasses are under way; otherwise the next passDoneMsg
+// starts it).
 type drainMsg struct{}
 
 // passDoneMsg: a sigverify worker -> sigverify. The workers are done with

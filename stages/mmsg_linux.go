@@ -130,6 +130,9 @@ func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
 		if m.gso && m.done == 0 && (errors.Is(err, unix.EIO) || errors.Is(err, unix.EINVAL)) {
 			// The path cannot segment (no checksum offload, or an MTU
 			// under a segment): send datagram by datagram from now on.
+			// An EINVAL with another cause (a destination of the wrong
+			// family) turns segmentation off too, and comes back on the
+			// retry.
 			m.gso = false
 			continue
 		}
@@ -162,7 +165,8 @@ func (m *MMsg) prepareWrite(ds []Datagram, salen uint32) int {
 			m.iovs[iov+j].SetLen(len(b))
 		}
 		hd := &m.hdrs[h].hdr
-		hd.Iov, hd.Iovlen = &m.iovs[iov], uint64(run)
+		hd.Iov = &m.iovs[iov]
+		hd.SetIovlen(run)
 		hd.Name, hd.Namelen = (*byte)(unsafe.Pointer(&m.to)), salen
 		hd.Control, hd.Controllen = nil, 0
 		if run > 1 {

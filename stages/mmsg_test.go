@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 )
@@ -50,79 +51,76 @@ func TestMMsgRoundTripAllocs(t *testing.T) {
 
 // Write sends runs of equal-size datagrams as one segmented message where
 // the kernel can (UDP_SEGMENT), and datagram by datagram where it cannot:
-// either way the receiver gets every datagram, whole and in order, and
-// sizes that cannot be segmented (empty, over a packet) go alone.
+// either way the receiver gets every datagram, whole and in order. A run
+// is cut at a message's 64 segments and at its 64 KiB, and sizes that
+// cannot be segmented (empty, over a packet) go alone.
 func TestMMsgWriteSegments(t *testing.T) {
-	// Sizes in send order: runs shorter and longer than a message's 64
-	// segments, a run of 1232-byte datagrams over a message's 64 KiB, a
-	// run ending in a shorter datagram, empty and oversize ones.
-	var sizes []int
-	add := func(n, size int) {
-		for range n {
-			sizes = append(sizes, size)
-		}
+	type run struct{ n, size int }
+	// Each Write's datagrams, in runs of one size, and the messages (the
+	// datagrams in each) that segmentation should make of them.
+	writes := []struct {
+		runs []run
+		gso  []int
+	}{
+		{[]run{{3, 215}, {1, 216}, {1, 215}}, []int{3, 1, 1}},
+		{[]run{{70, 215}}, []int{64, 6}},                                                      // over 64 segments
+		{[]run{{54, 1232}}, []int{52, 2}},                                                     // over 64 KiB: 52 x 1232 = 64,064
+		{[]run{{2, 0}, {3, 1400}, {4, 300}, {1, 299}, {1, 1}}, []int{1, 1, 1, 1, 1, 4, 1, 1}}, // empty and oversize alone
 	}
-	add(3, 215)
-	add(1, 216)
-	add(70, 215)
-	add(60, 1232)
-	add(2, 0)
-	add(5, 1400)
-	add(4, 300)
-	add(1, 299)
-	add(1, 1)
 	for _, gso := range []bool{true, false} {
 		t.Run(fmt.Sprintf("gso=%v", gso), func(t *testing.T) {
-			conn, r, _, w := loopbackPair(t, 64)
+			// Room for every datagram of a write in one call, so that
+			// w.runs shows all of its messages.
+			conn, r, _, w := loopbackPair(t, 128)
 			to := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 			if gso && !w.gso {
-				t.Fatal("this kernel does not segment UDP (UDP_SEGMENT, Linux 4.18)")
+				t.Skip("this kernel does not segment UDP (UDP_SEGMENT, Linux 4.18)")
 			}
 			w.gso = gso
-			send := make([]Datagram, len(sizes))
-			for i, n := range sizes {
-				send[i].Buf = make([]byte, n)
-				for j := range send[i].Buf {
-					send[i].Buf[j] = byte(i + j)
-				}
-			}
-			recv := make([]Datagram, 64)
+			recv := make([]Datagram, 128)
 			for i := range recv {
 				recv[i].Buf = make([]byte, 1500)
 			}
 			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			grouped := 0
-			// 32 at a time, read back before the next: the receive
-			// buffer need not hold them all.
-			for at := 0; at < len(send); at += 32 {
-				chunk := send[at:min(at+32, len(send))]
-				if n, err := w.Write(chunk, to); n != len(chunk) || err != nil {
-					t.Fatalf("write at %d: %d of %d, %v", at, n, len(chunk), err)
-				}
-				for _, r := range w.runs[:w.done] {
-					if r > 1 {
-						grouped++
+			seq := 0
+			for wi, wr := range writes {
+				var send []Datagram
+				for _, rn := range wr.runs {
+					for range rn.n {
+						b := make([]byte, rn.size)
+						for j := range b {
+							b[j] = byte(seq + j)
+						}
+						send = append(send, Datagram{Buf: b})
+						seq++
 					}
 				}
-				for got := 0; got < len(chunk); {
-					n, err := r.Read(recv[:len(chunk)-got])
+				if n, err := w.Write(send, to); n != len(send) || err != nil {
+					t.Fatalf("write %d: %d of %d, %v", wi, n, len(send), err)
+				}
+				want := wr.gso
+				if !gso {
+					want = nil
+					for range send {
+						want = append(want, 1)
+					}
+				}
+				if got := w.runs[:w.done]; !slices.Equal(got, want) {
+					t.Errorf("write %d: messages of %v datagrams, want %v", wi, got, want)
+				}
+				for got := 0; got < len(send); {
+					n, err := r.Read(recv[:len(send)-got])
 					if err != nil {
-						t.Fatalf("read at %d: %v", at+got, err)
+						t.Fatalf("write %d: read: %v", wi, err)
 					}
 					for k, d := range recv[:n] {
-						i := at + got + k
-						if d.N != sizes[i] || !bytes.Equal(d.Buf[:d.N], send[i].Buf) {
-							t.Fatalf("datagram %d: %d bytes, want %d (or its bytes differ)", i, d.N, sizes[i])
+						s := send[got+k].Buf
+						if d.N != len(s) || !bytes.Equal(d.Buf[:d.N], s) {
+							t.Fatalf("write %d, datagram %d: %d bytes, want %d (or its bytes differ)", wi, got+k, d.N, len(s))
 						}
 					}
 					got += n
 				}
-			}
-			if gso && grouped == 0 {
-				t.Error("no run was sent as one message")
-			}
-			if !gso && grouped > 0 {
-				t.Error("runs grouped without segmentation")
 			}
 		})
 	}
@@ -140,6 +138,7 @@ func loopbackPair(t *testing.T, n int) (in *net.UDPConn, r *MMsg, out *net.UDPCo
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
+		c.SetReadBuffer(1 << 20) // a write's datagrams wait whole (capped by net.core.rmem_max)
 		if ms[i], err = NewMMsg(c, n); err != nil {
 			t.Fatal(err)
 		}

@@ -20,8 +20,9 @@ type SigverifyConfig struct {
 	Dedup  sigverify.DedupConfig
 	// MaxPending is how many live packets one pass verifies: beyond it the
 	// excess is shed, fairly by source. It bounds the stage's latency (a
-	// pass of 1024 one-signature packets takes about 20 ms on two
-	// cores). Zero means 1024.
+	// pass of 1024 one-signature packets takes about 20 ms on two cores,
+	// and a packet waits for at most the pass ahead of its own). Zero
+	// means 1024.
 	MaxPending int
 }
 
@@ -57,7 +58,9 @@ func (c *outcomeCounts) snapshot() [packet.NumOutcomes]uint64 {
 // sigverifyStage dedups, sheds and verifies the batches that queued up
 // since its last pass, then passes them to banking. Passes overlap: while
 // the workers check one, the stage receives, dedups and parses the next,
-// and the workers go straight on to it (sigverify.MaxPasses).
+// whose tasks run as soon as a core is free (sigverify.MaxPasses). Passes
+// leave in the order they started, so batches reach banking in the order
+// they arrived.
 type sigverifyStage struct {
 	cfg      SigverifyConfig
 	verifier *sigverify.Verifier
@@ -89,6 +92,7 @@ type svPass struct {
 	batches []*packet.Batch
 	vp      *sigverify.Pass
 	onDone  func(*sigverify.Pass) // tells the stage, from a worker
+	done    bool                  // the workers are done with it
 }
 
 func (s *sigverifyStage) Receive(ctx actor.Context) {
@@ -104,19 +108,52 @@ func (s *sigverifyStage) Receive(ctx actor.Context) {
 		s.draining = false
 		s.startPass()
 	case passDoneMsg:
-		s.finishPass(msg.pass)
+		s.passDone(msg.pass)
 		s.startPass()
 		s.answerFlushes(ctx)
 	case flushMsg:
-		// Everything sent before the flush is queued before it: it is
-		// answered once that has left the stage.
+		// Everything sent before the flush is queued before it; the flush
+		// is answered once nothing is pending or under way. (The graph
+		// flushes after stopping fetch: with input still arriving, that
+		// could take a while.)
 		s.flushers = append(s.flushers, ctx.Sender())
 		s.startPass()
 		s.answerFlushes(ctx)
 	case statsReq:
 		ctx.Respond(s.counts.snapshot())
 	case *actor.Stopping:
-		s.verifier.Close()
+		s.shutdown()
+	}
+}
+
+// shutdown waits for the passes under way and drops what is left, counted
+// (outcome shutdown). After a flush nothing is left; this is for a stop
+// whose drain failed or timed out, when the passes' done messages would
+// be lost with the mailbox.
+func (s *sigverifyStage) shutdown() {
+	s.verifier.Close() // the passes under way are done once it returns
+	for len(s.passes) > 0 {
+		for _, m := range s.passes[0].msgs {
+			dropLive(m.Batch, packet.OutcomeShutdown)
+		}
+		s.finishPass()
+	}
+	for i, m := range s.pending {
+		dropLive(m.Batch, packet.OutcomeShutdown)
+		s.countAndRelease(m.Batch, s.spans[i])
+	}
+	clear(s.pending)
+	s.pending = s.pending[:0]
+	clear(s.spans)
+	s.spans = s.spans[:0]
+}
+
+// dropLive discards b's live packets with outcome o.
+func dropLive(b *packet.Batch, o packet.Outcome) {
+	for j := range b.Packets() {
+		if p := b.At(j); !p.Discarded() {
+			p.Discard(o)
+		}
 	}
 }
 
@@ -180,46 +217,29 @@ func (s *sigverifyStage) startPass() {
 	p.vp = s.verifier.Start(p.onDone, p.batches...)
 }
 
-// finishPass passes on, or drops, the batches of a pass the workers are
-// done with.
-func (s *sigverifyStage) finishPass(p *svPass) {
-	i := slices.Index(s.passes, p)
-	s.passes = slices.Delete(s.passes, i, i+1)
+// passDone notes that the workers are done with p, and passes on the
+// batches of every finished pass that no unfinished one precedes.
+func (s *sigverifyStage) passDone(p *svPass) {
+	p.done = true
+	for len(s.passes) > 0 && s.passes[0].done {
+		s.finishPass()
+	}
+}
+
+// finishPass passes on, or drops, the batches of the oldest pass, which
+// the workers are done with.
+func (s *sigverifyStage) finishPass() {
+	p := s.passes[0]
+	s.passes = slices.Delete(s.passes, 0, 1)
 	s.verifier.Recycle(p.vp)
 	for i, m := range p.msgs {
 		b, span := m.Batch, p.spans[i]
-		var counts [packet.NumOutcomes]int64
-		kept := 0
-		for j := range b.Packets() {
-			p := b.At(j)
-			if p.Discarded() {
-				counts[p.Meta.Outcome]++
-			} else {
-				kept++
-			}
-			if p.Has(packet.FlagTracer) {
-				span.Event("tracer.sigverify", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())),
-					attribute.Int("tpu.index", j), attribute.String("tpu.outcome", outcomeName(p)))
-			}
-		}
-		span.SetAttributes(attribute.Int("tpu.packets", b.Len()), attribute.Int("tpu.kept", kept), attribute.Int64("tpu.batch", int64(b.Seq())))
-		for o, n := range counts {
-			s.counts[o].Add(uint64(n))
-			s.prov.RecordOutcomes(packet.Outcome(o), n)
-		}
-		s.upstream.Release()
-		s.done.Add(uint64(b.Len()))
+		kept := s.countAndRelease(b, span)
 		switch {
 		case kept == 0:
-			span.End()
-			b.Release()
 		case !s.credits.TryAcquire():
 			// Banking's budget is used up: drop what is left, counted.
-			for j := range b.Packets() {
-				if p := b.At(j); !p.Discarded() {
-					p.Discard(packet.OutcomeNoCredits)
-				}
-			}
+			dropLive(b, packet.OutcomeNoCredits)
 			s.counts[packet.OutcomeNoCredits].Add(uint64(kept))
 			s.prov.RecordOutcomes(packet.OutcomeNoCredits, int64(kept))
 			span.Event("dropped.no_credits")
@@ -236,8 +256,40 @@ func (s *sigverifyStage) finishPass(p *svPass) {
 	clear(p.msgs)
 	clear(p.spans)
 	clear(p.batches)
-	p.msgs, p.spans, p.batches, p.vp = p.msgs[:0], p.spans[:0], p.batches[:0], nil
+	p.msgs, p.spans, p.batches, p.vp, p.done = p.msgs[:0], p.spans[:0], p.batches[:0], nil, false
 	s.free = append(s.free, p)
+}
+
+// countAndRelease counts b's discarded packets by outcome, records its
+// tracers, gives fetch its credit back, and returns how many packets are
+// live. A batch with none left is released here, its span ended; one
+// with live packets is the caller's to pass on or drop.
+func (s *sigverifyStage) countAndRelease(b *packet.Batch, span trace.Span) (kept int) {
+	var counts [packet.NumOutcomes]int64
+	for j := range b.Packets() {
+		p := b.At(j)
+		if p.Discarded() {
+			counts[p.Meta.Outcome]++
+		} else {
+			kept++
+		}
+		if p.Has(packet.FlagTracer) {
+			span.Event("tracer.sigverify", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())),
+				attribute.Int("tpu.index", j), attribute.String("tpu.outcome", outcomeName(p)))
+		}
+	}
+	span.SetAttributes(attribute.Int("tpu.packets", b.Len()), attribute.Int("tpu.kept", kept), attribute.Int64("tpu.batch", int64(b.Seq())))
+	for o, n := range counts {
+		s.counts[o].Add(uint64(n))
+		s.prov.RecordOutcomes(packet.Outcome(o), n)
+	}
+	s.upstream.Release()
+	s.done.Add(uint64(b.Len()))
+	if kept == 0 {
+		span.End()
+		b.Release()
+	}
+	return kept
 }
 
 func outcomeName(p *packet.Packet) string {

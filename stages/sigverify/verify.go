@@ -89,9 +89,10 @@ type Verifier struct {
 	syncFn func(*Pass)
 }
 
-// MaxPasses is how many passes a Verifier checks at once: one being
-// checked, and the next queued behind it so that the workers go straight
-// on to it. Start blocks while MaxPasses are unfinished.
+// MaxPasses is how many passes a caller should have under way at once:
+// one being checked and the next ready, so that no core idles between
+// them. The worker pool has room for every task of MaxPasses passes; a
+// Start beyond that blocks until a worker is free.
 const MaxPasses = 2
 
 // Pass is one set of batches being checked: their parsed live packets and
@@ -148,8 +149,10 @@ func NewVerifier(cfg VerifyConfig) (*Verifier, error) {
 	}
 	v := &Verifier{backend: backend, workers: cfg.Workers, minTask: cfg.MinTaskSignatures, synced: make(chan struct{}, 1)}
 	// Room for every task of MaxPasses passes, so that starting a pass
-	// never waits for a worker: the second pass's tasks queue behind the
-	// first's on the scheduler.
+	// does not wait for a worker (except, briefly, for one that has just
+	// finished a pass and is on its way back to the pool). The passes'
+	// tasks share the cores: a short pass may finish before a long one
+	// started earlier.
 	pool, err := ants.NewPoolWithFunc(cfg.Workers*MaxPasses, func(arg any) {
 		arg.(*Pass).runTask()
 	}, ants.WithPreAlloc(true))
@@ -214,12 +217,12 @@ func (v *Verifier) Verify(batches ...*packet.Batch) VerifyStats {
 
 // Start does what Verify does without waiting: it parses the batches
 // here, hands their signature checks to the workers and returns. When the
-// last verdict is applied, done is called with the pass, on a worker's
-// goroutine. The batches are the pass's until then: the caller must hold
-// the sole reference of each and leave them alone. Once done, the caller
-// owns them again, reads Stats, and gives the pass back with Recycle. At
-// most MaxPasses passes may be under way; Start blocks for a worker beyond
-// that.
+// last verdict is applied, done is called with the pass: on a worker's
+// goroutine, or on the caller's, inside Start, when there is no signature
+// to check (or the pool is closed); done must not wait for the caller.
+// The batches are the pass's until then: the caller must hold the sole
+// reference of each and leave them alone. Once done, the caller owns them
+// again, reads Stats, and gives the pass back with Recycle. See MaxPasses.
 func (v *Verifier) Start(done func(*Pass), batches ...*packet.Batch) *Pass {
 	var p *Pass
 	if n := len(v.free); n > 0 {
