@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tpugo/tpu/packet"
 )
 
 // MMsg reads and writes many datagrams per system call (recvmmsg and
@@ -71,12 +73,12 @@ func NewMMsg(conn *net.UDPConn, n int) (*MMsg, error) {
 
 // Segmentation limits: the kernel takes at most 64 segments per message
 // (UDP_MAX_SEGMENTS), and a message is one IP packet before it is cut, so
-// at most 64 KiB less the headers. Datagrams larger than a packet's
-// payload go alone: a segment must fit the path's MTU.
+// at most 64 KiB less the headers. Datagrams larger than a packet
+// (packet.Size, which Solana sizes to fit a 1280-byte IPv6 MTU) go alone: a
+// segment must fit the path's MTU.
 const (
 	gsoMaxSegments = 64
 	gsoMaxBytes    = 65000
-	gsoMaxSegment  = 1232
 )
 
 // Datagram is one datagram's buffer and, after a read, its size and
@@ -153,7 +155,7 @@ func (m *MMsg) prepareWrite(ds []Datagram, salen uint32) int {
 	h, iov := 0, 0
 	for i := 0; i < len(ds) && h < len(m.hdrs) && iov < len(m.iovs); h++ {
 		size, run := len(ds[i].Buf), 1
-		if m.gso && size > 0 && size <= gsoMaxSegment {
+		if m.gso && size > 0 && size <= packet.Size {
 			limit := min(len(ds)-i, len(m.iovs)-iov, gsoMaxSegments, gsoMaxBytes/size)
 			for run < limit && len(ds[i+run].Buf) == size {
 				run++
