@@ -22,23 +22,30 @@ func BenchmarkScheduler(b *testing.B) {
 			for i := range keys {
 				keys[i] = txview.PublicKey(GenesisKey(testSeed, i))
 			}
-			bh := bank.LatestBlockhash()
 			txs := make([][]byte, n)
-			for i := range txs {
-				msg, _ := (&txview.Message{Payer: keys[i], Blockhash: bh, Instructions: []txview.Ix{
-					txview.Transfer(keys[i], keys[n+i], 1), txview.SetComputeUnitPrice(1), txview.SetComputeUnitLimit(1470),
-				}}).Compile()
-				tx := append([]byte{1}, make([]byte, 64)...)
-				rand.Read(tx[1:65]) // distinct signatures, as banking-bench's
-				txs[i] = append(tx, msg...)
+			sign := func(bh Pubkey) {
+				for i := range txs {
+					msg, _ := (&txview.Message{Payer: keys[i], Blockhash: bh, Instructions: []txview.Ix{
+						txview.Transfer(keys[i], keys[n+i], 1), txview.SetComputeUnitPrice(1), txview.SetComputeUnitLimit(1470),
+					}}).Compile()
+					tx := append([]byte{1}, make([]byte, 64)...)
+					rand.Read(tx[1:65]) // distinct signatures, as banking-bench's
+					txs[i] = append(tx, msg...)
+				}
 			}
+			sign(bank.LatestBlockhash())
 			pool, _ := packet.NewPool(packet.Config{BatchCap: 128})
 			b.ReportAllocs()
 			b.ResetTimer()
-			for b.Loop() {
+			for op := 1; b.Loop(); op++ {
 				b.StopTimer()
 				endSlot(b, s) // commit what the last op did, as slots do
 				s.ClearStatusCache()
+				if op%(MaxProcessingAge/2) == 0 {
+					// Each op is a slot: move to a recent blockhash
+					// before this one expires.
+					sign(bank.LatestBlockhash())
+				}
 				batches := make([]*packet.Batch, 0, n/128)
 				for i := 0; i < n; i += 128 {
 					batches = append(batches, batchOf(b, pool, txs[i:i+128]...))
