@@ -58,9 +58,9 @@ func (c *outcomeCounts) snapshot() [packet.NumOutcomes]uint64 {
 // sigverifyStage dedups, sheds and verifies the batches that queued up
 // since its last pass, then passes them to banking. Passes overlap: while
 // the workers check one, the stage receives, dedups and parses the next,
-// whose tasks run as soon as a core is free (sigverify.MaxPasses). Passes
-// leave in the order they started, so batches reach banking in the order
-// they arrived.
+// whose checks the workers take up as soon as the first one's are all
+// claimed (sigverify.MaxPasses). Passes leave in the order they started,
+// so batches reach banking in the order they arrived.
 type sigverifyStage struct {
 	cfg      SigverifyConfig
 	verifier *sigverify.Verifier

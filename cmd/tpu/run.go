@@ -65,7 +65,7 @@ type runFlags struct {
 	reset, noGen                                                          bool
 	rate, invalid, traceSample                                            float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
-	sockets                                                               int
+	sockets, procs                                                        int
 	blockCostLimit                                                        uint64
 }
 
@@ -101,6 +101,7 @@ func runRun(env *cliEnv, args []string) int {
 	fs.StringVar(&f.rpcAddr, "rpc-addr", "127.0.0.1:8899", "serve Solana JSON-RPC here (empty: no RPC)")
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
+	fs.IntVar(&f.procs, "gomaxprocs", 0, "Go scheduler Ps for the run (0: one per core and one more, so that fetch, banking and the load generator are not queued behind the signature checks)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file, and FILE.base before the load (pprof -base FILE.base FILE)")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -123,10 +124,24 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		return 2, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	// Signature checks take a worker per core; the spare P runs the rest
+	// of the pipeline beside them, time-sliced by the kernel, rather than
+	// behind them until a check ends or the Go scheduler preempts it
+	// (10 ms). See docs/BENCHMARKS.md.
+	cores := runtime.GOMAXPROCS(0)
+	if f.procs < 0 {
+		return 2, errors.New("--gomaxprocs must not be negative")
+	}
+	procs := f.procs
+	if procs == 0 {
+		procs = cores + 1
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	cfg, err := graphConfig(f)
 	if err != nil {
 		return 2, err
 	}
+	cfg.Sigverify.Verify.Workers = cores
 	cfg.Logger = log
 	if level <= slog.LevelDebug {
 		cfg.ActorLogs = log.With("lib", "protoactor")
@@ -226,8 +241,8 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	// it: on a shared machine one 300 ms sample can be 10% off.
 	var ceilingBefore float64
 	if load != nil {
-		ceilingBefore = sigverifyCeiling(f.backend, load)
-		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", ceilingBefore, runtime.GOMAXPROCS(0))
+		ceilingBefore = sigverifyCeiling(f.backend, load, cores)
+		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", ceilingBefore, cores)
 	}
 	if f.memProfile != "" {
 		// The profile covers the load only: a base profile now, which
@@ -325,7 +340,7 @@ loop:
 	}
 	sum.RetainedBytesPeak = retainedPeak
 	if ceilingBefore > 0 {
-		after := sigverifyCeiling(f.backend, load)
+		after := sigverifyCeiling(f.backend, load, cores)
 		sum.CeilingBeforeTPS, sum.CeilingAfterTPS = ceilingBefore, after
 		sum.SigverifyCeilingTPS = (ceilingBefore + after) / 2
 		sum.CeilingRatio = sum.TPS / sum.SigverifyCeilingTPS
@@ -413,7 +428,7 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags) (*loadgen.Load, error) 
 // sigverifyCeiling measures one core's verify rate on the load's first
 // valid transaction for a fraction of a second and multiplies it by the
 // cores: what sigverify could do with every core and nothing else.
-func sigverifyCeiling(backendName string, load *loadgen.Load) float64 {
+func sigverifyCeiling(backendName string, load *loadgen.Load, cores int) float64 {
 	b, err := sigverify.NewBackend(backendName)
 	if err != nil {
 		return 0
@@ -445,7 +460,7 @@ func sigverifyCeiling(backendName string, load *loadgen.Load) float64 {
 		}
 		n++
 	}
-	return float64(n) / time.Since(t0).Seconds() * float64(runtime.GOMAXPROCS(0))
+	return float64(n) / time.Since(t0).Seconds() * float64(cores)
 }
 
 // ceilingTxs is how many of the load's transactions the ceiling cycles

@@ -83,6 +83,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"run", "--invalid-fraction", "2"},
 		{"run", "--handoff", "share"},
 		{"run", "--sync", "maybe"},
+		{"run", "--gomaxprocs", "-1"},
 		{"run", "extra"},
 	} {
 		if code, _, _ := run(t, "", args...); code != 2 {

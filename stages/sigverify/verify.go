@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -74,13 +75,25 @@ func (s *VerifyStats) Add(o VerifyStats) {
 // space, so neither allocates in steady state. A Verifier is not safe for
 // concurrent use (the sigverify stage owns one); Close releases its
 // workers.
+//
+// Passes are checked in the order they start: at most Workers tasks run,
+// and each claims chunks of signatures from the oldest pass with any left
+// until none is left anywhere. So the oldest pass finishes first (its
+// batches can move on, and its packets' room be refilled, while the next
+// one is checked), and the checks never take more than Workers cores,
+// whatever else is runnable.
 type Verifier struct {
 	backend Backend
 	pool    *ants.PoolWithFunc
 	workers int
 	minTask int
 	free    []*Pass // passes to reuse
-	running sync.WaitGroup
+	passes  sync.WaitGroup
+
+	mu      sync.Mutex
+	queue   []*Pass // started passes with signatures no task has claimed, oldest first
+	running int     // tasks running
+
 	// sync is Verify's pass, and synced its done: a buffered channel
 	// rather than a WaitGroup, so that the pass is back before Verify
 	// returns.
@@ -91,8 +104,7 @@ type Verifier struct {
 
 // MaxPasses is how many passes a caller should have under way at once:
 // one being checked and the next ready, so that no core idles between
-// them. The worker pool has room for every task of MaxPasses passes; a
-// Start beyond that blocks until a worker is free.
+// them. More only queue longer.
 const MaxPasses = 2
 
 // Pass is one set of batches being checked: their parsed live packets and
@@ -104,21 +116,21 @@ type Pass struct {
 	pkts  []pktCheck
 	stats VerifyStats
 	done  func(*Pass)
-	// next is the index of the first signature no task has claimed yet:
-	// tasks claim chunks of chunkSignatures as they go. tasks counts the
-	// tasks still running: the last one to finish applies the verdicts.
-	next  atomic.Int64
-	tasks atomic.Int32
+	// next is the index of the first signature no task has claimed yet
+	// (guarded by the Verifier's mu); left counts the signatures not yet
+	// checked: the task that checks the last applies the verdicts.
+	next int
+	left atomic.Int64
 }
 
 // Stats returns the pass's counts. Valid once the pass is done.
 func (p *Pass) Stats() VerifyStats { return p.stats }
 
 // chunkSignatures is how many signatures a task claims at a time (about
-// 0.3 ms of work). Tasks claim as they go rather than split the pass
-// evenly up front, so that when the scheduler preempts one worker (on two
-// cores, banking and fetch share them) the other takes over its share
-// instead of idling until the pass ends.
+// 0.3 ms of work). Tasks claim as they go rather than split a pass evenly
+// up front, so that when the scheduler preempts one worker (on two cores,
+// banking and fetch share them) the other takes over its share instead
+// of idling until the pass ends.
 const chunkSignatures = 8
 
 // sigCheck is one signature to check, pointing into its packet.
@@ -148,13 +160,11 @@ func NewVerifier(cfg VerifyConfig) (*Verifier, error) {
 		cfg.MinTaskSignatures = 8
 	}
 	v := &Verifier{backend: backend, workers: cfg.Workers, minTask: cfg.MinTaskSignatures, synced: make(chan struct{}, 1)}
-	// Room for every task of MaxPasses passes, so that starting a pass
-	// does not wait for a worker (except, briefly, for one that has just
-	// finished a pass and is on its way back to the pool). The passes'
-	// tasks share the cores: a short pass may finish before a long one
-	// started earlier.
-	pool, err := ants.NewPoolWithFunc(cfg.Workers*MaxPasses, func(arg any) {
-		arg.(*Pass).runTask()
+	// Twice the tasks that run at once: a task that has just returned
+	// takes a moment to be back in the pool, and Invoke must not wait for
+	// it.
+	pool, err := ants.NewPoolWithFunc(2*cfg.Workers, func(arg any) {
+		arg.(*Verifier).work()
 	}, ants.WithPreAlloc(true))
 	if err != nil {
 		return nil, fmt.Errorf("sigverify: worker pool: %w", err)
@@ -171,31 +181,50 @@ func (v *Verifier) Backend() Backend { return v.backend }
 // Close waits for the passes under way, then stops the worker pool. The
 // Verifier must not be used afterwards.
 func (v *Verifier) Close() {
-	v.running.Wait()
+	v.passes.Wait()
 	v.pool.Release()
 }
 
 func (v *Verifier) newPass() *Pass { return &Pass{v: v} }
 
-// runTask is one task: it checks chunks of the pass's signatures until
-// none is left. Every task of a pass runs it; the last to finish applies
-// the verdicts and hands the pass to its done function.
-func (p *Pass) runTask() {
-	b, n := p.v.backend, int64(len(p.sigs))
+// work is one task: it checks chunks of signatures, oldest pass first,
+// until no pass has any left to claim. Whoever checks a pass's last
+// signature applies its verdicts and hands it to its done function.
+func (v *Verifier) work() {
 	for {
-		end := p.next.Add(chunkSignatures)
-		start := end - chunkSignatures
-		if start >= n {
-			break
+		p, start, end := v.claim()
+		if p == nil {
+			return
 		}
-		for i := range p.sigs[start:min(end, n)] {
-			s := &p.sigs[int(start)+i]
-			s.ok = b.Verify(s.pub, s.msg, s.sig)
+		for i := start; i < end; i++ {
+			s := &p.sigs[i]
+			s.ok = v.backend.Verify(s.pub, s.msg, s.sig)
+		}
+		if p.left.Add(int64(start-end)) == 0 {
+			p.finish()
 		}
 	}
-	if p.tasks.Add(-1) == 0 {
-		p.finish()
+}
+
+// claim takes the next chunk of the oldest pass with signatures left. With
+// none left anywhere it returns a nil pass, and the calling task is done:
+// it is no longer counted as running. A pass leaves the queue with its
+// last chunk, so a pass in the queue always has one.
+func (v *Verifier) claim() (p *Pass, start, end int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.queue) == 0 {
+		v.running--
+		return nil, 0, 0
 	}
+	p = v.queue[0]
+	start = p.next
+	end = min(start+chunkSignatures, len(p.sigs))
+	p.next = end
+	if end == len(p.sigs) {
+		v.queue = slices.Delete(v.queue, 0, 1) // a few passes at most
+	}
+	return p, start, end
 }
 
 // Verify parses and sanitizes every live packet of the batches and checks
@@ -282,21 +311,28 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
 		}
 	}
 	st.Signatures = len(p.sigs)
-	v.running.Add(1)
+	v.passes.Add(1)
 	n := len(p.sigs)
 	if n == 0 {
 		p.finish()
 		return
 	}
-	tasks := min(v.workers, max(1, n/v.minTask))
+	p.left.Store(int64(n))
+	p.next = 0
+	v.mu.Lock()
+	v.queue = append(v.queue, p)
+	// Tasks already running take this pass's chunks once the older
+	// passes' are claimed; start more only up to Workers, and only as
+	// many as the pass has signatures for.
+	tasks := max(0, min(v.workers-v.running, max(1, n/v.minTask)))
+	v.running += tasks
+	v.mu.Unlock()
 	st.Tasks = tasks
-	p.next.Store(0)
-	p.tasks.Store(int32(tasks))
 	for i := 0; i < tasks; i++ {
-		if err := v.pool.Invoke(p); err != nil {
+		if err := v.pool.Invoke(v); err != nil {
 			// The pool is closed or broken: check here rather than lose
 			// the verdicts.
-			p.runTask()
+			v.work()
 		}
 	}
 }
@@ -322,5 +358,5 @@ func (p *Pass) finish() {
 	}
 	v, done := p.v, p.done
 	done(p)
-	v.running.Done()
+	v.passes.Done()
 }

@@ -328,6 +328,88 @@ func checkPass(t *testing.T, p *Pass, b *packet.Batch, n int) {
 	}
 }
 
+// gateBackend holds every Verify call until release is closed, and
+// records how many calls are inside Verify at once.
+type gateBackend struct {
+	Backend
+	release chan struct{}
+	in, max atomic.Int32
+}
+
+func (g *gateBackend) Verify(pub *[32]byte, msg []byte, sig *[64]byte) bool {
+	n := g.in.Add(1)
+	for m := g.max.Load(); n > m && !g.max.CompareAndSwap(m, n); m = g.max.Load() {
+	}
+	<-g.release
+	defer g.in.Add(-1)
+	return g.Backend.Verify(pub, msg, sig)
+}
+
+// TestVerifierRunsAtMostWorkers: however many passes are started, no more
+// than Workers signature checks run at once (the rest of the process keeps
+// its cores), and every pass still gets its verdicts.
+func TestVerifierRunsAtMostWorkers(t *testing.T) {
+	v := newVerifier(t, VerifyConfig{Workers: 2, MinTaskSignatures: 1})
+	gate := &gateBackend{Backend: v.backend, release: make(chan struct{})}
+	v.backend = gate
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 32})
+	done := make(chan *Pass, 4)
+	var batches []*packet.Batch
+	for i := 0; i < 4; i++ {
+		b := pool.Get()
+		for j := 0; j < 24; j++ {
+			b.Next().Fill(transfer(t, byte(24*i+j)))
+		}
+		batches = append(batches, b)
+		v.Start(func(p *Pass) { done <- p }, b)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for gate.in.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // time for a third task to get in, were there one
+	if got := gate.max.Load(); got != 2 {
+		t.Errorf("%d checks ran at once, want 2 (the workers)", got)
+	}
+	close(gate.release)
+	for range batches {
+		p := <-done
+		if st := p.Stats(); st.Verified != 24 {
+			t.Errorf("pass stats %+v, want 24 verified", st)
+		}
+		v.Recycle(p)
+	}
+	for _, b := range batches {
+		b.Release()
+	}
+}
+
+// TestVerifierOldestPassFirst: with one worker, passes finish in the
+// order they started, a long one before the short ones started after it.
+func TestVerifierOldestPassFirst(t *testing.T) {
+	v := newVerifier(t, VerifyConfig{Workers: 1, MinTaskSignatures: 1})
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 64})
+	done := make(chan *Pass, 3)
+	var batches []*packet.Batch
+	var passes []*Pass
+	for i, n := range []int{64, 2, 2} {
+		b := pool.Get()
+		for j := 0; j < n; j++ {
+			b.Next().Fill(transfer(t, byte(64*i+j)))
+		}
+		batches = append(batches, b)
+		passes = append(passes, v.Start(func(p *Pass) { done <- p }, b))
+	}
+	for i := range passes {
+		if p := <-done; p != passes[i] {
+			t.Fatalf("pass %d did not finish first of those left", i)
+		}
+	}
+	for _, b := range batches {
+		b.Release()
+	}
+}
+
 func TestVerifierAllocs(t *testing.T) {
 	v := newVerifier(t, VerifyConfig{Workers: 2})
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
