@@ -185,8 +185,9 @@ func (b *Bank) load(last uint64) error {
 		if v, err = b.store.slotStatuses(s); err == nil {
 			err = eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
 				if hs, valid := b.bySlot[h]; valid {
-					if c := b.status.forHash(h, hs); !c.seen(sig) {
-						c.add(sig, statusEntry{Status: st})
+					c := b.status.forHash(h, hs)
+					if pos, _, seen := c.find(sig); !seen {
+						c.insert(pos, statusEntry{Status: st})
 					}
 				}
 				return nil

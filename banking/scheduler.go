@@ -488,7 +488,10 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		return nil
 	}
 	statuses := s.bank.status.forHash(*v.RecentBlockhash(), hashSlot)
-	if statuses.seen(sig) {
+	// One probe: insert below takes its position (nothing changes the
+	// table in between).
+	statusPos, _, seen := statuses.find(sig)
+	if seen {
 		s.drop(packet.OutcomeAlreadyProcessed, p, sig)
 		return nil
 	}
@@ -500,7 +503,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		s.drop(packet.OutcomeFeePayerCannotPay, p, sig)
 		return nil
 	}
-	statusIdx := statuses.add(sig, statusEntry{pending: true})
+	statusIdx := statuses.insert(statusPos, statusEntry{pending: true})
 	shape := shapeOf(v)
 	tc := shape.cost(v, cb)
 	cost := tc.Total()
@@ -1038,16 +1041,7 @@ func (s *Scheduler) expire() {
 func (s *Scheduler) ClearStatusCache() {
 	c := &s.bank.status
 	for _, hs := range c.byHash {
-		for k, i := range hs.m {
-			if !hs.pending(i) {
-				delete(hs.m, k)
-				hs.free = append(hs.free, i)
-			}
-		}
-		if len(hs.m) == 0 {
-			// No buffered transaction holds an index: reuse the space.
-			hs.reset()
-		}
+		hs.keepPending()
 	}
 }
 

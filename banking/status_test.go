@@ -1,6 +1,11 @@
 package banking
 
-import "testing"
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
 
 // TestHashStatuses checks the status cache's entries across chunk
 // boundaries: each signature finds its own entry, set changes only it,
@@ -69,4 +74,130 @@ func TestHashStatuses(t *testing.T) {
 	if e, _ := h.get(sigOf(1)); e.Slot != 9 || e.pending {
 		t.Fatalf("entry after reset %+v", e)
 	}
+}
+
+// TestHashStatusesModel runs random adds, removes, sets and clears
+// against a map, with tags narrowed so that they collide and probe runs
+// grow long and wrap around the table's end: every signature must find
+// exactly its own entry.
+func TestHashStatusesModel(t *testing.T) {
+	for _, tags := range [][2]uint32{
+		{^uint32(0), 0},
+		{0xf0000007, 0},          // 64 tags, homes in 16 places
+		{0x0f000007, 0xf0000000}, // 64 tags, homes in the last sixteenth
+	} {
+		t.Run(fmt.Sprintf("tags=%08x|%08x", tags[0], tags[1]), func(t *testing.T) {
+			h := newHashStatuses(1, 7)
+			h.tagMask, h.tagSet = tags[0], tags[1]
+			rng := rand.New(rand.NewPCG(1, uint64(tags[0])))
+			sigOf := func(i int) *[64]byte {
+				var s [64]byte
+				s[h.offset], s[h.offset+1], s[h.offset+19] = byte(i), byte(i>>8), 0x5a
+				return &s
+			}
+			model := map[int]statusEntry{}
+			idx := map[int]uint32{}
+			const universe = 700
+			for op := 0; op < 40_000; op++ {
+				i := rng.IntN(universe)
+				switch r := rng.IntN(100); {
+				case r < 50:
+					pos, _, seen := h.find(sigOf(i))
+					if _, ok := model[i]; seen != ok {
+						t.Fatalf("op %d: signature %d seen=%v, model %v", op, i, seen, ok)
+					}
+					if !seen {
+						e := statusEntry{Status: Status{Slot: uint64(op)}, pending: rng.IntN(2) == 0}
+						idx[i] = h.insert(pos, e)
+						model[i] = e
+					}
+				case r < 80:
+					h.remove(sigOf(i))
+					delete(model, i)
+					delete(idx, i)
+				case r < 95:
+					if x, ok := idx[i]; ok {
+						e := statusEntry{Status: Status{Slot: uint64(op) << 8}, pending: model[i].pending}
+						h.set(x, e)
+						model[i] = e
+					}
+				case r < 99:
+					// Commit what is not pending, as ClearStatusCache does.
+					h.keepPending()
+					for k, e := range model {
+						if !e.pending {
+							delete(model, k)
+							delete(idx, k)
+						}
+					}
+				default:
+					h.reset()
+					clear(model)
+					clear(idx)
+				}
+				if h.len() != len(model) {
+					t.Fatalf("op %d: %d entries, model %d", op, h.len(), len(model))
+				}
+			}
+			for i := range universe {
+				e, ok := h.get(sigOf(i))
+				want, wok := model[i]
+				if ok != wok || ok && (e.Status != want.Status || e.pending != want.pending) {
+					t.Fatalf("signature %d: got %+v %v, want %+v %v", i, e, ok, want, wok)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStatusAdmit is admission's status cache work per transaction:
+// a probe for a new signature, then its insertion, in a table that holds
+// up to 500,000 entries (a 10 s run under one blockhash). The peer is a
+// Go map from the same keys to indexes, probed then assigned, as the
+// cache was before.
+func BenchmarkStatusAdmit(b *testing.B) {
+	const size = 500_000
+	sigs := make([][64]byte, size)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range sigs {
+		for j := 0; j < 64; j += 8 {
+			binary.LittleEndian.PutUint64(sigs[i][j:], rng.Uint64())
+		}
+	}
+	b.Run("table", func(b *testing.B) {
+		h := newHashStatuses(1, 11)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if i == size {
+				h.reset()
+				i = 0
+			}
+			pos, _, seen := h.find(&sigs[i])
+			if seen {
+				b.Fatal("seen")
+			}
+			h.insert(pos, statusEntry{pending: true})
+			i++
+		}
+	})
+	b.Run("map", func(b *testing.B) {
+		m := map[statusKey]uint32{}
+		entries := make([]statusEntry, size)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if i == size {
+				clear(m)
+				i = 0
+			}
+			k := statusKey(sigs[i][11 : 11+statusKeyLen])
+			if _, seen := m[k]; seen {
+				b.Fatal("seen")
+			}
+			entries[i] = statusEntry{pending: true}
+			m[k] = uint32(i)
+			i++
+		}
+	})
 }
