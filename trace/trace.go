@@ -58,8 +58,11 @@ func (c Config) Validate() error {
 type Provider struct {
 	tp     *sdktrace.TracerProvider // nil: no spans are ever recorded
 	tracer oteltrace.Tracer
-	mp     *sdkmetric.MeterProvider
-	meter  metric.Meter
+	// onlyTracers: the sample ratio is 0, so the only spans recorded are
+	// of batches with tracer packets and their children.
+	onlyTracers bool
+	mp          *sdkmetric.MeterProvider
+	meter       metric.Meter
 
 	mu   sync.Mutex
 	hops map[string]*Hop
@@ -112,6 +115,7 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		}
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
+	p.onlyTracers = cfg.SampleRatio == 0
 	if len(opts) > 0 || cfg.SampleRatio > 0 {
 		sampler := tracerSampler{sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))}
 		opts = append(opts, sdktrace.WithSampler(sampler), sdktrace.WithResource(res))
@@ -172,7 +176,7 @@ func (p *Provider) Hop(name string) *Hop {
 		metric.WithDescription("time from a batch's send by the previous hop to its receipt"))
 	h.otelService, _ = p.meter.Float64Histogram("tpu.hop.service", metric.WithUnit("s"),
 		metric.WithDescription("time a hop spends on a batch"))
-	h.attrs = metric.WithAttributeSet(attribute.NewSet(attribute.String("hop", name)))
+	h.attrs = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("hop", name)))}
 	p.hops[name] = h
 	return h
 }
@@ -203,7 +207,7 @@ type Hop struct {
 	p           *Provider
 	otelWait    metric.Float64Histogram
 	otelService metric.Float64Histogram
-	attrs       metric.MeasurementOption
+	attrs       []metric.RecordOption // built once: a variadic argument would allocate per call
 }
 
 // Span is one batch's span at a hop. The zero Span does nothing.
@@ -231,16 +235,17 @@ func (h *Hop) StartAt(parent SpanContext, sentNanos, startNanos int64, tracer bo
 	if sentNanos > 0 {
 		w = time.Duration(startNanos - sentNanos)
 		h.QueueWait.Record(w)
-		h.otelWait.Record(context.Background(), w.Seconds(), h.attrs)
+		h.otelWait.Record(context.Background(), w.Seconds(), h.attrs...)
 	}
 	return Span{hop: h, span: h.p.start(h.Name, parent, startNanos, tracer), start: startNanos, wait: w}
 }
 
-// start opens an OTel span, or returns nil when nothing is ever recorded
-// (no sampling, no exporter): then a hop costs a few atomic adds and no
-// allocation.
+// start opens an OTel span, or returns nil when it could not be recorded
+// (no exporter, or a sample ratio of 0 and neither a tracer packet nor a
+// recorded parent): then a hop costs a few atomic adds and no allocation,
+// where the SDK would make a span only to drop it.
 func (p *Provider) start(name string, parent SpanContext, startNanos int64, tracer bool) oteltrace.Span {
-	if p.tp == nil {
+	if p.tp == nil || p.onlyTracers && !tracer && !parent.Sampled() {
 		return nil
 	}
 	ctx := context.Background()
@@ -260,11 +265,11 @@ func (p *Provider) start(name string, parent SpanContext, startNanos int64, trac
 func (h *Hop) Record(wait, service time.Duration) {
 	if wait >= 0 {
 		h.QueueWait.Record(wait)
-		h.otelWait.Record(context.Background(), wait.Seconds(), h.attrs)
+		h.otelWait.Record(context.Background(), wait.Seconds(), h.attrs...)
 	}
 	h.Total.Record(max(wait, 0) + service)
 	h.Service.Record(service)
-	h.otelService.Record(context.Background(), service.Seconds(), h.attrs)
+	h.otelService.Record(context.Background(), service.Seconds(), h.attrs...)
 }
 
 // Span opens a span between two past instants (packet.Now() values), for
@@ -307,7 +312,7 @@ func (s Span) EndAt(endNanos int64) {
 		d := time.Duration(endNanos - s.start)
 		s.hop.Service.Record(d)
 		s.hop.Total.Record(s.wait + d)
-		s.hop.otelService.Record(context.Background(), d.Seconds(), s.hop.attrs)
+		s.hop.otelService.Record(context.Background(), d.Seconds(), s.hop.attrs...)
 	}
 	if s.span != nil {
 		s.span.End(oteltrace.WithTimestamp(packet.Time(endNanos)))
