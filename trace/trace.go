@@ -2,9 +2,11 @@ package trace
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -58,11 +60,9 @@ func (c Config) Validate() error {
 type Provider struct {
 	tp     *sdktrace.TracerProvider // nil: no spans are ever recorded
 	tracer oteltrace.Tracer
-	// onlyTracers: the sample ratio is 0, so the only spans recorded are
-	// of batches with tracer packets and their children.
-	onlyTracers bool
-	mp          *sdkmetric.MeterProvider
-	meter       metric.Meter
+	ratio  float64 // of root batches recorded (tracer batches always are)
+	mp     *sdkmetric.MeterProvider
+	meter  metric.Meter
 
 	mu   sync.Mutex
 	hops map[string]*Hop
@@ -115,9 +115,11 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		}
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
-	p.onlyTracers = cfg.SampleRatio == 0
+	p.ratio = cfg.SampleRatio
 	if len(opts) > 0 || cfg.SampleRatio > 0 {
-		sampler := tracerSampler{sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))}
+		// start decides which batches are recorded and asks the SDK only
+		// for those spans: the sampler records what it is given.
+		sampler := tracerSampler{sdktrace.ParentBased(sdktrace.AlwaysSample())}
 		opts = append(opts, sdktrace.WithSampler(sampler), sdktrace.WithResource(res))
 		p.tp = sdktrace.NewTracerProvider(opts...)
 		p.tracer = p.tp.Tracer("github.com/tpugo/tpu")
@@ -213,8 +215,9 @@ type Hop struct {
 // Span is one batch's span at a hop. The zero Span does nothing.
 type Span struct {
 	hop       *Hop
-	span      oteltrace.Span
-	start     int64 // packet.Now()
+	span      oteltrace.Span // nil when not recorded
+	ctx       SpanContext    // passed on to the next hop
+	start     int64          // packet.Now()
 	wait      time.Duration
 	noMetrics bool
 }
@@ -237,16 +240,33 @@ func (h *Hop) StartAt(parent SpanContext, sentNanos, startNanos int64, tracer bo
 		h.QueueWait.Record(w)
 		h.otelWait.Record(context.Background(), w.Seconds(), h.attrs...)
 	}
-	return Span{hop: h, span: h.p.start(h.Name, parent, startNanos, tracer), start: startNanos, wait: w}
+	span, sc := h.p.start(h.Name, parent, startNanos, tracer)
+	return Span{hop: h, span: span, ctx: sc, start: startNanos, wait: w}
 }
 
-// start opens an OTel span, or returns nil when it could not be recorded
-// (no exporter, or a sample ratio of 0 and neither a tracer packet nor a
-// recorded parent): then a hop costs a few atomic adds and no allocation,
-// where the SDK would make a span only to drop it.
-func (p *Provider) start(name string, parent SpanContext, startNanos int64, tracer bool) oteltrace.Span {
-	if p.tp == nil || p.onlyTracers && !tracer && !parent.Sampled() {
-		return nil
+// start opens an OTel span if the batch is to be recorded, and returns
+// the context to pass on either way. Parent-based sampling at the ratio:
+// a batch with a tracer packet is always recorded, a child as its parent
+// was, a root with probability ratio. The decision is made here, before
+// the SDK, so that an unrecorded batch costs no span (the SDK makes one
+// for every call only to drop it: 0.65 allocations per packet at 1%
+// against 0.14 at 0): it passes on its parent's context, or a root's
+// fresh one, marked not sampled.
+func (p *Provider) start(name string, parent SpanContext, startNanos int64, tracer bool) (oteltrace.Span, SpanContext) {
+	if p.tp == nil {
+		return nil, SpanContext{}
+	}
+	if !tracer {
+		if parent.IsValid() && !parent.Sampled() {
+			return nil, parent
+		}
+		if !parent.IsValid() && !(rand.Float64() < p.ratio) {
+			var c SpanContext
+			binary.LittleEndian.PutUint64(c.TraceID[:8], rand.Uint64())
+			binary.LittleEndian.PutUint64(c.TraceID[8:], rand.Uint64()|1)
+			binary.LittleEndian.PutUint64(c.SpanID[:], rand.Uint64()|1)
+			return nil, c
+		}
 	}
 	ctx := context.Background()
 	if parent.IsValid() {
@@ -257,7 +277,7 @@ func (p *Provider) start(name string, parent SpanContext, startNanos int64, trac
 		opts = append(opts, oteltrace.WithAttributes(tracerKey.Bool(true)))
 	}
 	_, span := p.tracer.Start(ctx, name, opts...)
-	return span
+	return span, FromOTel(span.SpanContext())
 }
 
 // Record adds a batch's queue wait and service time without a span, for
@@ -275,19 +295,15 @@ func (h *Hop) Record(wait, service time.Duration) {
 // Span opens a span between two past instants (packet.Now() values), for
 // work timed elsewhere; End it to export it. It records no metrics.
 func (h *Hop) Span(parent SpanContext, startNanos int64, tracer bool) Span {
-	return Span{hop: h, span: h.p.start(h.Name, parent, startNanos, tracer), start: startNanos, noMetrics: true}
+	span, sc := h.p.start(h.Name, parent, startNanos, tracer)
+	return Span{hop: h, span: span, ctx: sc, start: startNanos, noMetrics: true}
 }
 
 // Recording reports whether the span is recorded (worth attributes).
 func (s Span) Recording() bool { return s.span != nil && s.span.IsRecording() }
 
 // Context returns the span's context, for the message to the next hop.
-func (s Span) Context() SpanContext {
-	if s.span == nil {
-		return SpanContext{}
-	}
-	return FromOTel(s.span.SpanContext())
-}
+func (s Span) Context() SpanContext { return s.ctx }
 
 // SetAttributes sets attributes if the span is recorded.
 func (s Span) SetAttributes(kv ...attribute.KeyValue) {

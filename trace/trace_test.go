@@ -47,3 +47,70 @@ func TestSampleZeroRecordsTracersOnly(t *testing.T) {
 		t.Fatalf("%d spans exported, want 2:\n%s", n, buf.String())
 	}
 }
+
+// TestSampleRatioParentBased: at a ratio of one half, about half of the
+// root batches are recorded, each with all of its children, and no child
+// of an unrecorded root is; at 1% an unrecorded batch costs no span, so
+// allocations stay well under one per batch.
+func TestSampleRatioParentBased(t *testing.T) {
+	var buf bytes.Buffer
+	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 0.5, TraceWriter: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hops := []*trace.Hop{p.Hop("fetch"), p.Hop("sigverify"), p.Hop("banking.execute")}
+	const n = 2000
+	for range n {
+		parent := trace.SpanContext{}
+		var spans []trace.Span
+		for _, h := range hops {
+			s := h.Start(parent, 0, false)
+			parent = s.Context()
+			spans = append(spans, s)
+		}
+		for _, s := range spans {
+			s.End()
+		}
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := trace.ReadSpans(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	ids := map[string]string{} // span ID -> name
+	for _, r := range recs {
+		byName[r.Name]++
+		ids[r.SpanID] = r.Name
+	}
+	roots := byName["fetch"]
+	if roots < n/2-150 || roots > n/2+150 {
+		t.Errorf("%d of %d roots recorded at ratio 0.5", roots, n)
+	}
+	if byName["sigverify"] != roots || byName["banking.execute"] != roots {
+		t.Errorf("spans by hop %v: every recorded root should have each child", byName)
+	}
+	want := map[string]string{"fetch": "", "sigverify": "fetch", "banking.execute": "sigverify"}
+	for _, r := range recs {
+		if got := ids[r.ParentID]; r.ParentID != "" && got != want[r.Name] || r.ParentID == "" && r.Name != "fetch" {
+			t.Fatalf("%s span's parent %q is a %q span", r.Name, r.ParentID, got)
+		}
+	}
+
+	p, err = trace.Setup(context.Background(), trace.Config{SampleRatio: 0.01, TraceWriter: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	h, next := p.Hop("fetch"), p.Hop("sigverify")
+	allocs := testing.AllocsPerRun(2000, func() {
+		s := h.Start(trace.SpanContext{}, 0, false)
+		next.Start(s.Context(), 0, false).End()
+		s.End()
+	})
+	if allocs >= 1 {
+		t.Errorf("%.2f allocations per batch at ratio 0.01, want well under 1", allocs)
+	}
+}
