@@ -960,7 +960,7 @@ func (s *Scheduler) book(t *pendingTx) {
 // EndSlot asks the scheduler to end the working slot: it stops handing
 // out work, and once nothing is in flight it commits the slot through the
 // bank, resets the cost limits, puts back the transactions deferred for
-// cost, and starts the next slot. It reports whether the slot ended now;
+// cost, and starts the next slot, scheduling what is buffered. It reports whether the slot ended now;
 // if not, keep calling Complete, and the slot ends when the last batch
 // comes back (Ending tells it is pending).
 func (s *Scheduler) EndSlot() (bool, error) {
@@ -1007,6 +1007,11 @@ func (s *Scheduler) endSlotNow() error {
 	s.requeueDeferred()
 	// Transactions whose blockhash expired can never run: drop them.
 	s.expire()
+	// Start the new slot's work: what was deferred for cost, and what
+	// arrived while the slot end waited, when Schedule handed out
+	// nothing. Without this they would wait for the next submit or
+	// completion, which might not come before their blockhash expires.
+	s.Schedule()
 	return err
 }
 

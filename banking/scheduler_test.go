@@ -272,3 +272,41 @@ func TestPrioGraphBlocking(t *testing.T) {
 		})
 	}
 }
+
+// TestSlotEndSchedulesWhatWaited: transactions submitted while a slot
+// end waits for work in flight are scheduled as soon as the slot ends,
+// without another submit or completion to set them going. (They used to
+// wait in the buffer until their blockhash expired, 150 slots later, when
+// no more traffic came.)
+func TestSlotEndSchedulesWhatWaited(t *testing.T) {
+	for _, m := range []Method{Greedy, PrioGraph, Unbatched} {
+		t.Run(m.String(), func(t *testing.T) {
+			b := openBank(t, Config{Genesis: GenesisConfig{Seed: testSeed, Accounts: 8}})
+			s := newScheduler(t, SchedulerConfig{Method: m, Workers: 2}, b)
+			pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
+			bh := b.LatestBlockhash()
+			s.Submit(batchOf(t, pool, transferTx(t, bh, gkey(0), gpub(1), 10)))
+			s.Schedule()
+			if !s.InFlight() {
+				t.Fatal("nothing in flight")
+			}
+			if done, err := s.EndSlot(); done || err != nil {
+				t.Fatalf("EndSlot with work in flight: done %v, err %v", done, err)
+			}
+			// Arrives while the slot end waits: Schedule hands out nothing.
+			s.Submit(batchOf(t, pool, transferTx(t, bh, gkey(2), gpub(3), 10)))
+			s.Schedule()
+			s.Complete(<-s.Completions())
+			if done, err := s.TryEndSlot(); !done || err != nil {
+				t.Fatalf("TryEndSlot: done %v, err %v", done, err)
+			}
+			if !s.InFlight() {
+				t.Fatalf("the slot ended with %d transactions buffered and none in flight", s.Stats().Buffered)
+			}
+			s.Complete(<-s.Completions())
+			if st := s.Stats(); st.Outcomes[packet.OutcomeExecutedOK] != 2 || st.Buffered != 0 {
+				t.Fatalf("outcomes %v, buffered %d", st.Outcomes, st.Buffered)
+			}
+		})
+	}
+}
