@@ -294,6 +294,7 @@ type Scheduler struct {
 
 	stats    Stats
 	retry    []*pendingTx // could not be scheduled this pass
+	endedAt  int64        // packet.Now() when the last slot end was done
 	deferred []usageReq   // do not fit in this slot's cost limits
 	pass     uint64       // PrioGraph pass number, for the blocked marks
 
@@ -977,6 +978,10 @@ func (s *Scheduler) EndSlot() (bool, error) {
 	return true, s.endSlotNow()
 }
 
+// EndedAt returns when the last slot end was done, before the new slot's
+// scheduling (packet.Now() then).
+func (s *Scheduler) EndedAt() int64 { return s.endedAt }
+
 // Ending reports whether a slot end waits for work in flight; call
 // TryEndSlot after each Complete.
 func (s *Scheduler) Ending() bool { return s.ending }
@@ -995,6 +1000,7 @@ func (s *Scheduler) TryEndSlot() (bool, error) {
 
 func (s *Scheduler) endSlotNow() error {
 	_, err := s.bank.endSlot()
+	s.endedAt = packet.Now()
 	s.ending = false
 	if err != nil {
 		// The ledger failed: nothing more can commit, so nothing more

@@ -240,7 +240,7 @@ func (s *bankingStage) ended(done bool, err error) {
 		return
 	}
 	s.slotsEnded++
-	now := packet.Now()
+	now := s.sched.EndedAt() // not after the new slot's scheduling
 	s.commit.Record(-1, time.Duration(now-s.slotEnd))
 	span := s.commit.Span(s.lastSpan, s.slotEnd, false)
 	span.SetAttributes(attribute.Int64("tpu.slot", int64(s.sched.Bank().Slot()-1)))

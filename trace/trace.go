@@ -50,7 +50,7 @@ var ErrConfig = errors.New("trace: invalid config")
 
 // Validate reports a configuration Setup would reject.
 func (c Config) Validate() error {
-	if c.SampleRatio < 0 || c.SampleRatio > 1 {
+	if !(c.SampleRatio >= 0 && c.SampleRatio <= 1) { // NaN too
 		return fmt.Errorf("%w: sample ratio %v outside [0,1]", ErrConfig, c.SampleRatio)
 	}
 	return nil

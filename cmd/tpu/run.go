@@ -141,7 +141,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	cfg.Sigverify.Verify.Workers = cores
+	cfg.Sigverify.Verify.Workers = min(cores, procs)
 	cfg.Logger = log
 	if level <= slog.LevelDebug {
 		cfg.ActorLogs = log.With("lib", "protoactor")

@@ -84,6 +84,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"run", "--handoff", "share"},
 		{"run", "--sync", "maybe"},
 		{"run", "--gomaxprocs", "-1"},
+		{"run", "--trace-sample", "NaN"},
 		{"run", "extra"},
 	} {
 		if code, _, _ := run(t, "", args...); code != 2 {

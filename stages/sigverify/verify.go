@@ -52,7 +52,7 @@ type VerifyStats struct {
 	BadSignature int // discarded: a signature failed
 	Signatures   int // signatures checked
 	SimpleVotes  int // passed packets flagged as simple votes
-	Tasks        int // tasks handed to the worker pool
+	Tasks        int // tasks started for it (0: tasks already running took it up)
 }
 
 // Add accumulates o into s.
@@ -191,9 +191,20 @@ func (v *Verifier) newPass() *Pass { return &Pass{v: v} }
 // until no pass has any left to claim. Whoever checks a pass's last
 // signature applies its verdicts and hands it to its done function.
 func (v *Verifier) work() {
+	drained := false // claim found nothing left and uncounted this task
+	defer func() {
+		if !drained {
+			// A panic (which the pool recovers) left the task counted
+			// as running: uncount it, or the slot is lost for good.
+			v.mu.Lock()
+			v.running--
+			v.mu.Unlock()
+		}
+	}()
 	for {
 		p, start, end := v.claim()
 		if p == nil {
+			drained = true
 			return
 		}
 		for i := start; i < end; i++ {
@@ -204,6 +215,13 @@ func (v *Verifier) work() {
 			p.finish()
 		}
 	}
+}
+
+// runningTasks returns the number of tasks running, for tests.
+func (v *Verifier) runningTasks() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.running
 }
 
 // claim takes the next chunk of the oldest pass with signatures left. With
@@ -319,15 +337,16 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
 	}
 	p.left.Store(int64(n))
 	p.next = 0
-	v.mu.Lock()
-	v.queue = append(v.queue, p)
 	// Tasks already running take this pass's chunks once the older
 	// passes' are claimed; start more only up to Workers, and only as
-	// many as the pass has signatures for.
+	// many as the pass has signatures for. Stats are set before the pass
+	// is queued: a running task may finish it, and call done, at once.
+	v.mu.Lock()
 	tasks := max(0, min(v.workers-v.running, max(1, n/v.minTask)))
 	v.running += tasks
-	v.mu.Unlock()
 	st.Tasks = tasks
+	v.queue = append(v.queue, p)
+	v.mu.Unlock()
 	for i := 0; i < tasks; i++ {
 		if err := v.pool.Invoke(v); err != nil {
 			// The pool is closed or broken: check here rather than lose

@@ -547,3 +547,47 @@ func verifierVerify(b *testing.B, txs [][]byte, workers int) (run, done func()) 
 	}
 	return run, batch.Release
 }
+
+// panicOnce panics in its first Verify call.
+type panicOnce struct {
+	Backend
+	done atomic.Bool
+}
+
+func (b *panicOnce) Verify(pub *[32]byte, msg []byte, sig *[64]byte) bool {
+	if b.done.CompareAndSwap(false, true) {
+		panic("backend failure")
+	}
+	return b.Backend.Verify(pub, msg, sig)
+}
+
+// TestVerifierSurvivesPanic: a task that panics (the pool recovers it)
+// gives its worker back, so later passes are still checked.
+func TestVerifierSurvivesPanic(t *testing.T) {
+	v, err := NewVerifier(VerifyConfig{Workers: 1, MinTaskSignatures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.backend = &panicOnce{Backend: v.backend}
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
+	a, b := pool.Get(), pool.Get()
+	defer a.Release()
+	defer b.Release()
+	a.Next().Fill(transfer(t, 1))
+	b.Next().Fill(transfer(t, 2))
+	v.Start(func(*Pass) { t.Error("the pass whose check panicked finished") }, a)
+	done := make(chan VerifyStats, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for v.runningTasks() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // until the panicking task is gone
+	}
+	v.Start(func(p *Pass) { done <- p.Stats() }, b)
+	select {
+	case st := <-done:
+		if st.Verified != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a pass started after a task panicked was never checked")
+	}
+}
