@@ -961,9 +961,9 @@ func (s *Scheduler) book(t *pendingTx) {
 // EndSlot asks the scheduler to end the working slot: it stops handing
 // out work, and once nothing is in flight it commits the slot through the
 // bank, resets the cost limits, puts back the transactions deferred for
-// cost, and starts the next slot, scheduling what is buffered. It reports whether the slot ended now;
-// if not, keep calling Complete, and the slot ends when the last batch
-// comes back (Ending tells it is pending).
+// cost, and starts the next slot, scheduling what is buffered. It reports
+// whether the slot ended now; if not, keep calling Complete, and the slot
+// ends when the last batch comes back (Ending tells it is pending).
 func (s *Scheduler) EndSlot() (bool, error) {
 	s.ending = true
 	for i := range s.workers {

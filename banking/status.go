@@ -173,20 +173,7 @@ func (h *hashStatuses) entry(i uint32) *statusEntry {
 	return &h.entries[i/statusChunk][i%statusChunk]
 }
 
-// seen reports whether sig has an entry.
-func (h *hashStatuses) seen(sig *[64]byte) bool {
-	_, _, ok := h.find(sig)
-	return ok
-}
-
-// add gives sig a new entry e and returns its index, for set. sig must
-// have no entry.
-func (h *hashStatuses) add(sig *[64]byte, e statusEntry) uint32 {
-	pos, _, _ := h.find(sig)
-	return h.insert(pos, e)
-}
-
-// set replaces the entry at index i (from add or insert), keeping its key.
+// set replaces the entry at index i (from insert), keeping its key.
 func (h *hashStatuses) set(i uint32, e statusEntry) {
 	x := h.entry(i)
 	e.key = x.key

@@ -7,6 +7,17 @@ import (
 	"testing"
 )
 
+// seen and add are find and insert for tests that need no position.
+func (h *hashStatuses) seen(sig *[64]byte) bool {
+	_, _, ok := h.find(sig)
+	return ok
+}
+
+func (h *hashStatuses) add(sig *[64]byte, e statusEntry) uint32 {
+	pos, _, _ := h.find(sig)
+	return h.insert(pos, e)
+}
+
 // TestHashStatuses checks the status cache's entries across chunk
 // boundaries: each signature finds its own entry, set changes only it,
 // remove lets it come again, and reset forgets all of them.

@@ -71,24 +71,10 @@ type Provider struct {
 	outcomeAttrs [packet.NumOutcomes]metric.AddOption // built once: WithAttributes allocates
 }
 
-// tracerKey marks a span started for a batch that carries a tracer
-// packet: the sampler always records it.
+// tracerKey marks the span of a batch that carries a tracer packet, so
+// that a trace viewer can find them. start records such spans whatever the
+// sample ratio.
 const tracerKey = attribute.Key("tpu.tracer")
-
-// tracerSampler records every span marked tpu.tracer=true and leaves the
-// rest to the next sampler.
-type tracerSampler struct{ next sdktrace.Sampler }
-
-func (s tracerSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
-	for _, a := range p.Attributes {
-		if a.Key == tracerKey && a.Value.AsBool() {
-			return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: oteltrace.SpanContextFromContext(p.ParentContext).TraceState()}
-		}
-	}
-	return s.next.ShouldSample(p)
-}
-
-func (s tracerSampler) Description() string { return "TracerPackets{" + s.next.Description() + "}" }
 
 // Setup builds a Provider. Call Shutdown to flush exporters.
 func Setup(ctx context.Context, cfg Config) (*Provider, error) {
@@ -119,8 +105,7 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 	if len(opts) > 0 || cfg.SampleRatio > 0 {
 		// start decides which batches are recorded and asks the SDK only
 		// for those spans: the sampler records what it is given.
-		sampler := tracerSampler{sdktrace.ParentBased(sdktrace.AlwaysSample())}
-		opts = append(opts, sdktrace.WithSampler(sampler), sdktrace.WithResource(res))
+		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithResource(res))
 		p.tp = sdktrace.NewTracerProvider(opts...)
 		p.tracer = p.tp.Tracer("github.com/tpugo/tpu")
 	} else {

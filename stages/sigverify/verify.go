@@ -217,13 +217,6 @@ func (v *Verifier) work() {
 	}
 }
 
-// runningTasks returns the number of tasks running, for tests.
-func (v *Verifier) runningTasks() int {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.running
-}
-
 // claim takes the next chunk of the oldest pass with signatures left. With
 // none left anywhere it returns a nil pass, and the calling task is done:
 // it is no longer counted as running. A pass leaves the queue with its

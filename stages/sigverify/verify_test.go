@@ -548,6 +548,13 @@ func verifierVerify(b *testing.B, txs [][]byte, workers int) (run, done func()) 
 	return run, batch.Release
 }
 
+// runningTasks returns the number of tasks running.
+func (v *Verifier) runningTasks() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.running
+}
+
 // panicOnce panics in its first Verify call.
 type panicOnce struct {
 	Backend
