@@ -14,34 +14,6 @@ import (
 	"github.com/tpugo/tpu/txview"
 )
 
-// Contention is a banking-bench write-lock contention mode.
-type Contention uint8
-
-const (
-	// ContentionNone: no two transactions of an iteration write the same
-	// account.
-	ContentionNone Contention = iota
-	// ContentionSameBatchOnly: the transactions of one batch write one
-	// shared account; batches do not share.
-	ContentionSameBatchOnly
-	// ContentionFull: every transaction writes the same account.
-	ContentionFull
-)
-
-var contentionNames = [...]string{"none", "same-batch-only", "full"}
-
-func (c Contention) String() string { return contentionNames[c] }
-
-// ParseContention reads none, same-batch-only or full.
-func ParseContention(s string) (Contention, error) {
-	for i, n := range contentionNames {
-		if n == s {
-			return Contention(i), nil
-		}
-	}
-	return 0, fmt.Errorf("banking: unknown write-lock contention %q (none, same-batch-only, full)", s)
-}
-
 // BenchConfig configures RunBench, after Agave's banking-bench.
 type BenchConfig struct {
 	Iterations          int // iterations; each sends BatchesPerIteration batches and waits until all are processed

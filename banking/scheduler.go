@@ -103,6 +103,11 @@ type SchedulerConfig struct {
 	// MaxAccountLocks is the most accounts a transaction may lock. Zero
 	// means 64 (Agave's limit on mainnet).
 	MaxAccountLocks int
+	// OnComplete, when not nil, is called on the worker's goroutine with
+	// each batch the worker finished, instead of sending it on
+	// Completions: hand it to the scheduler's goroutine (an actor message)
+	// and pass it to Complete there. It must not block.
+	OnComplete func(*WorkBatch)
 	// OnDone, when not nil, is called on the scheduler's goroutine for
 	// every transaction that leaves banking with a terminal outcome, with
 	// its receive time (packet.Meta.RecvNanos), its first signature and
@@ -255,7 +260,11 @@ func (q *runQueue) drain() {
 		}
 		q.mu.Unlock()
 		wb.run()
-		q.s.done <- wb
+		if f := q.s.cfg.OnComplete; f != nil {
+			f(wb)
+		} else {
+			q.s.done <- wb
+		}
 	}
 }
 
@@ -361,8 +370,9 @@ func NewScheduler(cfg SchedulerConfig, bank *Bank) (*Scheduler, error) {
 // Close stops the workers. Call it when nothing is in flight.
 func (s *Scheduler) Close() { s.pool.Release() }
 
-// Completions delivers batches the workers have finished; pass each to
-// Complete on the scheduler's goroutine.
+// Completions delivers batches the workers have finished, unless
+// SchedulerConfig.OnComplete is set; pass each to Complete on the
+// scheduler's goroutine.
 func (s *Scheduler) Completions() <-chan *WorkBatch { return s.done }
 
 // SetOnDone replaces the OnDone callback (SchedulerConfig.OnDone). Call
