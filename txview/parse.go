@@ -289,3 +289,16 @@ func AppendCompactU16(b []byte, x uint16) []byte {
 	}
 	return append(b, byte(x))
 }
+
+// FirstSignature returns the first signature of the wire transaction tx
+// without parsing the rest: the one that names it (its status, its
+// deduplication, the RPC's transaction id). It reports false when tx has
+// no signature or is too short to hold it. The result points into tx and
+// is valid as long as tx is.
+func FirstSignature(tx []byte) (*[SignatureSize]byte, bool) {
+	n, off, err := readCompactU16(tx, 0)
+	if err != nil || n == 0 || len(tx) < off+SignatureSize {
+		return nil, false
+	}
+	return (*[SignatureSize]byte)(tx[off : off+SignatureSize]), true
+}

@@ -111,7 +111,8 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	}
 	sigs := make([][64]byte, len(valid))
 	for j, i := range valid {
-		sigs[j] = [64]byte(load.Txs[i][1:65])
+		sig, _ := txview.FirstSignature(load.Txs[i]) // a valid one: it has one
+		sigs[j] = *sig
 	}
 
 	// Confirmations are polled while sending, for the live lines.

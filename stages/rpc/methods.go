@@ -374,7 +374,7 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 	var unindexed []uint64
 	if len(missing) > 0 {
 		for _, r := range s.hashes {
-			if _, ok := s.bySlot[r.Slot]; !ok {
+			if _, ok := s.sigsBySlot[r.Slot]; !ok {
 				unindexed = append(unindexed, r.Slot)
 			}
 		}
@@ -594,5 +594,6 @@ func requestAirdrop(s *Server, params []json.RawMessage) (any, *Error) {
 	if err := s.send(tx); err != nil {
 		return nil, &Error{Code: codeInternal, Message: err.Error()}
 	}
-	return base58.Encode(tx[1:65]), nil
+	sig, _ := txview.FirstSignature(tx) // Sign made it: it has one
+	return base58.Encode(sig[:]), nil
 }

@@ -59,12 +59,12 @@ type Server struct {
 	hashes   []banking.SlotRecord      // committed blockhash window, oldest first
 	hashSlot map[banking.Pubkey]uint64 // blockhash -> slot
 	// statusesOn: the statuses of the window's slots are indexed in
-	// recent (and bySlot, which also tells which slots are). Indexing
+	// recent (and sigsBySlot, which also tells which slots are). Indexing
 	// costs a map entry per transaction, so it starts with the first
 	// getSignatureStatuses: a tpu nobody asks pays nothing for it.
 	statusesOn bool
 	recent     map[[64]byte]banking.Status // statuses of the window's slots
-	bySlot     map[uint64][][64]byte       // slot -> its signatures, to prune recent
+	sigsBySlot map[uint64][][64]byte       // slot -> its signatures, to prune recent
 	// loadMu serializes loading the window's statuses when indexing
 	// starts; loaded tells that it is done.
 	loadMu  sync.Mutex
@@ -89,7 +89,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Pubkey]uint64{}, recent: map[[64]byte]banking.Status{}, bySlot: map[uint64][][64]byte{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Pubkey]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{}}
 	// Listen first, index what is on disk, then apply what committed in
 	// between: no slot falls in a gap.
 	var pendingMu sync.Mutex
@@ -191,10 +191,10 @@ func (s *Server) index(r banking.SlotRecord) error {
 		old := s.hashes[0]
 		s.hashes = s.hashes[1:]
 		delete(s.hashSlot, old.Blockhash)
-		for _, sig := range s.bySlot[old.Slot] {
+		for _, sig := range s.sigsBySlot[old.Slot] {
 			delete(s.recent, sig)
 		}
-		delete(s.bySlot, old.Slot)
+		delete(s.sigsBySlot, old.Slot)
 	}
 	on := s.statusesOn
 	s.mu.Unlock()
@@ -213,7 +213,7 @@ func (s *Server) indexStatuses(slot uint64) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, done := s.bySlot[slot]; done || len(s.hashes) == 0 || slot < s.hashes[0].Slot {
+	if _, done := s.sigsBySlot[slot]; done || len(s.hashes) == 0 || slot < s.hashes[0].Slot {
 		return nil
 	}
 	sigs := make([][64]byte, len(sts))
@@ -221,7 +221,7 @@ func (s *Server) indexStatuses(slot uint64) error {
 		sigs[i] = st.Signature
 		s.recent[st.Signature] = st.Status
 	}
-	s.bySlot[slot] = sigs
+	s.sigsBySlot[slot] = sigs
 	return nil
 }
 
