@@ -95,11 +95,11 @@ func TestTxErrorJSON(t *testing.T) {
 		want string
 	}{
 		{TxError{}, `null`},
-		{NewTxError(ErrBlockhashNotFound), `"BlockhashNotFound"`},
+		{NewTxError(TxBlockhashNotFound), `"BlockhashNotFound"`},
 		{CustomError(0, 1), `{"InstructionError":[0,{"Custom":1}]}`},
 		{InstructionError(2, InstrMissingRequiredSignature), `{"InstructionError":[2,"MissingRequiredSignature"]}`},
-		{TxError{Kind: ErrInsufficientFundsForRent, Index: 1, set: true}, `{"InsufficientFundsForRent":{"account_index":1}}`},
-		{TxError{Kind: ErrDuplicateInstruction, Index: 3, set: true}, `{"DuplicateInstruction":3}`},
+		{TxError{Kind: TxInsufficientFundsForRent, Index: 1, set: true}, `{"InsufficientFundsForRent":{"account_index":1}}`},
+		{TxError{Kind: TxDuplicateInstruction, Index: 3, set: true}, `{"DuplicateInstruction":3}`},
 	} {
 		b, err := json.Marshal(c.e)
 		if err != nil || string(b) != c.want {

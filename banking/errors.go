@@ -13,45 +13,45 @@ type TxErrorKind uint8
 
 // The TransactionError variants tpu produces.
 const (
-	ErrAccountInUse                       TxErrorKind = 0
-	ErrAccountLoadedTwice                 TxErrorKind = 1
-	ErrAccountNotFound                    TxErrorKind = 2
-	ErrProgramAccountNotFound             TxErrorKind = 3
-	ErrInsufficientFundsForFee            TxErrorKind = 4
-	ErrInvalidAccountForFee               TxErrorKind = 5
-	ErrAlreadyProcessed                   TxErrorKind = 6
-	ErrBlockhashNotFound                  TxErrorKind = 7
-	ErrInstruction                        TxErrorKind = 8 // InstructionError(index, InstructionError)
-	ErrInvalidProgramForExecution         TxErrorKind = 13
-	ErrSanitizeFailure                    TxErrorKind = 14
-	ErrWouldExceedMaxBlockCostLimit       TxErrorKind = 17
-	ErrWouldExceedMaxAccountCostLimit     TxErrorKind = 20
-	ErrTooManyAccountLocks                TxErrorKind = 22
-	ErrAddressLookupTableNotFound         TxErrorKind = 23
-	ErrDuplicateInstruction               TxErrorKind = 30 // DuplicateInstruction(index)
-	ErrInsufficientFundsForRent           TxErrorKind = 31 // InsufficientFundsForRent{account_index}
-	ErrInvalidLoadedAccountsDataSizeLimit TxErrorKind = 33
+	TxAccountInUse                       TxErrorKind = 0
+	TxAccountLoadedTwice                 TxErrorKind = 1
+	TxAccountNotFound                    TxErrorKind = 2
+	TxProgramAccountNotFound             TxErrorKind = 3
+	TxInsufficientFundsForFee            TxErrorKind = 4
+	TxInvalidAccountForFee               TxErrorKind = 5
+	TxAlreadyProcessed                   TxErrorKind = 6
+	TxBlockhashNotFound                  TxErrorKind = 7
+	TxInstruction                        TxErrorKind = 8 // InstructionError(index, InstructionError)
+	TxInvalidProgramForExecution         TxErrorKind = 13
+	TxSanitizeFailure                    TxErrorKind = 14
+	TxWouldExceedMaxBlockCostLimit       TxErrorKind = 17
+	TxWouldExceedMaxAccountCostLimit     TxErrorKind = 20
+	TxTooManyAccountLocks                TxErrorKind = 22
+	TxAddressLookupTableNotFound         TxErrorKind = 23
+	TxDuplicateInstruction               TxErrorKind = 30 // DuplicateInstruction(index)
+	TxInsufficientFundsForRent           TxErrorKind = 31 // InsufficientFundsForRent{account_index}
+	TxInvalidLoadedAccountsDataSizeLimit TxErrorKind = 33
 )
 
 var txErrorNames = map[TxErrorKind]string{
-	ErrAccountInUse:                       "AccountInUse",
-	ErrAccountLoadedTwice:                 "AccountLoadedTwice",
-	ErrAccountNotFound:                    "AccountNotFound",
-	ErrProgramAccountNotFound:             "ProgramAccountNotFound",
-	ErrInsufficientFundsForFee:            "InsufficientFundsForFee",
-	ErrInvalidAccountForFee:               "InvalidAccountForFee",
-	ErrAlreadyProcessed:                   "AlreadyProcessed",
-	ErrBlockhashNotFound:                  "BlockhashNotFound",
-	ErrInstruction:                        "InstructionError",
-	ErrInvalidProgramForExecution:         "InvalidProgramForExecution",
-	ErrSanitizeFailure:                    "SanitizeFailure",
-	ErrWouldExceedMaxBlockCostLimit:       "WouldExceedMaxBlockCostLimit",
-	ErrWouldExceedMaxAccountCostLimit:     "WouldExceedMaxAccountCostLimit",
-	ErrTooManyAccountLocks:                "TooManyAccountLocks",
-	ErrAddressLookupTableNotFound:         "AddressLookupTableNotFound",
-	ErrDuplicateInstruction:               "DuplicateInstruction",
-	ErrInsufficientFundsForRent:           "InsufficientFundsForRent",
-	ErrInvalidLoadedAccountsDataSizeLimit: "InvalidLoadedAccountsDataSizeLimit",
+	TxAccountInUse:                       "AccountInUse",
+	TxAccountLoadedTwice:                 "AccountLoadedTwice",
+	TxAccountNotFound:                    "AccountNotFound",
+	TxProgramAccountNotFound:             "ProgramAccountNotFound",
+	TxInsufficientFundsForFee:            "InsufficientFundsForFee",
+	TxInvalidAccountForFee:               "InvalidAccountForFee",
+	TxAlreadyProcessed:                   "AlreadyProcessed",
+	TxBlockhashNotFound:                  "BlockhashNotFound",
+	TxInstruction:                        "InstructionError",
+	TxInvalidProgramForExecution:         "InvalidProgramForExecution",
+	TxSanitizeFailure:                    "SanitizeFailure",
+	TxWouldExceedMaxBlockCostLimit:       "WouldExceedMaxBlockCostLimit",
+	TxWouldExceedMaxAccountCostLimit:     "WouldExceedMaxAccountCostLimit",
+	TxTooManyAccountLocks:                "TooManyAccountLocks",
+	TxAddressLookupTableNotFound:         "AddressLookupTableNotFound",
+	TxDuplicateInstruction:               "DuplicateInstruction",
+	TxInsufficientFundsForRent:           "InsufficientFundsForRent",
+	TxInvalidLoadedAccountsDataSizeLimit: "InvalidLoadedAccountsDataSizeLimit",
 }
 
 // InstrErrorKind is a Solana InstructionError variant, numbered as Solana
@@ -104,12 +104,12 @@ func NewTxError(k TxErrorKind) TxError { return TxError{Kind: k, set: true} }
 
 // InstructionError returns InstructionError(index, kind).
 func InstructionError(index int, kind InstrErrorKind) TxError {
-	return TxError{Kind: ErrInstruction, Index: uint8(index), Instr: kind, set: true}
+	return TxError{Kind: TxInstruction, Index: uint8(index), Instr: kind, set: true}
 }
 
 // CustomError returns InstructionError(index, Custom(code)).
 func CustomError(index int, code uint32) TxError {
-	return TxError{Kind: ErrInstruction, Index: uint8(index), Instr: InstrCustom, Custom: code, set: true}
+	return TxError{Kind: TxInstruction, Index: uint8(index), Instr: InstrCustom, Custom: code, set: true}
 }
 
 // IsErr reports whether e is an error (not the zero value).
@@ -126,11 +126,11 @@ func (e TxError) String() string {
 		name = "TransactionError(" + strconv.Itoa(int(e.Kind)) + ")"
 	}
 	switch e.Kind {
-	case ErrInstruction:
+	case TxInstruction:
 		return fmt.Sprintf("InstructionError(%d, %s)", e.Index, e.instrString())
-	case ErrDuplicateInstruction:
+	case TxDuplicateInstruction:
 		return fmt.Sprintf("DuplicateInstruction(%d)", e.Index)
-	case ErrInsufficientFundsForRent:
+	case TxInsufficientFundsForRent:
 		return fmt.Sprintf("InsufficientFundsForRent { account_index: %d }", e.Index)
 	}
 	return name
@@ -154,15 +154,15 @@ func (e TxError) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	switch e.Kind {
-	case ErrInstruction:
+	case TxInstruction:
 		var inner any = instrErrorNames[e.Instr]
 		if e.Instr == InstrCustom {
 			inner = map[string]uint32{"Custom": e.Custom}
 		}
 		return json.Marshal(map[string][2]any{"InstructionError": {e.Index, inner}})
-	case ErrDuplicateInstruction:
+	case TxDuplicateInstruction:
 		return json.Marshal(map[string]uint8{"DuplicateInstruction": e.Index})
-	case ErrInsufficientFundsForRent:
+	case TxInsufficientFundsForRent:
 		return json.Marshal(map[string]map[string]uint8{"InsufficientFundsForRent": {"account_index": e.Index}})
 	}
 	return json.Marshal(txErrorNames[e.Kind])

@@ -81,16 +81,16 @@ func execute(tx *execTx) execResult {
 
 	// validate_fee_payer
 	if payer.Lamports == 0 {
-		return execResult{dropped: true, err: NewTxError(ErrAccountNotFound)}
+		return execResult{dropped: true, err: NewTxError(TxAccountNotFound)}
 	}
 	if payer.Owner != SystemProgram || len(payer.Data) != 0 {
-		return execResult{dropped: true, err: NewTxError(ErrInvalidAccountForFee)}
+		return execResult{dropped: true, err: NewTxError(TxInvalidAccountForFee)}
 	}
 	if payer.Lamports < fee {
-		return execResult{dropped: true, err: NewTxError(ErrInsufficientFundsForFee)}
+		return execResult{dropped: true, err: NewTxError(TxInsufficientFundsForFee)}
 	}
 	if !rentTransitionAllowed(payer.Lamports, payer.Lamports-fee, 0, 0) {
-		return execResult{dropped: true, err: TxError{Kind: ErrInsufficientFundsForRent, Index: 0, set: true}}
+		return execResult{dropped: true, err: TxError{Kind: TxInsufficientFundsForRent, Index: 0, set: true}}
 	}
 	payer.Lamports -= fee
 
@@ -105,9 +105,9 @@ func execute(tx *execTx) execResult {
 		prog := accts[in.ProgramIndex]
 		if !prog.Executable {
 			if !prog.Exists() {
-				return execResult{err: NewTxError(ErrProgramAccountNotFound), loadedBytes: loaded}
+				return execResult{err: NewTxError(TxProgramAccountNotFound), loadedBytes: loaded}
 			}
-			return execResult{err: NewTxError(ErrInvalidProgramForExecution), loadedBytes: loaded}
+			return execResult{err: NewTxError(TxInvalidProgramForExecution), loadedBytes: loaded}
 		}
 	}
 
@@ -150,7 +150,7 @@ func execute(tx *execTx) execResult {
 	for i, a := range accts {
 		if tx.writable&(1<<i) != 0 && bal[i] != a.Lamports &&
 			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(a.Data)) {
-			return execResult{err: TxError{Kind: ErrInsufficientFundsForRent, Index: uint8(i), set: true}, units: units, loadedBytes: loaded}
+			return execResult{err: TxError{Kind: TxInsufficientFundsForRent, Index: uint8(i), set: true}, units: units, loadedBytes: loaded}
 		}
 	}
 	for i, a := range accts {
