@@ -138,11 +138,6 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	if level <= slog.LevelDebug {
 		cfg.ActorLogs = log.With("lib", "protoactor")
 	}
-	if f.reset {
-		if err := os.RemoveAll(f.ledger); err != nil {
-			return 1, fmt.Errorf("--reset: %w", err)
-		}
-	}
 	prov, closeTrace, err := startTrace(f, log)
 	if err != nil {
 		if errors.Is(err, trace.ErrConfig) {
@@ -152,6 +147,11 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	}
 	defer closeTrace()
 	cfg.Trace = prov
+	if f.reset {
+		if err := os.RemoveAll(f.ledger); err != nil {
+			return 1, fmt.Errorf("--reset: %w", err)
+		}
+	}
 
 	g, err := stages.Start(cfg)
 	if err != nil {

@@ -85,6 +85,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"run", "--sync", "maybe"},
 		{"run", "--gomaxprocs", "-1"},
 		{"run", "--trace-sample", "NaN"},
+		{"run", "--metrics-addr", "9090"},
 		{"run", "extra"},
 	} {
 		if code, _, _ := run(t, "", args...); code != 2 {
