@@ -173,7 +173,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		}
 	}
 	defer stopRPC()
-	stop, stopNow, unnotify := stopOnSignal(log)
+	stop, unnotify := stopOnSignal(log)
 	defer unnotify()
 
 	var load *loadgen.Load
@@ -198,13 +198,58 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	defer endProfiles()
 
 	before := procstats.Read()
+	live := drive(env, g, f, load, stop, log)
+	stopRPC()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stopErr := g.Stop(ctx)
+	spent := procstats.Read().Sub(before)
+	endProfiles()
+
+	snap, _ := g.Snapshot()
+	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), live.elapsed.Seconds())
+	sum.addProcess(spent)
+	sum.RetainedBytesPeak = live.retainedPeak
+	if ceilingBefore > 0 {
+		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
+	}
+	sum.print(env.stdout, live.sent)
+	if f.summaryJSON != "" {
+		b, _ := json.MarshalIndent(sum, "", "  ")
+		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
+			return 1, fmt.Errorf("--summary-json: %w", err)
+		}
+	}
+	if stopErr != nil {
+		return 1, stopErr
+	}
+	if !sum.AccountingOK {
+		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InFlight)
+	}
+	return 0, nil
+}
+
+// driven is what drive saw.
+type driven struct {
+	elapsed      time.Duration // from the start of the load to its end
+	sent         int           // by the load generator; -1 without one
+	retainedPeak uint64        // banking's buffer, sampled each second
+}
+
+// drive sends the load, if any, and prints a live line each second, until
+// --duration ends, stop is closed, or (with a --count load and no
+// --duration) the load is sent. It returns once the load generator has
+// stopped.
+func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, stop <-chan struct{}, log *slog.Logger) driven {
+	d := driven{sent: -1}
 	start := time.Now()
 	sendDone := make(chan loadgen.SendResult, 1)
+	quit := make(chan struct{}) // the load generator's stop: at the end of drive
 	if load != nil {
 		go func() {
 			res, err := load.Send(loadgen.SendConfig{
 				Target: g.Addr(), Rate: f.rate, Duration: f.duration, BatchSize: f.sendBatch,
-				Accepting: g.Accepting, Stop: stop,
+				Accepting: g.Accepting, Stop: quit,
 			})
 			if err != nil {
 				log.Error("load generator", "err", err)
@@ -221,8 +266,6 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	prev, _ := g.Snapshot()
-	var retainedPeak uint64
-	sent := -1
 loop:
 	for {
 		select {
@@ -230,52 +273,25 @@ loop:
 			if cur, err := g.Snapshot(); err == nil {
 				fmt.Fprintln(env.stderr, liveLine(cur, prev, g.Trace().Hops()))
 				prev = cur
-				retainedPeak = max(retainedPeak, cur.RetainedBytes())
+				d.retainedPeak = max(d.retainedPeak, cur.RetainedBytes())
 			}
 		case <-deadline:
 			break loop
 		case <-stop:
 			break loop
 		case res := <-sendDone:
-			sent = res.Sent
+			d.sent = res.Sent
 			if f.duration == 0 {
 				break loop // a --count load without a duration: done
 			}
 		}
 	}
-	elapsed := time.Since(start)
-	stopNow()
-	if load != nil && sent < 0 {
-		sent = (<-sendDone).Sent
+	d.elapsed = time.Since(start)
+	close(quit)
+	if load != nil && d.sent < 0 {
+		d.sent = (<-sendDone).Sent
 	}
-	stopRPC()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	stopErr := g.Stop(ctx)
-	spent := procstats.Read().Sub(before)
-	endProfiles()
-
-	snap, _ := g.Snapshot()
-	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), elapsed.Seconds())
-	sum.addProcess(spent)
-	sum.RetainedBytesPeak = retainedPeak
-	if ceilingBefore > 0 {
-		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
-	}
-	sum.print(env.stdout, sent)
-	if f.summaryJSON != "" {
-		b, _ := json.MarshalIndent(sum, "", "  ")
-		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
-			return 1, fmt.Errorf("--summary-json: %w", err)
-		}
-	}
-	if stopErr != nil {
-		return 1, stopErr
-	}
-	if !sum.AccountingOK {
-		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InFlight)
-	}
-	return 0, nil
+	return d
 }
 
 func graphConfig(f runFlags) (stages.Config, error) {
@@ -380,24 +396,24 @@ func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown fu
 	}, nil
 }
 
-// stopOnSignal returns a channel closed at the first SIGINT or SIGTERM or
-// at stopNow, whichever comes first; unnotify stops listening for the
-// signals.
-func stopOnSignal(log *slog.Logger) (stop <-chan struct{}, stopNow, unnotify func()) {
+// stopOnSignal returns a channel closed at the first SIGINT or SIGTERM;
+// unnotify stops listening for them.
+func stopOnSignal(log *slog.Logger) (stop <-chan struct{}, unnotify func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	c := make(chan struct{})
-	var once sync.Once
-	stopNow = func() { once.Do(func() { close(c) }) }
+	c, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		select {
 		case <-sigs:
 			log.Info("signal: stopping, draining what is in flight")
-			stopNow()
-		case <-c:
+			close(c)
+		case <-done:
 		}
 	}()
-	return c, stopNow, func() { signal.Stop(sigs) }
+	return c, func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }
 
 // startProfiles starts a CPU profile to cpuPath and, for memPath, an
