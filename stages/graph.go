@@ -105,6 +105,9 @@ func Start(cfg Config) (*Graph, error) {
 	if g.pool, err = packet.NewPool(packet.Config{BatchCap: cfg.BatchSize, MaxIdle: 2 * (cfg.FetchBudget + cfg.BankingBudget)}); err != nil {
 		return nil, err
 	}
+	if err := registerGauges(g.prov.Meter(), g.pool); err != nil {
+		return nil, err
+	}
 	if g.bank, err = banking.Open(cfg.Banking.Bank); err != nil {
 		return nil, err
 	}

@@ -3,12 +3,17 @@
 //
 //   - Setup builds a Provider: a tracer (sampled by ratio, parent-based,
 //     always for batches carrying a tracer packet) with a JSON-lines file
-//     exporter and an OTLP gRPC exporter, and a meter for /metrics.
+//     exporter and an OTLP gRPC exporter, and a meter whose instruments
+//     it serves at /metrics in Prometheus's format (Config.MetricsAddr)
+//     until Shutdown.
 //   - A Hop is a stage boundary: one span per batch per hop, parented
 //     across actors through the binary SpanContext carried in messages,
 //     and, sampled or not, the queue wait and service time of every batch
 //     in a Histogram (for summaries) and an OTel histogram (for /metrics).
 //   - ReadSpans reads a trace file back for analysis.
+//   - Package procstats (standard library only) reads the process's
+//     allocation and GC counters for run reports.
 //
-// It may import OpenTelemetry and packet only.
+// It may import OpenTelemetry, the Prometheus client (to serve /metrics)
+// and packet only.
 package trace

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"sync"
 	"time"
 
@@ -41,8 +42,13 @@ type Config struct {
 	// local Jaeger or Tempo. Empty: none.
 	OTLPEndpoint string
 	// MetricReader, when not nil, exports the hop histograms and the
-	// counters (for example the OTel Prometheus exporter).
+	// counters (for example to a test's sdkmetric.ManualReader).
 	MetricReader sdkmetric.Reader
+	// MetricsAddr, host:port, serves the same instruments at
+	// http://MetricsAddr/metrics in Prometheus's text format until
+	// Shutdown; port 0 picks a free port (see Provider.MetricsURL).
+	// Empty: not served.
+	MetricsAddr string
 }
 
 // ErrConfig reports an invalid Config.
@@ -53,16 +59,22 @@ func (c Config) Validate() error {
 	if !(c.SampleRatio >= 0 && c.SampleRatio <= 1) { // NaN too
 		return fmt.Errorf("%w: sample ratio %v outside [0,1]", ErrConfig, c.SampleRatio)
 	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("%w: metrics address: %v", ErrConfig, err)
+		}
+	}
 	return nil
 }
 
 // Provider holds the tracer and meter of a process and its hops.
 type Provider struct {
-	tp     *sdktrace.TracerProvider // nil: no spans are ever recorded
-	tracer oteltrace.Tracer
-	ratio  float64 // of root batches recorded (tracer batches always are)
-	mp     *sdkmetric.MeterProvider
-	meter  metric.Meter
+	tp      *sdktrace.TracerProvider // nil: no spans are ever recorded
+	tracer  oteltrace.Tracer
+	ratio   float64 // of root batches recorded (tracer batches always are)
+	mp      *sdkmetric.MeterProvider
+	meter   metric.Meter
+	metrics *metricsServer // nil: /metrics not served
 
 	mu   sync.Mutex
 	hops map[string]*Hop
@@ -76,16 +88,36 @@ type Provider struct {
 // sample ratio.
 const tracerKey = attribute.Key("tpu.tracer")
 
-// Setup builds a Provider. Call Shutdown to flush exporters.
-func Setup(ctx context.Context, cfg Config) (*Provider, error) {
+// Setup builds a Provider. Call Shutdown to flush exporters and stop
+// serving metrics. An error other than ErrConfig is the environment's: an
+// address in use, an exporter that could not start.
+func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	var readers []sdkmetric.Reader
+	if cfg.MetricReader != nil {
+		readers = append(readers, cfg.MetricReader)
+	}
+	var metrics *metricsServer
+	if cfg.MetricsAddr != "" {
+		m, exp, serr := serveMetrics(cfg.MetricsAddr)
+		if serr != nil {
+			return nil, serr
+		}
+		defer func() { // err is Setup's result
+			if err != nil {
+				m.close()
+			}
+		}()
+		metrics = m
+		readers = append(readers, exp)
 	}
 	if cfg.ServiceName == "" {
 		cfg.ServiceName = "tpu"
 	}
 	res := resource.NewSchemaless(attribute.String("service.name", cfg.ServiceName))
-	p := &Provider{hops: map[string]*Hop{}}
+	p = &Provider{hops: map[string]*Hop{}, metrics: metrics}
 	var opts []sdktrace.TracerProviderOption
 	if cfg.TraceWriter != nil {
 		exp, err := stdouttrace.New(stdouttrace.WithWriter(cfg.TraceWriter))
@@ -111,13 +143,16 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 	} else {
 		p.tracer = tracenoop.NewTracerProvider().Tracer("")
 	}
-	if cfg.MetricReader != nil {
-		p.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(cfg.MetricReader), sdkmetric.WithResource(res))
+	if len(readers) > 0 {
+		mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+		for _, r := range readers {
+			mopts = append(mopts, sdkmetric.WithReader(r))
+		}
+		p.mp = sdkmetric.NewMeterProvider(mopts...)
 		p.meter = p.mp.Meter("github.com/tpugo/tpu")
 	} else {
 		p.meter = metricnoop.NewMeterProvider().Meter("")
 	}
-	var err error
 	p.outcomes, err = p.meter.Int64Counter("tpu.packets", metric.WithDescription("packets by terminal outcome"), metric.WithUnit("{packet}"))
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
@@ -138,9 +173,12 @@ func (p *Provider) RecordOutcomes(o packet.Outcome, n int64) {
 	}
 }
 
-// Shutdown flushes and stops the exporters.
+// Shutdown flushes and stops the exporters, and stops serving metrics.
 func (p *Provider) Shutdown(ctx context.Context) error {
 	var errs []error
+	if p.metrics != nil {
+		errs = append(errs, p.metrics.close())
+	}
 	if p.tp != nil {
 		errs = append(errs, p.tp.Shutdown(ctx))
 	}

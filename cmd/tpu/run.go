@@ -6,33 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/metrics"
 	"runtime/pprof"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	"go.opentelemetry.io/otel/metric"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/loadgen"
 	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
-	"github.com/tpugo/tpu/txview"
+	"github.com/tpugo/tpu/trace/procstats"
 )
 
 func init() {
@@ -118,6 +107,9 @@ func runRun(env *cliEnv, args []string) int {
 	return code
 }
 
+// runPipeline is tpu run: configs from the flags, the graph and the load
+// started, a live line each second until the duration ends, the load is
+// sent or a signal comes, then a drain and the report.
 func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
@@ -146,59 +138,25 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	if level <= slog.LevelDebug {
 		cfg.ActorLogs = log.With("lib", "protoactor")
 	}
+	prov, closeTrace, err := startTrace(f, log)
+	if err != nil {
+		if errors.Is(err, trace.ErrConfig) {
+			return 2, err
+		}
+		return 1, err
+	}
+	defer closeTrace()
+	cfg.Trace = prov
 	if f.reset {
 		if err := os.RemoveAll(f.ledger); err != nil {
 			return 1, fmt.Errorf("--reset: %w", err)
 		}
 	}
 
-	// Tracing and metrics.
-	tcfg := trace.Config{SampleRatio: f.traceSample, OTLPEndpoint: f.otlp}
-	if f.traceOut != "" {
-		file, err := os.Create(f.traceOut)
-		if err != nil {
-			return 1, fmt.Errorf("--trace-out: %w", err)
-		}
-		defer file.Close()
-		tcfg.TraceWriter = file
-	}
-	var metricsSrv *http.Server
-	if f.metricsAddr != "" {
-		reg := prometheus.NewRegistry()
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
-		if err != nil {
-			return 1, fmt.Errorf("metrics: %w", err)
-		}
-		tcfg.MetricReader = exp
-		ln, err := net.Listen("tcp", f.metricsAddr)
-		if err != nil {
-			return 1, fmt.Errorf("--metrics-addr: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go metricsSrv.Serve(ln)
-		defer metricsSrv.Close()
-		log.Info("metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	}
-	prov, err := trace.Setup(context.Background(), tcfg)
-	if err != nil {
-		return 2, err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := prov.Shutdown(ctx); err != nil {
-			log.Warn("trace exporter shutdown", "err", err)
-		}
-	}()
-	cfg.Trace = prov
-
 	g, err := stages.Start(cfg)
 	if err != nil {
 		return 1, err
 	}
-	registerGauges(prov.Meter(), g)
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log})
@@ -215,19 +173,8 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		}
 	}
 	defer stopRPC()
-
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	stopNow := func() { stopOnce.Do(func() { close(stop) }) }
-	go func() {
-		if _, ok := <-sigs; ok {
-			log.Info("signal: stopping, draining what is in flight")
-			stopNow()
-		}
-	}()
+	stop, unnotify := stopOnSignal(log)
+	defer unnotify()
 
 	var load *loadgen.Load
 	if !f.noGen {
@@ -236,44 +183,73 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 			return 1, err
 		}
 	}
-
 	// The sigverify ceiling is measured before the load and again after
 	// it: on a shared machine one 300 ms sample can be 10% off.
 	var ceilingBefore float64
 	if load != nil {
-		ceilingBefore = sigverifyCeiling(f.backend, load, cores)
+		ceilingBefore = measureCeiling(f.backend, load, cores)
 		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", ceilingBefore, cores)
 	}
-	if f.memProfile != "" {
-		// The profile covers the load only: a base profile now, which
-		// pprof -base subtracts.
-		runtime.MemProfileRate = 4096
-		if pf, err := os.Create(f.memProfile + ".base"); err == nil {
-			runtime.GC()
-			pprof.Lookup("allocs").WriteTo(pf, 0)
-			pf.Close()
+	endProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
+	if err != nil {
+		g.Stop(context.Background())
+		return 1, err
+	}
+	defer endProfiles()
+
+	before := procstats.Read()
+	live := drive(env, g, f, load, stop, log)
+	stopRPC()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stopErr := g.Stop(ctx)
+	spent := procstats.Read().Sub(before)
+	endProfiles()
+
+	snap, _ := g.Snapshot()
+	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), live.elapsed.Seconds())
+	sum.addProcess(spent)
+	sum.RetainedBytesPeak = live.retainedPeak
+	if ceilingBefore > 0 {
+		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
+	}
+	sum.print(env.stdout, live.sent)
+	if f.summaryJSON != "" {
+		b, _ := json.MarshalIndent(sum, "", "  ")
+		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
+			return 1, fmt.Errorf("--summary-json: %w", err)
 		}
 	}
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return 1, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return 1, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	if stopErr != nil {
+		return 1, stopErr
 	}
-	before := readProcess()
-	var retainedPeak uint64
+	if !sum.AccountingOK {
+		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InFlight)
+	}
+	return 0, nil
+}
+
+// driven is what drive saw.
+type driven struct {
+	elapsed      time.Duration // from the start of the load to its end
+	sent         int           // by the load generator; -1 without one
+	retainedPeak uint64        // banking's buffer, sampled each second
+}
+
+// drive sends the load, if any, and prints a live line each second, until
+// --duration ends, stop is closed, or (with a --count load and no
+// --duration) the load is sent. It returns once the load generator has
+// stopped.
+func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, stop <-chan struct{}, log *slog.Logger) driven {
+	d := driven{sent: -1}
 	start := time.Now()
 	sendDone := make(chan loadgen.SendResult, 1)
+	quit := make(chan struct{}) // the load generator's stop: at the end of drive
 	if load != nil {
 		go func() {
 			res, err := load.Send(loadgen.SendConfig{
 				Target: g.Addr(), Rate: f.rate, Duration: f.duration, BatchSize: f.sendBatch,
-				Accepting: g.Accepting, Stop: stop,
+				Accepting: g.Accepting, Stop: quit,
 			})
 			if err != nil {
 				log.Error("load generator", "err", err)
@@ -290,75 +266,32 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	prev, _ := g.Snapshot()
-	sent := -1
 loop:
 	for {
 		select {
 		case <-tick.C:
-			cur, err := g.Snapshot()
-			if err == nil {
-				fmt.Fprintln(env.stderr, g.LiveLine(cur, prev))
+			if cur, err := g.Snapshot(); err == nil {
+				fmt.Fprintln(env.stderr, liveLine(cur, prev, g.Trace().Hops()))
 				prev = cur
-				retainedPeak = max(retainedPeak, cur.RetainedBytes())
+				d.retainedPeak = max(d.retainedPeak, cur.RetainedBytes())
 			}
 		case <-deadline:
 			break loop
 		case <-stop:
 			break loop
 		case res := <-sendDone:
-			sent = res.Sent
+			d.sent = res.Sent
 			if f.duration == 0 {
 				break loop // a --count load without a duration: done
 			}
 		}
 	}
-	elapsed := time.Since(start)
-	stopNow()
-	if load != nil && sent < 0 {
-		sent = (<-sendDone).Sent
+	d.elapsed = time.Since(start)
+	close(quit)
+	if load != nil && d.sent < 0 {
+		d.sent = (<-sendDone).Sent
 	}
-	stopRPC()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	stopErr := g.Stop(ctx)
-	if f.memProfile != "" {
-		if pf, err := os.Create(f.memProfile); err == nil {
-			runtime.GC() // the profile is as of the last collection
-			pprof.Lookup("allocs").WriteTo(pf, 0)
-			pf.Close()
-		}
-	}
-	snap, _ := g.Snapshot()
-	sum := g.Summary(snap, elapsed.Seconds())
-	after := readProcess()
-	if n := float64(snap.Received); n > 0 {
-		sum.AllocsPerTx = (after.allocs - before.allocs) / n
-		sum.BytesPerTx = (after.bytes - before.bytes) / n
-	}
-	if cpu := after.cpu - before.cpu; cpu > 0 {
-		sum.GCCPUPercent = 100 * (after.gcCPU - before.gcCPU) / cpu
-	}
-	sum.RetainedBytesPeak = retainedPeak
-	if ceilingBefore > 0 {
-		after := sigverifyCeiling(f.backend, load, cores)
-		sum.CeilingBeforeTPS, sum.CeilingAfterTPS = ceilingBefore, after
-		sum.SigverifyCeilingTPS = (ceilingBefore + after) / 2
-		sum.CeilingRatio = sum.TPS / sum.SigverifyCeilingTPS
-	}
-	printSummary(env, sum, sent)
-	if f.summaryJSON != "" {
-		b, _ := json.MarshalIndent(sum, "", "  ")
-		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
-			return 1, fmt.Errorf("--summary-json: %w", err)
-		}
-	}
-	if stopErr != nil {
-		return 1, stopErr
-	}
-	if !sum.AccountingOK {
-		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InFlight)
-	}
-	return 0, nil
+	return d
 }
 
 func graphConfig(f runFlags) (stages.Config, error) {
@@ -425,105 +358,125 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags) (*loadgen.Load, error) 
 	return load, nil
 }
 
-// sigverifyCeiling measures one core's verify rate on the load's first
-// valid transaction for a fraction of a second and multiplies it by the
-// cores: what sigverify could do with every core and nothing else.
-func sigverifyCeiling(backendName string, load *loadgen.Load, cores int) float64 {
+// startTrace sets up tracing and metrics from the flags: spans to
+// --trace-out and --otlp-endpoint, /metrics at --metrics-addr. shutdown
+// flushes the exporters and closes the trace file. An error wrapping
+// trace.ErrConfig is a usage error.
+func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown func(), err error) {
+	tcfg := trace.Config{SampleRatio: f.traceSample, OTLPEndpoint: f.otlp, MetricsAddr: f.metricsAddr}
+	if err := tcfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	var file *os.File
+	if f.traceOut != "" {
+		if file, err = os.Create(f.traceOut); err != nil {
+			return nil, nil, fmt.Errorf("--trace-out: %w", err)
+		}
+		tcfg.TraceWriter = file
+	}
+	prov, err = trace.Setup(context.Background(), tcfg)
+	if err != nil {
+		if file != nil {
+			file.Close()
+		}
+		return nil, nil, err
+	}
+	if u := prov.MetricsURL(); u != "" {
+		log.Info("metrics", "url", u)
+	}
+	return prov, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := prov.Shutdown(ctx); err != nil {
+			log.Warn("trace exporter shutdown", "err", err)
+		}
+		if file != nil {
+			file.Close()
+		}
+	}, nil
+}
+
+// stopOnSignal returns a channel closed at the first SIGINT or SIGTERM;
+// unnotify stops listening for them.
+func stopOnSignal(log *slog.Logger) (stop <-chan struct{}, unnotify func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	c, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			log.Info("signal: stopping, draining what is in flight")
+			close(c)
+		case <-done:
+		}
+	}()
+	return c, func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+// startProfiles starts a CPU profile to cpuPath and, for memPath, an
+// allocation profile of what follows: a base profile to memPath.base now
+// (pprof -base subtracts it), the profile itself at end. Empty paths:
+// none. end may be called more than once; only the first call acts.
+func startProfiles(cpuPath, memPath string) (end func(), err error) {
+	if memPath != "" {
+		runtime.MemProfileRate = 4096
+		if err := writeAllocs(memPath + ".base"); err != nil {
+			return nil, fmt.Errorf("--memprofile: %w", err)
+		}
+	}
+	var cpu *os.File
+	if cpuPath != "" {
+		if cpu, err = os.Create(cpuPath); err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			cpu.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if cpu != nil {
+				pprof.StopCPUProfile()
+				cpu.Close()
+			}
+			if memPath != "" {
+				writeAllocs(memPath)
+			}
+		})
+	}, nil
+}
+
+// writeAllocs writes the allocation profile as of a fresh collection.
+func writeAllocs(path string) error {
+	pf, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC() // the profile is as of the last collection
+	err = pprof.Lookup("allocs").WriteTo(pf, 0)
+	return errors.Join(err, pf.Close())
+}
+
+// measureCeiling is sigverify.Ceiling over the load's valid transactions
+// for 300 ms (0 for an unknown backend).
+func measureCeiling(backendName string, load *loadgen.Load, cores int) float64 {
 	b, err := sigverify.NewBackend(backendName)
 	if err != nil {
 		return 0
 	}
-	// Distinct transactions, as the run verifies: the double-scalar
-	// multiplication branches on the signature's digits, so one signature
-	// checked over and over trains the branch predictor and reads 1-6%
-	// faster than the run's stream of different ones.
-	var views []txview.View
+	txs := make([][]byte, 0, sigverify.CeilingTxs)
 	for i, k := range load.Kinds {
-		if k != loadgen.Valid {
-			continue
-		}
-		if v, err := txview.Parse(load.Txs[i]); err == nil {
-			views = append(views, v)
-		}
-		if len(views) == ceilingTxs {
-			break
+		if k == loadgen.Valid {
+			txs = append(txs, load.Txs[i])
+			if len(txs) == sigverify.CeilingTxs {
+				break
+			}
 		}
 	}
-	if len(views) == 0 {
-		return 0
-	}
-	n, t0 := 0, time.Now()
-	for time.Since(t0) < 300*time.Millisecond {
-		v := &views[n%len(views)]
-		for s := range v.NumSignatures() {
-			b.Verify(v.StaticKey(s), v.Message(), v.Signature(s))
-		}
-		n++
-	}
-	return float64(n) / time.Since(t0).Seconds() * float64(cores)
-}
-
-// ceilingTxs is how many of the load's transactions the ceiling cycles
-// through.
-const ceilingTxs = 1024
-
-type processStats struct{ allocs, bytes, gcCPU, cpu float64 }
-
-func readProcess() processStats {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"},
-		{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
-	metrics.Read(s)
-	return processStats{float64(s[0].Value.Uint64()), float64(s[1].Value.Uint64()), s[2].Value.Float64(), s[3].Value.Float64()}
-}
-
-// registerGauges exports the packet pool's counters.
-func registerGauges(m metric.Meter, g *stages.Graph) {
-	live, _ := m.Int64ObservableGauge("tpu.pool.live", metric.WithDescription("batches out of the pool"))
-	idle, _ := m.Int64ObservableGauge("tpu.pool.idle", metric.WithDescription("batches idle in the pool"))
-	allocs, _ := m.Int64ObservableCounter("tpu.pool.allocs", metric.WithDescription("batches allocated"))
-	m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		s := g.Pool().Stats()
-		o.ObserveInt64(live, int64(s.Live))
-		o.ObserveInt64(idle, int64(s.Idle))
-		o.ObserveInt64(allocs, int64(s.Allocs))
-		return nil
-	}, live, idle, allocs)
-}
-
-func printSummary(env *cliEnv, s stages.Summary, sent int) {
-	w := env.stdout
-	fmt.Fprintf(w, "\n== tpu run summary ==\n")
-	if sent >= 0 {
-		fmt.Fprintf(w, "sent %d, received %d packets in %.1fs\n", sent, s.Received, s.Seconds)
-	} else {
-		fmt.Fprintf(w, "received %d packets in %.1fs\n", s.Received, s.Seconds)
-	}
-	fmt.Fprintf(w, "executed %d (%.0f tx/s): ok %d, failed %d; %d slots committed\n", s.Executed, s.TPS,
-		s.Outcomes[packet.OutcomeExecutedOK.String()], s.Outcomes[packet.OutcomeExecutedFailed.String()], s.Slots)
-	var names []string
-	for n, c := range s.Outcomes {
-		if c > 0 && n != packet.OutcomeExecutedOK.String() && n != packet.OutcomeExecutedFailed.String() {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  dropped %-24s %d\n", n, s.Outcomes[n])
-	}
-	for name, n := range s.Errors {
-		fmt.Fprintf(w, "  failed  %-24s %d\n", name, n)
-	}
-	fmt.Fprintf(w, "latency socket to executed: p50 %.0f us, p90 %.0f us, p99 %.0f us\n", s.Latency.P50, s.Latency.P90, s.Latency.P99)
-	for _, name := range stages.HopNames {
-		if h, ok := s.Hops[name]; ok {
-			fmt.Fprintf(w, "  hop %-17s wait+service p50 %8.0f us  p90 %8.0f us  p99 %8.0f us\n", name, h.P50, h.P90, h.P99)
-		}
-	}
-	if s.SigverifyCeilingTPS > 0 {
-		fmt.Fprintf(w, "sigverify ceiling %.0f tx/s (%.0f before the load, %.0f after): end to end %.0f%% of it\n",
-			s.SigverifyCeilingTPS, s.CeilingBeforeTPS, s.CeilingAfterTPS, 100*s.CeilingRatio)
-	}
-	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
-		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
-	fmt.Fprintf(w, "live batches after drain: %d; accounting ok: %v\n", s.LiveBatches, s.AccountingOK)
+	return sigverify.Ceiling(b, txs, cores, 300*time.Millisecond)
 }

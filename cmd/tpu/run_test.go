@@ -14,22 +14,22 @@ import (
 // small load, and checks the summary and the trace file.
 func TestRunCommand(t *testing.T) {
 	dir := t.TempDir()
-	summary := filepath.Join(dir, "summary.json")
+	summaryPath := filepath.Join(dir, "summary.json")
 	traceOut := filepath.Join(dir, "spans.jsonl")
 	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
 		"--duration", "1500ms", "--rate", "2000", "--accounts", "64", "--invalid-fraction", "0.2",
-		"--trace-sample", "1", "--tracer-every", "500", "--trace-out", traceOut, "--summary-json", summary)
+		"--trace-sample", "1", "--tracer-every", "500", "--trace-out", traceOut, "--summary-json", summaryPath)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	if !strings.Contains(out, "accounting ok: true") || !strings.Contains(errOut, "received") {
 		t.Fatalf("summary or live lines missing:\n%s\n%s", out, errOut)
 	}
-	b, err := os.ReadFile(summary)
+	b, err := os.ReadFile(summaryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s stages.Summary
+	var s summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +85,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"run", "--sync", "maybe"},
 		{"run", "--gomaxprocs", "-1"},
 		{"run", "--trace-sample", "NaN"},
+		{"run", "--metrics-addr", "9090"},
 		{"run", "extra"},
 	} {
 		if code, _, _ := run(t, "", args...); code != 2 {

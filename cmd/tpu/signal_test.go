@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -31,9 +30,8 @@ func TestMain(m *testing.M) {
 // committed, printed its summary and exited 0.
 func TestSignalDrains(t *testing.T) {
 	dir := t.TempDir()
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp"))
 	args := []string{"run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
-		"--duration", "60s", "--rate", "3000", "--count", "30000", "--accounts", "64", "--metrics-addr", metrics}
+		"--duration", "60s", "--rate", "3000", "--count", "30000", "--accounts", "64", "--metrics-addr", "127.0.0.1:0"}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\n"))
 	stderr, err := cmd.StderrPipe()
@@ -49,8 +47,12 @@ func TestSignalDrains(t *testing.T) {
 	lines := bufio.NewScanner(stderr)
 	live := 0
 	var errLog strings.Builder
+	var metricsURL string // logged as the port is bound, before the live lines
 	for lines.Scan() {
 		errLog.WriteString(lines.Text() + "\n")
+		if _, u, ok := strings.Cut(lines.Text(), "msg=metrics url="); ok && metricsURL == "" {
+			metricsURL = u
+		}
 		if strings.Contains(lines.Text(), " received ") {
 			live++
 			if live == 2 {
@@ -58,10 +60,10 @@ func TestSignalDrains(t *testing.T) {
 			}
 		}
 	}
-	if live < 2 {
-		t.Fatalf("no live lines:\n%s", errLog.String())
+	if live < 2 || metricsURL == "" {
+		t.Fatalf("no live lines or no metrics URL:\n%s", errLog.String())
 	}
-	resp, err := http.Get("http://" + metrics + "/metrics")
+	resp, err := http.Get(metricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}

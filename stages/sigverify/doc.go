@@ -12,7 +12,9 @@
 //     stage prepares its next pass while the workers check this one;
 //   - Deduper discards packets whose bytes were seen recently, with a
 //     bounded false-positive rate;
-//   - Shedder discards what exceeds the stage's capacity, fairly by source.
+//   - Shedder discards what exceeds the stage's capacity, fairly by source;
+//   - Ceiling measures what the stage could do with every core: one core's
+//     verify rate over a set of transactions, times the cores.
 //
 // Every function that takes a *packet.Batch borrows it, and mutates its
 // packets: the caller must hold the batch's sole reference. A discarded

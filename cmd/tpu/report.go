@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/procstats"
+)
+
+// What tpu run reports: a live line each second (liveLine) and a summary
+// at the end (summary), printed and written as JSON. The figures come from
+// the graph's snapshots, the trace provider's hop histograms and the
+// process's counters; nothing here reads the graph itself.
+
+// liveLine renders one status line: counts as of cur, the execution rate
+// since prev, what was dropped by outcome, and each hop's queue wait and
+// service time quantiles (in pipeline order, unknown hops last).
+func liveLine(cur, prev stages.Snapshot, hops map[string]*trace.Hop) string {
+	var b strings.Builder
+	dt := (cur.Elapsed - prev.Elapsed).Seconds()
+	tps := float64(cur.Executed()-prev.Executed()) / max(dt, 1e-9)
+	fmt.Fprintf(&b, "%5.1fs received %d verified %d executed %d (ok %d, failed %d) buffered %d tps %.0f",
+		cur.Elapsed.Seconds(), cur.Received, cur.Verified, cur.Executed(), cur.Outcomes[packet.OutcomeExecutedOK],
+		cur.Outcomes[packet.OutcomeExecutedFailed], cur.Buffered, tps)
+	var drops []string
+	for o := packet.OutcomeNone + 1; o < packet.NumOutcomes; o++ {
+		if o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed || cur.Outcomes[o] == 0 {
+			continue
+		}
+		drops = append(drops, fmt.Sprintf("%s %d", o, cur.Outcomes[o]))
+	}
+	if len(drops) > 0 {
+		fmt.Fprintf(&b, " | dropped: %s", strings.Join(drops, ", "))
+	}
+	b.WriteString(" | wait/service p50 p99 (us):")
+	for _, n := range hopNames(hops) {
+		h := hops[n]
+		fmt.Fprintf(&b, " %s %s/%s %s/%s", n, us(h.QueueWait.Quantile(0.5)), us(h.Service.Quantile(0.5)), us(h.QueueWait.Quantile(0.99)), us(h.Service.Quantile(0.99)))
+	}
+	return b.String()
+}
+
+// us renders d in whole microseconds.
+func us(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/1e3) }
+
+// hopNames returns the names of hops in pipeline order (stages.HopNames),
+// then any others by name.
+func hopNames(hops map[string]*trace.Hop) []string {
+	names := slices.Collect(maps.Keys(hops))
+	sort.Slice(names, func(i, j int) bool {
+		oi, oj := hopOrder(names[i]), hopOrder(names[j])
+		if oi != oj {
+			return oi < oj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+func hopOrder(n string) int {
+	if i := slices.Index(stages.HopNames, n); i >= 0 {
+		return i
+	}
+	return len(stages.HopNames)
+}
+
+// quantiles is a hop's latency summary in microseconds.
+type quantiles struct {
+	P50 float64 `json:"p50_us"`
+	P90 float64 `json:"p90_us"`
+	P99 float64 `json:"p99_us"`
+}
+
+// latencyQuantiles is socket-to-executed latency in microseconds.
+type latencyQuantiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+}
+
+// summary is the final report of a run, printed and written as JSON
+// (--summary-json). The JSON field names are an interface: scripts read
+// them.
+type summary struct {
+	Received     uint64               `json:"received"`
+	Outcomes     map[string]uint64    `json:"outcomes"` // every terminal outcome, zero counts included
+	Executed     uint64               `json:"executed"` // executed_ok + executed_failed
+	TPS          float64              `json:"tps"`      // executed / seconds
+	Hops         map[string]quantiles `json:"hops"`     // each hop's queue wait + service
+	Latency      latencyQuantiles     `json:"latency_us"`
+	LiveBatches  uint64               `json:"live_batches"`
+	AccountingOK bool                 `json:"accounting_ok"` // received == outcomes + buffered
+	Buffered     uint64               `json:"buffered"`
+	Slots        uint64               `json:"slots"`
+	Seconds      float64              `json:"seconds"` // how long the load ran
+	Errors       map[string]uint64    `json:"errors,omitempty"`
+
+	// The process while the load ran (addProcess, addCeiling).
+	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores: the mean of before and after
+	CeilingBeforeTPS    float64 `json:"sigverify_ceiling_before_tps,omitempty"`
+	CeilingAfterTPS     float64 `json:"sigverify_ceiling_after_tps,omitempty"`
+	CeilingRatio        float64 `json:"ceiling_ratio,omitempty"` // tps / sigverify_ceiling_tps
+	AllocsPerTx         float64 `json:"allocs_per_tx,omitempty"` // heap allocations per packet received
+	BytesPerTx          float64 `json:"bytes_allocated_per_tx,omitempty"`
+	GCCPUPercent        float64 `json:"gc_cpu_percent,omitempty"`
+	RetainedBytesPeak   uint64  `json:"retained_bytes_peak,omitempty"` // banking's buffer, sampled each second
+}
+
+// newSummary builds the report from the final snapshot, the hops'
+// histograms and the socket-to-executed latency; seconds is the time the
+// load ran (for TPS).
+func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Histogram, seconds float64) summary {
+	out := summary{
+		Received:     s.Received,
+		Outcomes:     map[string]uint64{},
+		Executed:     s.Executed(),
+		Hops:         map[string]quantiles{},
+		LiveBatches:  s.Live,
+		AccountingOK: s.AccountingOK(),
+		Buffered:     s.Buffered,
+		Slots:        s.Slots,
+		Seconds:      seconds,
+		Errors:       s.Errors,
+	}
+	for _, o := range packet.Terminal() {
+		out.Outcomes[o.String()] = s.Outcomes[o]
+	}
+	if seconds > 0 {
+		out.TPS = float64(out.Executed) / seconds
+	}
+	for name, h := range hops {
+		out.Hops[name] = quantiles{P50: usOf(h.Total.Quantile(0.5)), P90: usOf(h.Total.Quantile(0.9)), P99: usOf(h.Total.Quantile(0.99))}
+	}
+	out.Latency = latencyQuantiles{P50: usOf(latency.Quantile(0.5)), P90: usOf(latency.Quantile(0.9)), P99: usOf(latency.Quantile(0.99))}
+	return out
+}
+
+func usOf(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// addProcess records what the process spent while the load ran (d, the
+// difference of two procstats readings), per packet received.
+func (s *summary) addProcess(d procstats.Stats) {
+	s.AllocsPerTx, s.BytesPerTx = d.PerOp(s.Received)
+	s.GCCPUPercent = d.GCPercent()
+}
+
+// addCeiling records the sigverify ceiling measured before and after the
+// load, their mean, and the run's share of it.
+func (s *summary) addCeiling(before, after float64) {
+	s.CeilingBeforeTPS, s.CeilingAfterTPS = before, after
+	s.SigverifyCeilingTPS = (before + after) / 2
+	if s.SigverifyCeilingTPS > 0 {
+		s.CeilingRatio = s.TPS / s.SigverifyCeilingTPS
+	}
+}
+
+// print writes the summary for a person; sent is what the load generator
+// sent (negative: no load generator).
+func (s summary) print(w io.Writer, sent int) {
+	fmt.Fprintf(w, "\n== tpu run summary ==\n")
+	if sent >= 0 {
+		fmt.Fprintf(w, "sent %d, received %d packets in %.1fs\n", sent, s.Received, s.Seconds)
+	} else {
+		fmt.Fprintf(w, "received %d packets in %.1fs\n", s.Received, s.Seconds)
+	}
+	ok, failed := packet.OutcomeExecutedOK.String(), packet.OutcomeExecutedFailed.String()
+	fmt.Fprintf(w, "executed %d (%.0f tx/s): ok %d, failed %d; %d slots committed\n", s.Executed, s.TPS,
+		s.Outcomes[ok], s.Outcomes[failed], s.Slots)
+	for _, n := range slices.Sorted(maps.Keys(s.Outcomes)) {
+		if c := s.Outcomes[n]; c > 0 && n != ok && n != failed {
+			fmt.Fprintf(w, "  dropped %-24s %d\n", n, c)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(s.Errors)) {
+		fmt.Fprintf(w, "  failed  %-24s %d\n", n, s.Errors[n])
+	}
+	fmt.Fprintf(w, "latency socket to executed: p50 %.0f us, p90 %.0f us, p99 %.0f us\n", s.Latency.P50, s.Latency.P90, s.Latency.P99)
+	for _, name := range stages.HopNames {
+		if h, ok := s.Hops[name]; ok {
+			fmt.Fprintf(w, "  hop %-17s wait+service p50 %8.0f us  p90 %8.0f us  p99 %8.0f us\n", name, h.P50, h.P90, h.P99)
+		}
+	}
+	if s.SigverifyCeilingTPS > 0 {
+		fmt.Fprintf(w, "sigverify ceiling %.0f tx/s (%.0f before the load, %.0f after): end to end %.0f%% of it\n",
+			s.SigverifyCeilingTPS, s.CeilingBeforeTPS, s.CeilingAfterTPS, 100*s.CeilingRatio)
+	}
+	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
+		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
+	fmt.Fprintf(w, "live batches after drain: %d; accounting ok: %v\n", s.LiveBatches, s.AccountingOK)
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/procstats"
+)
+
+// testSnapshot: 100 received, 60 executed (50 ok, 10 failed), 15 bad
+// signatures, 5 parse failures, 20 buffered: all accounted for.
+func testSnapshot() stages.Snapshot {
+	var s stages.Snapshot
+	s.Elapsed = 3 * time.Second
+	s.Received = 100
+	s.Outcomes[packet.OutcomeExecutedOK] = 50
+	s.Outcomes[packet.OutcomeExecutedFailed] = 10
+	s.Outcomes[packet.OutcomeBadSignature] = 15
+	s.Outcomes[packet.OutcomeParse] = 5
+	s.Buffered = 20
+	s.Verified = 80
+	s.Slots = 3
+	s.Errors = map[string]uint64{"InsufficientFundsForRent": 4, "InsufficientFunds": 6}
+	return s
+}
+
+// testHops records every batch at d (queue wait d/2, service d/2) in
+// hops named names.
+func testHops(d time.Duration, names ...string) map[string]*trace.Hop {
+	hops := map[string]*trace.Hop{}
+	for _, n := range names {
+		h := &trace.Hop{Name: n}
+		for range 10 {
+			h.QueueWait.Record(d / 2)
+			h.Service.Record(d / 2)
+			h.Total.Record(d)
+		}
+		hops[n] = h
+	}
+	return hops
+}
+
+// within reports whether got is within the histogram's 19% of want.
+func within(got, want float64) bool { return math.Abs(got-want) <= 0.19*want }
+
+func TestSummaryFigures(t *testing.T) {
+	var lat trace.Histogram
+	for range 100 {
+		lat.Record(2 * time.Millisecond)
+	}
+	s := newSummary(testSnapshot(), testHops(400*time.Microsecond, stages.HopNames...), &lat, 2)
+	if s.Received != 100 || s.Executed != 60 || s.TPS != 30 || s.Buffered != 20 || s.Slots != 3 || s.Seconds != 2 {
+		t.Errorf("received %d executed %d tps %v buffered %d slots %d seconds %v: want 100, 60 (ok + failed), 30, 20, 3, 2",
+			s.Received, s.Executed, s.TPS, s.Buffered, s.Slots, s.Seconds)
+	}
+	if !s.AccountingOK {
+		t.Error("accounting not ok with nothing in flight")
+	}
+	if len(s.Outcomes) != int(packet.NumOutcomes)-1 {
+		t.Errorf("%d outcomes, want every terminal one (%d), zeros included", len(s.Outcomes), packet.NumOutcomes-1)
+	}
+	var sum uint64
+	for _, n := range s.Outcomes {
+		sum += n
+	}
+	if sum+s.Buffered != s.Received || s.Outcomes["bad_signature"] != 15 || s.Outcomes["executed_failed"] != 10 || s.Outcomes["evicted"] != 0 {
+		t.Errorf("outcomes %v", s.Outcomes)
+	}
+	for _, n := range stages.HopNames {
+		h, ok := s.Hops[n]
+		if !ok || !within(h.P50, 400) || !within(h.P90, 400) || !within(h.P99, 400) {
+			t.Errorf("hop %s: %+v, want about 400 us", n, h)
+		}
+	}
+	if !within(s.Latency.P50, 2000) || !within(s.Latency.P99, 2000) {
+		t.Errorf("latency %+v, want about 2000 us", s.Latency)
+	}
+
+	// Nothing ran: no rate, however many were received.
+	if z := newSummary(testSnapshot(), nil, &lat, 0); z.TPS != 0 {
+		t.Errorf("tps %v over 0 s", z.TPS)
+	}
+	in := testSnapshot()
+	in.InFlight = 2
+	if newSummary(in, nil, &lat, 1).AccountingOK {
+		t.Error("accounting ok with 2 in flight")
+	}
+}
+
+func TestSummaryProcessAndCeiling(t *testing.T) {
+	var lat trace.Histogram
+	s := newSummary(testSnapshot(), nil, &lat, 2) // 100 received, 30 tx/s
+	s.addProcess(procstats.Stats{Allocs: 250, Bytes: 10_000, GCCPU: 1, CPU: 20})
+	if s.AllocsPerTx != 2.5 || s.BytesPerTx != 100 || s.GCCPUPercent != 5 {
+		t.Errorf("process: %v allocs, %v bytes per packet, GC %v%%: want 2.5, 100, 5", s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent)
+	}
+	s.addCeiling(100, 140)
+	if s.CeilingBeforeTPS != 100 || s.CeilingAfterTPS != 140 || s.SigverifyCeilingTPS != 120 || s.CeilingRatio != 0.25 {
+		t.Errorf("ceiling %v (before %v, after %v), ratio %v: want 120 (100, 140), 0.25",
+			s.SigverifyCeilingTPS, s.CeilingBeforeTPS, s.CeilingAfterTPS, s.CeilingRatio)
+	}
+}
+
+// TestSummaryJSON pins the --summary-json fields: scripts read them.
+func TestSummaryJSON(t *testing.T) {
+	var lat trace.Histogram
+	s := newSummary(testSnapshot(), testHops(time.Millisecond, "sigverify"), &lat, 2)
+	keys := func() []string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(m["hops"]), `"sigverify":{"p50_us":`) || !strings.HasPrefix(string(m["latency_us"]), `{"p50":0,"p90":0,"p99":0}`) {
+			t.Errorf("hops %s, latency_us %s", m["hops"], m["latency_us"])
+		}
+		if string(m["received"]) != "100" || string(m["executed"]) != "60" || string(m["accounting_ok"]) != "true" {
+			t.Errorf("received %s executed %s accounting_ok %s", m["received"], m["executed"], m["accounting_ok"])
+		}
+		return slices.Sorted(maps.Keys(m))
+	}
+	base := []string{"accounting_ok", "buffered", "errors", "executed", "hops", "latency_us", "live_batches", "outcomes", "received", "seconds", "slots", "tps"}
+	if got := keys(); !slices.Equal(got, base) {
+		t.Errorf("fields %v\nwant %v", got, base)
+	}
+	s.addProcess(procstats.Stats{Allocs: 1, Bytes: 1, GCCPU: 1, CPU: 1})
+	s.addCeiling(1, 1)
+	s.RetainedBytesPeak = 1
+	all := append(base, "allocs_per_tx", "bytes_allocated_per_tx", "ceiling_ratio", "gc_cpu_percent", "retained_bytes_peak",
+		"sigverify_ceiling_after_tps", "sigverify_ceiling_before_tps", "sigverify_ceiling_tps")
+	slices.Sort(all)
+	if got := keys(); !slices.Equal(got, all) {
+		t.Errorf("fields %v\nwant %v", got, all)
+	}
+}
+
+func TestSummaryPrint(t *testing.T) {
+	var lat trace.Histogram
+	s := newSummary(testSnapshot(), testHops(time.Millisecond, "sigverify", "fetch"), &lat, 2)
+	s.addProcess(procstats.Stats{Allocs: 250, Bytes: 10_000, GCCPU: 1, CPU: 20})
+	s.RetainedBytesPeak = 2_500_000
+	var b strings.Builder
+	s.print(&b, 120)
+	out := b.String()
+	want := []string{
+		"\n== tpu run summary ==\n",
+		"sent 120, received 100 packets in 2.0s\n",
+		"executed 60 (30 tx/s): ok 50, failed 10; 3 slots committed\n",
+		"  dropped bad_signature            15\n",
+		"  dropped parse                    5\n",
+		"  failed  InsufficientFunds        6\n",
+		"  failed  InsufficientFundsForRent 4\n",
+		"latency socket to executed: p50 0 us, p90 0 us, p99 0 us\n",
+		"  hop fetch             wait+service p50 ",
+		"  hop sigverify         wait+service p50 ",
+		"process: 2.50 allocations and 100 bytes per packet, GC 5.0% of CPU; banking retained at most 2.5 MB\n",
+		"live batches after drain: 0; accounting ok: true\n",
+	}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(out[at:], w)
+		if i < 0 {
+			t.Fatalf("missing, or out of order: %q\nin:\n%s", w, out)
+		}
+		at += i + len(w)
+	}
+	for _, not := range []string{"dropped executed", "dropped evicted", "sigverify ceiling", "banking.commit"} {
+		if strings.Contains(out, not) {
+			t.Errorf("%q printed:\n%s", not, out)
+		}
+	}
+
+	s.addCeiling(100, 140)
+	b.Reset()
+	s.print(&b, -1)
+	out = b.String()
+	if strings.Contains(out, "sent ") || !strings.Contains(out, "\nreceived 100 packets in 2.0s\n") ||
+		!strings.Contains(out, "sigverify ceiling 120 tx/s (100 before the load, 140 after): end to end 25% of it\n") {
+		t.Errorf("without a load generator, with a ceiling:\n%s", out)
+	}
+}
+
+func TestLiveLine(t *testing.T) {
+	cur, prev := testSnapshot(), testSnapshot()
+	prev.Elapsed = 2500 * time.Millisecond
+	prev.Outcomes[packet.OutcomeExecutedOK] = 20 // 30 executed half a second ago: 60 tx/s
+	hops := testHops(time.Millisecond, "banking.commit", "zz", "sigverify", "fetch")
+	line := liveLine(cur, prev, hops)
+	if !strings.HasPrefix(line, "  3.0s received 100 verified 80 executed 60 (ok 50, failed 10) buffered 20 tps 60 | dropped: parse 5, bad_signature 15 | wait/service p50 p99 (us): fetch ") {
+		t.Fatalf("live line %q", line)
+	}
+	at := -1
+	for _, h := range []string{" fetch ", " sigverify ", " banking.commit ", " zz "} {
+		i := strings.Index(line, h)
+		if i <= at {
+			t.Fatalf("hop %q out of pipeline order in %q", h, line)
+		}
+		at = i
+	}
+	if !strings.Contains(line, " sigverify "+us(hops["sigverify"].QueueWait.Quantile(0.5))+"/") {
+		t.Errorf("sigverify's queue wait missing from %q", line)
+	}
+}

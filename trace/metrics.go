@@ -1,0 +1,65 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+)
+
+// metricsServer serves a Provider's instruments at /metrics, in
+// Prometheus's text format, from its own registry (not the global one).
+type metricsServer struct {
+	srv  *http.Server
+	done chan struct{} // closed when Serve returns
+	url  string
+}
+
+// serveMetrics listens on addr (host:port; port 0 picks a free one) and
+// serves the instruments of the meter provider that reads through the
+// returned exporter. Close the server to stop it.
+func serveMetrics(addr string) (*metricsServer, *otelprom.Exporter, error) {
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("trace: Prometheus exporter: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		exp.Shutdown(context.Background())
+		return nil, nil, fmt.Errorf("trace: serving metrics at %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	m := &metricsServer{
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
+		done: make(chan struct{}),
+		url:  "http://" + ln.Addr().String() + "/metrics",
+	}
+	go func() {
+		defer close(m.done)
+		m.srv.Serve(ln) // returns http.ErrServerClosed at close
+	}()
+	return m, exp, nil
+}
+
+// close stops listening, ends open connections and waits for Serve.
+func (m *metricsServer) close() error {
+	err := m.srv.Close()
+	<-m.done
+	return err
+}
+
+// MetricsURL returns the URL /metrics is served at (with the port chosen
+// when Config.MetricsAddr asked for port 0), or "" when not serving.
+func (p *Provider) MetricsURL() string {
+	if p.metrics == nil {
+		return ""
+	}
+	return p.metrics.url
+}
