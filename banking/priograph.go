@@ -27,10 +27,10 @@ package banking
 //
 // Unlike Agave, a round does not send its batches: they fill on across
 // rounds up to BatchSize (a chain on one account stacks its writes on one
-// worker either way), and the window is LookAhead or four times what the
+// worker either way), and the window is LookAhead or twice what the
 // workers have room for, whichever is less: a longer tail could not be
-// placed in this pass, and building it on every completion would cost more
-// than the work it scheduled.
+// placed in this pass (the window slides on as rounds pop), and building
+// it on every completion would cost more than the work it scheduled.
 type prioGraph struct {
 	s      *Scheduler
 	locks  lockTable
@@ -78,7 +78,7 @@ func (g *prioGraph) schedule() {
 	}
 	g.pass++
 	budget := s.heap.Len()
-	for n := min(s.cfg.LookAhead, budget, 4*g.room()); n > 0; n-- {
+	for n := min(s.cfg.LookAhead, budget, 2*g.room()); n > 0; n-- {
 		g.add(s.heap.PopMax())
 	}
 	scanned, misses := 0, 0
