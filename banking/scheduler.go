@@ -20,9 +20,10 @@ const (
 	// Greedy takes transactions in priority order and gives each to a
 	// worker whose locks allow it, skipping those that conflict.
 	Greedy Method = iota
-	// PrioGraph looks ahead over a window of the best transactions and
-	// never lets a lower-priority transaction take a lock that a blocked
-	// higher-priority one needs.
+	// PrioGraph builds a dependency graph over a window of the best
+	// transactions and schedules from its top by priority, as Agave's
+	// PrioGraphScheduler: a lower-priority transaction never takes a lock
+	// that a blocked higher-priority one needs.
 	PrioGraph
 	// Unbatched runs one transaction at a time per worker, in arrival
 	// order per account, as Agave's unified scheduler does.
@@ -91,8 +92,9 @@ type SchedulerConfig struct {
 	// BatchSize is the most transactions in a batch handed to a worker
 	// (Greedy, PrioGraph). Zero means 64.
 	BatchSize int
-	// LookAhead is PrioGraph's window of transactions considered per pass.
-	// Zero means 2048.
+	// LookAhead is the most transactions in PrioGraph's graph per pass
+	// (its window; a pass takes fewer when the workers have room for
+	// fewer). Zero means 2048.
 	LookAhead int
 	// MaxQueuedBatches is how many batches each worker may have scheduled
 	// and not finished. Zero means 2.
