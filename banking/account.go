@@ -30,23 +30,23 @@ type Account struct {
 
 	key Pubkey
 
-	// Scheduler-owned: never touched by workers.
-	onDisk     bool        // the ledger has a record of it
-	uq         *usageQueue // unbatched scheduling: arrival-ordered users
-	lock       lockState
-	blockPass  uint64 // PrioGraph: the pass in which a blocked transaction needs it
-	blockWrite bool   // ... and whether it needs it writable
-	costSlot   uint64 // slot of cost, below
-	cost       uint64 // compute units of transactions writing it in costSlot
-	dirtySlot  uint64 // slot+1 in which it last changed, for the slot commit
+	// Touched only on the goroutine that drives the bank, never by workers.
+	onDisk    bool   // the ledger has a record of it
+	dirtySlot uint64 // slot+1 in which it last changed, for the slot commit
+
+	// pins counts holds a user of the bank (the scheduler's queues) has
+	// on the account: the bank never drops a pinned account, so that a
+	// pointer held across a slot end still names the account at its key.
+	pins int32
+	// ref is an opaque index a user of the bank may keep on the account
+	// (the scheduler's dense account id + 1, 0 for none): the bank never
+	// reads or writes it. It lets the scheduler keep per-account state in
+	// its own slices without a map lookup per account per transaction.
+	ref int32
 }
 
 // Key returns the account's address.
 func (a *Account) Key() Pubkey { return a.key }
-
-// writeHeld reports whether a transaction scheduled or executing may be
-// writing the account: only when it is not may the scheduler read it.
-func (a *Account) writeHeld() bool { return a.lock.writes > 0 || (a.uq != nil && a.uq.writer) }
 
 // Exists reports whether the account exists: Solana drops accounts with
 // no lamports.

@@ -500,7 +500,7 @@ func (b *Bank) endSlot() (SlotRecord, error) {
 			c.appendAccount(a)
 			a.onDisk = a.Exists()
 		}
-		if !a.Exists() && a != b.collector && !a.lock.held() && a.uq == nil {
+		if !a.Exists() && a != b.collector && a.pins == 0 {
 			delete(b.accounts, a.key) // Solana drops accounts with no lamports
 		}
 	}

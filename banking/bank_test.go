@@ -401,7 +401,7 @@ func TestCostFollowsUse(t *testing.T) {
 	if b.Slot() != slot {
 		t.Fatalf("6 transfers took %d slot ends; their use fits one slot", b.Slot()-slot)
 	}
-	if s.blockCost >= 6*1600 || s.blockCost < 6*1400 {
-		t.Fatalf("block cost %d after 6 transfers, want their use (about 1,500 each)", s.blockCost)
+	if s.cost.block >= 6*1600 || s.cost.block < 6*1400 {
+		t.Fatalf("block cost %d after 6 transfers, want their use (about 1,500 each)", s.cost.block)
 	}
 }

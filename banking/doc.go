@@ -25,15 +25,35 @@
 // the unburned half of the signature fee; cost: Agave's cost model); when
 // the buffer is full the lowest priority is evicted.
 //
-// Schedule locks accounts thread-aware (a write lock on one worker, read
-// locks shared) and fills batches of up to 64 per worker, in priority
-// order (greedy), with a look-ahead that never lets a lower priority take
-// a lock a blocked higher one needs (prio-graph), or one transaction at a
-// time in arrival order per account (unbatched). A transaction that does
-// not fit the slot's block or per-account cost limit waits for the next
-// slot. A worker validates the fee payer (failure: dropped, nothing
-// charged), charges the fee, and executes all-or-nothing; a failure is
-// still committed, with its fee.
+// Schedule hands buffered transactions to the workers by one of three
+// methods: greedy (in priority order, each to a worker its thread-aware
+// locks allow, filling batches of up to 64), prio-graph (Agave's
+// PrioGraphScheduler: a dependency graph over a look-ahead window,
+// scheduled from its top by priority; a transaction that cannot be
+// placed keeps what conflicts with it, its dependents first, out of the
+// pass), or unbatched (Agave's unified scheduler: one transaction at a
+// time per worker, in arrival order per account). A transaction that
+// does not fit the slot's block or per-account cost limit waits for cost
+// to be given back or for the next slot. A worker validates the fee
+// payer (failure: dropped, nothing charged), charges the fee, and
+// executes all-or-nothing; a failure is still committed, with its fee.
+//
+// # Where the scheduler lives
+//
+// The Scheduler (scheduler.go) is the core every method shares:
+// admission, the buffer (the min-max heap, container.go), dispatch of
+// sealed batches to each worker's run queue on the ants pool, booking of
+// completions, slot ends and expiry. The cost tracker (costtracker.go)
+// is its own type: fits, add, remove, reset per slot. Each method is a
+// strategy behind a small internal interface (strategy.go: insert, drop,
+// schedule, complete, requeue, writing): greedy.go, priograph.go,
+// unbatched.go. A strategy keeps its state in its own tables: the
+// thread-aware locks (locks.go, shared by greedy and prio-graph), the
+// graph, the usage queues. Per-account tables are slices indexed by a
+// dense account id the core hands out (accountIDs, strategy.go), kept in
+// the Account as an opaque index the bank never reads; the bank knows
+// only a pin count (the scheduler's queues pin the accounts they hold,
+// and the bank never drops a pinned account at a slot end).
 //
 // # Accounting
 //

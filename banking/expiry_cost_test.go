@@ -73,7 +73,7 @@ func TestDroppedTxReleasesBlockCost(t *testing.T) {
 	st := s.Stats()
 	t.Logf("outcomes after slot 1's scheduling: %v", st.Outcomes)
 	if st.Outcomes[packet.OutcomeFeePayerCannotPay] == 1 && st.Outcomes[packet.OutcomeExecutedOK] < 2 {
-		t.Fatalf("c did not run in the slot although the dropped tx's cost should have been released (blockCost %d)", s.blockCost)
+		t.Fatalf("c did not run in the slot although the dropped tx's cost should have been released (blockCost %d)", s.cost.block)
 	}
 }
 

@@ -20,9 +20,10 @@ const (
 	// Greedy takes transactions in priority order and gives each to a
 	// worker whose locks allow it, skipping those that conflict.
 	Greedy Method = iota
-	// PrioGraph looks ahead over a window of the best transactions and
-	// never lets a lower-priority transaction take a lock that a blocked
-	// higher-priority one needs.
+	// PrioGraph builds a dependency graph over a window of the best
+	// transactions and schedules from its top by priority, as Agave's
+	// PrioGraphScheduler: a lower-priority transaction never takes a lock
+	// that a blocked higher-priority one needs.
 	PrioGraph
 	// Unbatched runs one transaction at a time per worker, in arrival
 	// order per account, as Agave's unified scheduler does.
@@ -91,8 +92,9 @@ type SchedulerConfig struct {
 	// BatchSize is the most transactions in a batch handed to a worker
 	// (Greedy, PrioGraph). Zero means 64.
 	BatchSize int
-	// LookAhead is PrioGraph's window of transactions considered per pass.
-	// Zero means 2048.
+	// LookAhead is the most transactions in PrioGraph's graph per pass
+	// (its window; a pass takes fewer when the workers have room for
+	// fewer). Zero means 2048.
 	LookAhead int
 	// MaxQueuedBatches is how many batches each worker may have scheduled
 	// and not finished. Zero means 2.
@@ -181,11 +183,10 @@ type pendingTx struct {
 	thread   int
 	result   execResult
 
-	// Unbatched: usages not yet granted, those granted (bit per static
-	// index), and whether it was abandoned.
-	waiting   int
-	granted   uint64
-	abandoned bool
+	// strat is the strategy's index of the transaction in its own
+	// tables (Unbatched: its usages; PrioGraph: its node in this pass's
+	// graph). The core never reads it.
+	strat int32
 }
 
 // heldBatch is a packet batch whose reference banking holds while live of
@@ -198,7 +199,6 @@ type heldBatch struct {
 // WorkBatch is a batch of transactions handed to one worker. Completions
 // delivers it back; pass it to Complete.
 type WorkBatch struct {
-	s      *Scheduler
 	thread int
 	txs    []*pendingTx
 	cus    uint64
@@ -296,34 +296,36 @@ type Scheduler struct {
 	all  threadSet
 
 	heap     minMaxHeap
+	strat    strategy
+	ids      accountIDs
+	cost     costTracker
 	seq      uint64
 	workers  []workerState
 	inFlight int // batches scheduled and not completed
 	ending   bool
 
 	stats    Stats
-	retry    []*pendingTx // could not be scheduled this pass
-	endedAt  int64        // packet.Now() when the last slot end was done
-	deferred []usageReq   // do not fit in this slot's cost limits
-	pass     uint64       // PrioGraph pass number, for the blocked marks
+	endedAt  int64      // packet.Now() when the last slot end was done
+	deferred []deferral // do not fit in this slot's cost limits
+	expired  []*pendingTx
 
-	// Unbatched.
-	runnable []usageReq
-	freeUQ   []*usageQueue
-
-	freeTx    []*pendingTx
-	freeHeld  []*heldBatch
-	freeWork  []*WorkBatch
-	freeBufs  [][]byte
-	blockCost uint64
+	freeTx   []*pendingTx
+	freeHeld []*heldBatch
+	freeWork []*WorkBatch
+	freeBufs [][]byte
 
 	expiredBelow uint64 // the window's oldest slot at the last expire
-	costFreed    bool   // cost was given back while booking a batch
 	failed       error  // the ledger failed: scheduling stopped
 }
 
-// Err returns the ledger failure that stopped scheduling, if any.
-func (s *Scheduler) Err() error { return s.failed }
+// deferral is a transaction that did not fit the slot's cost limits.
+// seq tells it from a recycled pendingTx: one that left meanwhile (an
+// Unbatched transaction waits in the buffer and may be evicted) is
+// skipped.
+type deferral struct {
+	t   *pendingTx
+	seq uint64
+}
 
 // DropBuffered drops every buffered transaction that is not executing,
 // with outcome o, releasing what they hold: for a shutdown that cannot
@@ -354,6 +356,8 @@ func NewScheduler(cfg SchedulerConfig, bank *Bank) (*Scheduler, error) {
 		workers: make([]workerState, cfg.Workers),
 	}
 	s.stats.Errors = map[string]uint64{}
+	s.cost = newCostTracker(bank.cfg.BlockCostLimit, bank.cfg.AccountCostLimit, &s.ids)
+	s.strat = newStrategy(s)
 	for i := range s.workers {
 		s.workers[i].run = &runQueue{s: s}
 	}
@@ -510,7 +514,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	// Pre-check the fee payer when no worker can be changing it (it is
 	// not write-locked): the check at execution decides, this one keeps
 	// transactions that cannot pay out of the buffer.
-	if payer := s.bank.lookup(v.FeePayer()); payer == nil || (!payer.writeHeld() && payer.Lamports < fee.Total()) {
+	if payer := s.bank.lookup(v.FeePayer()); payer == nil || (!s.strat.writing(payer) && payer.Lamports < fee.Total()) {
 		s.drop(packet.OutcomeFeePayerCannotPay, p, sig)
 		return nil
 	}
@@ -526,8 +530,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	t.cb, t.fee, t.cost, t.priority = cb, fee, cost, Priority(fee, cost)
 	t.costExec, t.costLoad = tc.Execution, tc.LoadedData
 	t.blockhash, t.statuses, t.statusIdx, t.heapIdx = *v.RecentBlockhash(), statuses, statusIdx, -1
-	t.held, t.buf, t.n, t.thread, t.result = nil, nil, 0, 0, execResult{}
-	t.waiting, t.granted, t.abandoned = 0, 0, false
+	t.held, t.buf, t.n, t.thread, t.result, t.strat = nil, nil, 0, 0, execResult{}, -1
 	t.writable = shape.writable(v)
 	s.stats.Buffered++
 	return t
@@ -588,23 +591,21 @@ func hasDuplicateKey(v txview.View) bool {
 func (s *Scheduler) insert(t *pendingTx) {
 	if s.heap.Len() >= s.cfg.Capacity {
 		if min := s.heap.Min(); !precedes(t, min) {
-			s.dropBuffered(t, packet.OutcomeEvicted) // the newcomer is the lowest
+			// The newcomer is the lowest: the strategy never saw it.
+			t.statuses.remove(t.view.Signature(0))
+			s.finish(t, packet.OutcomeEvicted)
 			return
 		}
 		s.dropBuffered(s.heap.PopMin(), packet.OutcomeEvicted)
 	}
 	s.heap.Push(t)
-	if s.cfg.Method == Unbatched {
-		s.enqueueUsages(t)
-	}
+	s.strat.insert(t)
 }
 
 // dropBuffered books a buffered transaction that leaves without running,
 // already out of the heap.
 func (s *Scheduler) dropBuffered(t *pendingTx, o packet.Outcome) {
-	if s.cfg.Method == Unbatched && t.n > 0 {
-		s.abandonUsages(t)
-	}
+	s.strat.drop(t)
 	t.statuses.remove(t.view.Signature(0))
 	s.finish(t, o)
 }
@@ -615,57 +616,37 @@ func (s *Scheduler) Schedule() {
 	if s.ending || s.failed != nil {
 		return
 	}
-	switch s.cfg.Method {
-	case Unbatched:
-		s.scheduleUnbatched()
-	default:
-		s.scheduleBatched()
-	}
+	s.strat.schedule()
 	s.dispatch()
 }
 
-// fits reports whether t's cost fits the slot's block limit and the
-// per-account limit of every account it writes.
-func (s *Scheduler) fits(t *pendingTx) bool {
-	if s.blockCost+t.cost > s.bank.cfg.BlockCostLimit {
-		return false
-	}
-	for w := t.writable; w != 0; w &= w - 1 {
-		a := t.accounts[bits.TrailingZeros64(w)]
-		used := uint64(0)
-		if a.costSlot == s.bank.slot {
-			used = a.cost
-		}
-		if used+t.cost > s.bank.cfg.AccountCostLimit {
-			return false
-		}
-	}
-	return true
+// deferCost sets aside t, out of the heap (or, for a strategy that keeps
+// it there, still in it), until the slot's cost limits have room: cost
+// given back, or the next slot.
+func (s *Scheduler) deferCost(t *pendingTx) {
+	s.deferred = append(s.deferred, deferral{t: t, seq: t.seq})
 }
 
-// removeCost gives back n of t's cost to the slot: all of it when t was
-// dropped at execution (Agave's CostTracker::remove), the difference
-// between estimate and actual when it executed (update_execution_cost).
-func (s *Scheduler) removeCost(t *pendingTx, n uint64) {
-	s.costFreed = s.costFreed || n > 0
-	s.blockCost -= min(n, s.blockCost)
-	for w := t.writable; w != 0; w &= w - 1 {
-		a := t.accounts[bits.TrailingZeros64(w)]
-		if a.costSlot == s.bank.slot {
-			a.cost -= min(n, a.cost)
-		}
+// place puts t, locked for worker th by the strategy, in th's building
+// batch and charges its cost to the slot. It reports whether the batch
+// was sealed (full), which may take th out of the schedulable workers.
+func (s *Scheduler) place(t *pendingTx, th int) bool {
+	t.thread = th
+	s.cost.add(t)
+	w := &s.workers[th]
+	if w.building == nil {
+		w.building = s.newWork(th)
 	}
-}
-
-func (s *Scheduler) addCost(t *pendingTx) {
-	s.blockCost += t.cost
-	for w := t.writable; w != 0; w &= w - 1 {
-		a := t.accounts[bits.TrailingZeros64(w)]
-		if a.costSlot != s.bank.slot {
-			a.costSlot, a.cost = s.bank.slot, 0
-		}
-		a.cost += t.cost
+	wb := w.building
+	wb.txs = append(wb.txs, t)
+	wb.cus += t.cost
+	w.cus += t.cost
+	w.txs++
+	if len(wb.txs) >= s.cfg.BatchSize {
+		s.seal(th)
+		return true
 	}
+	return false
 }
 
 // resolve fills t's accounts from the bank.
@@ -695,29 +676,6 @@ func isReserved(key *Pubkey) bool {
 	return txview.IsBuiltinProgram(key) || *key == NativeLoader
 }
 
-// lockable returns the workers t could be given to under the
-// thread-aware locks.
-func (s *Scheduler) lockable(t *pendingTx, allowed threadSet) threadSet {
-	set := allowed
-	for i := 0; i < t.n && set != 0; i++ {
-		set &= t.accounts[i].lock.schedulable(t.writable&(1<<i) != 0, s.all)
-	}
-	return set
-}
-
-func (s *Scheduler) lock(t *pendingTx, thread int) {
-	t.thread = thread
-	for i := 0; i < t.n; i++ {
-		t.accounts[i].lock.lock(t.writable&(1<<i) != 0, thread, s.cfg.Workers)
-	}
-}
-
-func (s *Scheduler) unlock(t *pendingTx) {
-	for i := 0; i < t.n; i++ {
-		t.accounts[i].lock.unlock(t.writable&(1<<i) != 0, t.thread)
-	}
-}
-
 // pickThread chooses among set the worker with the least work scheduled
 // (compute units, then transactions), as Agave's select_thread does.
 func (s *Scheduler) pickThread(set threadSet) int {
@@ -745,103 +703,11 @@ func (s *Scheduler) schedulableThreads() threadSet {
 	return set
 }
 
-// maxMissesPerPass ends a scheduling pass after this many transactions in
-// a row could not be scheduled: under heavy contention the rest of the
-// buffer is mostly more of the same, and scanning it on every completion
-// (popping and pushing back thousands of transactions) would cost more
-// than the work scheduled. The next completion starts a new pass.
-const maxMissesPerPass = 256
-
-// scheduleBatched is Greedy and PrioGraph: take transactions in priority
-// order, lock each on a compatible worker, fill batches.
-func (s *Scheduler) scheduleBatched() {
-	allowed := s.schedulableThreads()
-	if allowed == 0 || s.heap.Len() == 0 {
-		return
-	}
-	s.pass++
-	budget := s.heap.Len()
-	if s.cfg.Method == PrioGraph {
-		budget = min(budget, s.cfg.LookAhead)
-	}
-	misses := 0
-	for scanned := 0; scanned < budget && allowed != 0 && s.heap.Len() > 0 && misses < maxMissesPerPass; scanned++ {
-		t := s.heap.PopMax()
-		s.resolve(t)
-		if s.cfg.Method == PrioGraph && s.blockedByHigher(t) {
-			s.block(t)
-			s.retry = append(s.retry, t)
-			misses++
-			continue
-		}
-		if !s.fits(t) {
-			s.deferred = append(s.deferred, usageReq{t: t, seq: t.seq})
-			continue
-		}
-		set := s.lockable(t, allowed)
-		if set == 0 {
-			if s.cfg.Method == PrioGraph {
-				s.block(t)
-			}
-			s.retry = append(s.retry, t)
-			misses++
-			continue
-		}
-		misses = 0
-		th := s.pickThread(set)
-		s.lock(t, th)
-		s.addCost(t)
-		w := &s.workers[th]
-		if w.building == nil {
-			w.building = s.newWork(th)
-		}
-		wb := w.building
-		wb.txs = append(wb.txs, t)
-		wb.cus += t.cost
-		w.cus += t.cost
-		w.txs++
-		if len(wb.txs) >= s.cfg.BatchSize {
-			s.seal(th)
-			allowed = s.schedulableThreads()
-		}
-	}
+// sealAll seals every worker's building batch.
+func (s *Scheduler) sealAll() {
 	for i := range s.workers {
 		if s.workers[i].building != nil {
 			s.seal(i)
-		}
-	}
-	for _, t := range s.retry {
-		s.heap.Push(t)
-	}
-	clear(s.retry)
-	s.retry = s.retry[:0]
-}
-
-// blockedByHigher reports whether t needs an account that a
-// higher-priority transaction, unschedulable in this pass, needs: t reads
-// or writes one it writes, or writes one it reads.
-func (s *Scheduler) blockedByHigher(t *pendingTx) bool {
-	for i := 0; i < t.n; i++ {
-		a := t.accounts[i]
-		if a.blockPass != s.pass {
-			continue
-		}
-		if a.blockWrite || t.writable&(1<<i) != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// block marks t's accounts as needed by a blocked transaction this pass.
-func (s *Scheduler) block(t *pendingTx) {
-	for i := 0; i < t.n; i++ {
-		a := t.accounts[i]
-		write := t.writable&(1<<i) != 0
-		if a.blockPass != s.pass {
-			a.blockPass, a.blockWrite = s.pass, write
-		} else if write {
-			a.blockWrite = true
 		}
 	}
 }
@@ -902,20 +768,15 @@ func (s *Scheduler) Complete(wb *WorkBatch) {
 	w.txs -= len(wb.txs)
 	s.inFlight--
 	for _, t := range wb.txs {
-		if s.cfg.Method == Unbatched {
-			s.releaseUsages(t)
-		} else {
-			s.unlock(t)
-		}
+		s.strat.complete(t)
 		s.book(t)
 	}
 	s.freeWorkBatch(wb)
-	if s.costFreed && len(s.deferred) > 0 {
+	if s.cost.takeFreed() && len(s.deferred) > 0 {
 		// Cost came back (drops, estimates above use): what waited for
 		// room in this slot may fit now.
 		s.requeueDeferred()
 	}
-	s.costFreed = false
 	if !s.ending {
 		s.Schedule()
 	}
@@ -925,12 +786,8 @@ func (s *Scheduler) Complete(wb *WorkBatch) {
 // limits back where the scheduler looks.
 func (s *Scheduler) requeueDeferred() {
 	for _, r := range s.deferred {
-		switch {
-		case !r.live(): // evicted or expired while it waited (Unbatched)
-		case s.cfg.Method == Unbatched:
-			s.runnable = append(s.runnable, r)
-		default:
-			s.heap.Push(r.t)
+		if r.t.seq == r.seq { // else it left while it waited
+			s.strat.requeue(r.t)
 		}
 	}
 	clear(s.deferred)
@@ -942,7 +799,7 @@ func (s *Scheduler) book(t *pendingTx) {
 	r := t.result
 	sig := t.view.Signature(0)
 	if r.dropped {
-		s.removeCost(t, t.cost)
+		s.cost.remove(t, t.cost)
 		t.statuses.remove(sig)
 		s.finish(t, packet.OutcomeFeePayerCannotPay)
 		return
@@ -951,7 +808,7 @@ func (s *Scheduler) book(t *pendingTx) {
 	// and the data it loaded, not the limits it asked for.
 	actual := t.cost - t.costExec - t.costLoad + r.units + loadedDataCost(r.loadedBytes)
 	if actual < t.cost {
-		s.removeCost(t, t.cost-actual)
+		s.cost.remove(t, t.cost-actual)
 	}
 	for w := t.writable; w != 0; w &= w - 1 {
 		s.bank.markDirty(t.accounts[bits.TrailingZeros64(w)])
@@ -976,11 +833,7 @@ func (s *Scheduler) book(t *pendingTx) {
 // ends when the last batch comes back (Ending tells it is pending).
 func (s *Scheduler) EndSlot() (bool, error) {
 	s.ending = true
-	for i := range s.workers {
-		if s.workers[i].building != nil {
-			s.seal(i)
-		}
-	}
+	s.sealAll()
 	if s.inFlight > 0 {
 		s.dispatch()
 		return false, nil
@@ -1018,7 +871,8 @@ func (s *Scheduler) endSlotNow() error {
 		s.failed = err
 		return err
 	}
-	s.blockCost = 0
+	s.cost.reset()
+	s.ids.sweep()
 	s.stats.Slots++
 	s.requeueDeferred()
 	// Transactions whose blockhash expired can never run: drop them.
@@ -1041,18 +895,17 @@ func (s *Scheduler) expire() {
 	}
 	s.expiredBelow = oldest
 	// Collect first: removing from the heap moves items around.
-	expired := s.retry[:0]
 	for _, t := range s.heap.items {
 		if _, ok := s.bank.blockhashSlot(&t.blockhash); !ok {
-			expired = append(expired, t)
+			s.expired = append(s.expired, t)
 		}
 	}
-	for _, t := range expired {
+	for _, t := range s.expired {
 		s.heap.Remove(t)
 		s.dropBuffered(t, packet.OutcomeBlockhashNotFound)
 	}
-	clear(expired)
-	s.retry = expired[:0]
+	clear(s.expired)
+	s.expired = s.expired[:0]
 }
 
 // ClearStatusCache forgets every processed signature, so that the same
@@ -1131,7 +984,7 @@ func (s *Scheduler) newWork(th int) *WorkBatch {
 		wb = s.freeWork[n-1]
 		s.freeWork = s.freeWork[:n-1]
 	} else {
-		wb = &WorkBatch{s: s, txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
+		wb = &WorkBatch{txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
 	}
 	wb.thread, wb.cus = th, 0
 	return wb

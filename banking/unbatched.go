@@ -1,11 +1,31 @@
 package banking
 
-// Unbatched scheduling, after Agave's unified scheduler: every account has
-// a FIFO of the transactions that use it, in arrival order; a transaction
-// runs once it holds a usage of each of its accounts (a writer alone, or
-// any number of readers); a worker runs one transaction at a time. The
-// buffer (the priority heap) still bounds how many wait and decides which
-// is evicted when it is full.
+// unbatched schedules as Agave's unified scheduler does: every account
+// has a FIFO of the transactions that use it, in arrival order; a
+// transaction runs once it holds a usage of each of its accounts (a
+// writer alone, or any number of readers); a worker runs one transaction
+// at a time. The buffer (the priority heap) still bounds how many wait
+// and decides which is evicted when it is full.
+//
+// A transaction in the queues pins its accounts (the bank keeps them
+// across slot ends) from insert until it completes or is dropped.
+type unbatched struct {
+	s        *Scheduler
+	queues   []*usageQueue // by account id; nil when nobody uses or waits
+	txs      []usageState  // by pendingTx.strat
+	freeTxs  []int32
+	runnable []usageReq // hold every usage, oldest first
+	freeUQ   []*usageQueue
+}
+
+// usageState is a buffered transaction's usages: how many it still waits
+// for, those it holds (a bit per static index), and whether it was
+// abandoned (its waiting requests are skipped).
+type usageState struct {
+	waiting   int
+	granted   uint64
+	abandoned bool
+}
 
 // usageQueue is an account's current usage and the requests waiting.
 type usageQueue struct {
@@ -22,8 +42,6 @@ type usageReq struct {
 	index uint8 // the account's static index in t
 	write bool
 }
-
-func (r usageReq) live() bool { return r.t.seq == r.seq && !r.t.abandoned }
 
 func (q *usageQueue) grant(write bool) bool {
 	switch {
@@ -45,98 +63,144 @@ func (q *usageQueue) release(write bool) {
 	}
 }
 
-// enqueueUsages resolves t's accounts and requests each of them; t is
-// runnable at once if it got them all.
-func (s *Scheduler) enqueueUsages(t *pendingTx) {
-	s.resolve(t)
-	t.granted = 0
+func newUnbatched(s *Scheduler) *unbatched { return &unbatched{s: s} }
+
+func (u *unbatched) live(r usageReq) bool {
+	return r.t.seq == r.seq && !u.txs[r.t.strat].abandoned
+}
+
+// queue returns a's usage queue, making one if it has none.
+func (u *unbatched) queue(a *Account) *usageQueue {
+	id := u.s.ids.id(a)
+	u.queues = at(u.queues, id)
+	q := u.queues[id]
+	if q == nil {
+		if n := len(u.freeUQ); n > 0 {
+			q = u.freeUQ[n-1]
+			u.freeUQ = u.freeUQ[:n-1]
+		} else {
+			q = &usageQueue{}
+		}
+		u.queues[id] = q
+	}
+	return q
+}
+
+// insert resolves t's accounts, pins them and requests each of them; t
+// is runnable at once if it got them all.
+func (u *unbatched) insert(t *pendingTx) {
+	u.s.resolve(t)
+	if n := len(u.freeTxs); n > 0 {
+		t.strat = u.freeTxs[n-1]
+		u.freeTxs = u.freeTxs[:n-1]
+	} else {
+		t.strat = int32(len(u.txs))
+		u.txs = append(u.txs, usageState{})
+	}
+	st := &u.txs[t.strat]
+	*st = usageState{}
 	for i := 0; i < t.n; i++ {
 		a := t.accounts[i]
+		a.pins++
 		write := t.writable&(1<<i) != 0
-		if a.uq == nil {
-			a.uq = s.newUsageQueue()
-		}
-		if len(a.uq.waiting) == 0 && a.uq.grant(write) {
-			t.granted |= 1 << i
+		q := u.queue(a)
+		if len(q.waiting) == 0 && q.grant(write) {
+			st.granted |= 1 << i
 			continue
 		}
-		a.uq.waiting = append(a.uq.waiting, usageReq{t: t, seq: t.seq, index: uint8(i), write: write})
-		t.waiting++
+		q.waiting = append(q.waiting, usageReq{t: t, seq: t.seq, index: uint8(i), write: write})
+		st.waiting++
 	}
-	if t.waiting == 0 {
-		s.runnable = append(s.runnable, usageReq{t: t, seq: t.seq})
+	if st.waiting == 0 {
+		u.runnable = append(u.runnable, usageReq{t: t, seq: t.seq})
 	}
 }
 
 // unblock grants a's freed usage to the requests at the front of its
 // queue, skipping those whose transactions left.
-func (s *Scheduler) unblock(a *Account) {
-	q := a.uq
+func (u *unbatched) unblock(a *Account) {
+	id := a.ref - 1
+	q := u.queues[id]
 	for len(q.waiting) > 0 {
 		r := q.waiting[0]
-		if r.live() {
+		if u.live(r) {
 			if !q.grant(r.write) {
 				break
 			}
-			r.t.granted |= 1 << r.index
-			r.t.waiting--
-			if r.t.waiting == 0 {
-				s.runnable = append(s.runnable, usageReq{t: r.t, seq: r.seq})
+			st := &u.txs[r.t.strat]
+			st.granted |= 1 << r.index
+			st.waiting--
+			if st.waiting == 0 {
+				u.runnable = append(u.runnable, usageReq{t: r.t, seq: r.seq})
 			}
 		}
 		q.waiting[0] = usageReq{}
 		q.waiting = q.waiting[1:]
 	}
 	if len(q.waiting) == 0 && q.readers == 0 && !q.writer {
-		a.uq = nil
+		u.queues[id] = nil
 		q.waiting = q.waiting[:0:0]
-		s.freeUQ = append(s.freeUQ, q)
+		u.freeUQ = append(u.freeUQ, q)
 	}
 }
 
-func (s *Scheduler) newUsageQueue() *usageQueue {
-	if n := len(s.freeUQ); n > 0 {
-		q := s.freeUQ[n-1]
-		s.freeUQ = s.freeUQ[:n-1]
-		return q
-	}
-	return &usageQueue{}
-}
-
-// releaseUsages gives back every usage t holds.
-func (s *Scheduler) releaseUsages(t *pendingTx) {
-	for i := 0; i < t.n; i++ {
-		if t.granted&(1<<i) != 0 {
-			t.accounts[i].uq.release(t.writable&(1<<i) != 0)
-			s.unblock(t.accounts[i])
-		}
-	}
-	t.granted = 0
-}
-
-// abandonUsages takes t out of every queue: it gives back what it holds
-// and its waiting requests are skipped from now on.
-func (s *Scheduler) abandonUsages(t *pendingTx) {
-	t.abandoned = true
+// complete gives back every usage t holds, and its pins.
+func (u *unbatched) complete(t *pendingTx) {
+	st := &u.txs[t.strat]
 	for i := 0; i < t.n; i++ {
 		a := t.accounts[i]
-		if t.granted&(1<<i) != 0 {
-			a.uq.release(t.writable&(1<<i) != 0)
+		if st.granted&(1<<i) != 0 {
+			u.queues[a.ref-1].release(t.writable&(1<<i) != 0)
+			u.unblock(a)
 		}
-		if a.uq != nil {
-			s.unblock(a)
-		}
+		a.pins--
 	}
-	t.granted = 0
+	u.free(t)
 }
 
-// scheduleUnbatched gives runnable transactions, oldest first, one each
-// to idle workers.
-func (s *Scheduler) scheduleUnbatched() {
-	for len(s.runnable) > 0 {
-		r := s.runnable[0]
-		if !r.live() {
-			s.popRunnable()
+// drop takes t out of every queue: it gives back what it holds and its
+// waiting requests are skipped from now on.
+func (u *unbatched) drop(t *pendingTx) {
+	st := &u.txs[t.strat]
+	st.abandoned = true
+	for i := 0; i < t.n; i++ {
+		a := t.accounts[i]
+		if st.granted&(1<<i) != 0 {
+			u.queues[a.ref-1].release(t.writable&(1<<i) != 0)
+		}
+		if u.queues[a.ref-1] != nil {
+			u.unblock(a)
+		}
+		a.pins--
+	}
+	u.free(t)
+}
+
+func (u *unbatched) free(t *pendingTx) {
+	u.txs[t.strat] = usageState{}
+	u.freeTxs = append(u.freeTxs, t.strat)
+	t.strat = -1
+}
+
+// requeue makes t, deferred for cost with its usages held, runnable
+// again.
+func (u *unbatched) requeue(t *pendingTx) {
+	u.runnable = append(u.runnable, usageReq{t: t, seq: t.seq})
+}
+
+func (u *unbatched) writing(a *Account) bool {
+	id := a.ref - 1
+	return id >= 0 && int(id) < len(u.queues) && u.queues[id] != nil && u.queues[id].writer
+}
+
+// schedule gives runnable transactions, oldest first, one each to idle
+// workers.
+func (u *unbatched) schedule() {
+	s := u.s
+	for len(u.runnable) > 0 {
+		r := u.runnable[0]
+		if r.t.seq != r.seq {
+			u.pop()
 			continue
 		}
 		th := -1
@@ -149,28 +213,21 @@ func (s *Scheduler) scheduleUnbatched() {
 		if th < 0 {
 			return
 		}
-		s.popRunnable()
+		u.pop()
 		t := r.t
-		if !s.fits(t) {
-			s.deferred = append(s.deferred, r) // keeps its usages: its followers wait too
+		if !s.cost.fits(t) {
+			s.deferCost(t) // keeps its usages: its followers wait too
 			continue
 		}
 		s.heap.Remove(t)
-		s.addCost(t)
-		t.thread = th
-		wb := s.newWork(th)
-		wb.txs = append(wb.txs, t)
-		wb.cus = t.cost
-		w := &s.workers[th]
-		w.cus += t.cost
-		w.txs++
-		w.building = wb
-		s.seal(th)
+		if !s.place(t, th) {
+			s.seal(th)
+		}
 		s.dispatch()
 	}
 }
 
-func (s *Scheduler) popRunnable() {
-	s.runnable[0] = usageReq{}
-	s.runnable = s.runnable[1:]
+func (u *unbatched) pop() {
+	u.runnable[0] = usageReq{}
+	u.runnable = u.runnable[1:]
 }

@@ -1,0 +1,78 @@
+package banking
+
+import "testing"
+
+// TestCostTracker: the block limit and the per-writable-account limit,
+// what remove gives back, and reset at a slot end; read-only accounts
+// are never charged.
+func TestCostTracker(t *testing.T) {
+	var ids accountIDs
+	c := newCostTracker(100, 60, &ids)
+	a, b, r := &Account{}, &Account{}, &Account{}
+	tx := func(cost uint64, w ...*Account) *pendingTx {
+		p := &pendingTx{cost: cost}
+		for _, acc := range w {
+			p.accounts[p.n] = acc
+			p.writable |= 1 << p.n
+			p.n++
+		}
+		p.accounts[p.n] = r // read-only
+		p.n++
+		return p
+	}
+	steps := []struct {
+		name string
+		tx   *pendingTx
+		fits bool
+		add  bool
+	}{
+		{"first on a", tx(40, a), true, true},
+		{"a's limit", tx(30, a), false, false},
+		{"b is free", tx(50, b), true, true},
+		{"block limit", tx(20, b), false, false},
+		{"the block's last units", tx(10, a), true, true},
+	}
+	for _, st := range steps {
+		if got := c.fits(st.tx); got != st.fits {
+			t.Fatalf("%s: fits %v, want %v (block %d)", st.name, got, st.fits, c.block)
+		}
+		if st.add {
+			c.add(st.tx)
+		}
+	}
+	if c.block != 100 || c.used(a) != 50 || c.used(b) != 50 || c.used(r) != 0 {
+		t.Fatalf("block %d, a %d, b %d, read-only %d", c.block, c.used(a), c.used(b), c.used(r))
+	}
+	if c.takeFreed() {
+		t.Fatal("freed before anything was given back")
+	}
+	c.remove(steps[0].tx, 30) // used 10 of its 40
+	if c.block != 70 || c.used(a) != 20 || !c.takeFreed() || c.takeFreed() {
+		t.Fatalf("after remove: block %d, a %d", c.block, c.used(a))
+	}
+	if !c.fits(tx(30, a)) {
+		t.Fatal("the units given back do not make room")
+	}
+	c.reset()
+	if c.block != 0 || c.used(a) != 0 || c.used(b) != 0 || !c.fits(tx(60, a)) || c.fits(tx(61, a)) {
+		t.Fatalf("after reset: block %d, a %d, b %d", c.block, c.used(a), c.used(b))
+	}
+}
+
+// TestAccountIDs: ids are dense, stable within a slot, and given back at
+// the sweep only for accounts nobody pinned.
+func TestAccountIDs(t *testing.T) {
+	var ids accountIDs
+	a, b, c := &Account{}, &Account{}, &Account{}
+	if ids.id(a) != 0 || ids.id(b) != 1 || ids.id(a) != 0 {
+		t.Fatal("ids not dense or not stable")
+	}
+	b.pins = 1
+	ids.sweep()
+	if a.ref != 0 || b.ref != 2 {
+		t.Fatalf("after the sweep: a.ref %d, b.ref %d", a.ref, b.ref)
+	}
+	if got := ids.id(c); got != 0 {
+		t.Fatalf("c got id %d, want a's freed 0", got)
+	}
+}
