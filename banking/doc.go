@@ -7,11 +7,18 @@
 //
 // # Driving it
 //
-// One goroutine drives a Scheduler: Submit hands it packet batches
-// (consuming them), Schedule gives ready work to the workers, Complete
-// books what Completions delivers, EndSlot/TryEndSlot close a slot. The
-// Bank belongs to that goroutine too; workers touch only the accounts of
-// the transactions they execute, under the scheduler's locks.
+// One goroutine drives a Scheduler, through a Driver, which owns the
+// calling protocol: OnBatch hands it a packet batch (Submit, consuming
+// it, then Schedule), OnCompletion books a batch a worker finished
+// (Complete, and TryEndSlot while a slot end waits for its work), OnTick
+// is the slot clock (EndSlot), OnCommitted the ledger's word that a slot
+// is durable, Flush empties the buffer and answers (DriverConfig.Flushed)
+// once the last slot is durable, Abort drops the buffer for a shutdown.
+// The banking actor (package stages) calls them from its messages; the
+// benchmark harness (bankingbench) and the tests use Await, Poll, Drain
+// and EndSlot, which read Completions. The Bank belongs to that goroutine
+// too; workers touch only the accounts of the transactions they execute,
+// under the scheduler's locks.
 //
 // # What happens to a transaction
 //

@@ -3,7 +3,6 @@ package banking
 import (
 	"crypto/ed25519"
 	"testing"
-	"time"
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
@@ -83,34 +82,15 @@ func batchOf(t testing.TB, pool *packet.Pool, txs ...[]byte) *packet.Batch {
 // nothing more fits in the current one.
 func drain(t testing.TB, s *Scheduler) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !s.Idle() {
-		if time.Now().After(deadline) {
-			t.Fatalf("drain did not finish: %+v", s.Stats())
-		}
-		s.Schedule()
-		if s.InFlight() {
-			s.Complete(<-s.Completions())
-			if s.Ending() {
-				if _, err := s.TryEndSlot(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			continue
-		}
-		endSlot(t, s)
+	if err := NewDriver(s, DriverConfig{}).Drain(); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // endSlot ends the working slot, waiting for work in flight.
 func endSlot(t testing.TB, s *Scheduler) {
 	t.Helper()
-	done, err := s.EndSlot()
-	for !done && err == nil {
-		s.Complete(<-s.Completions())
-		done, err = s.TryEndSlot()
-	}
-	if err != nil {
+	if err := NewDriver(s, DriverConfig{}).EndSlot(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,44 @@
 // Package stages holds the actor shells of the pipeline (fetch,
-// sigverify, banking), the messages between them, and the wiring of the
-// stage graph, with its counters (Snapshot) and its gauges on the trace
-// provider's meter (metrics.go); rendering them is cmd's. It is the only
+// sigverify, banking), the messages between them (messages.go, each with
+// its direction), and the wiring of the stage graph, with its counters
+// (Snapshot) and its gauges on the trace provider's meter (metrics.go);
+// rendering them is cmd's. It is the only
 // package that imports protoactor-go; the logic each actor runs lives in
-// plain packages and is tested there.
+// plain types, tested without actors: the sigverify logic in
+// stages/sigverify, the scheduler and its calling protocol
+// (banking.Driver) in banking, the tracer bookkeeping in tracers.go.
+//
+// # The actors
+//
+// fetch owns its readers (one goroutine per socket): it starts them,
+// stops them at a flush (answered once each has handed over its last
+// batch), and the fetch -> sigverify credits: every batch read passes
+// through it and is forwarded or dropped (no credit) there; the memory
+// bound (FetchConfig.MaxLiveBatches) is checked by the readers. A reader's
+// panic is re-raised in the actor.
+//
+// banking is the scheduler's goroutine: sigverify's batches, the
+// workers' completions (SchedulerConfig.OnComplete sends them as
+// messages), the ticks of its own slot timer and the ledger's commits all
+// arrive as messages, and its banking.Driver makes the scheduler's calls.
+// Nothing in it sleeps or waits: a flush is answered when the commit of
+// the last slot arrives.
+//
+// # Supervision
+//
+// Every actor runs under the graph's supervision (Graph.spawn): a panic
+// is logged to Config.Logger with its stack, counted (Graph.Panics), and
+// fails the graph (Graph.Done closes, Graph.Err and Stop return the
+// failure); the actor is stopped, never restarted on the state the panic
+// left. protoactor's own logs go to Config.Logger too, its Info lines at
+// Debug.
+//
+// # Stopping
+//
+// Graph.Stop flushes the stages in order (fetch's readers, sigverify,
+// banking, whose flush ends with the last slot durable); when banking's
+// flush does not finish in time, it aborts: what is buffered is dropped,
+// counted (packet.OutcomeShutdown), and the work in flight is waited for,
+// its completions still arriving as messages. Every datagram received
+// ends in one outcome.
 package stages

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -66,23 +67,26 @@ func (c FetchConfig) Validate() error {
 	return nil
 }
 
-// fetcher reads datagrams straight into pooled packets and sends full
-// (or, after Coalesce, partial) batches to sigverify.
+// fetcher reads datagrams straight into pooled packets; its readers hand
+// full (or, after Coalesce, partial) batches to the fetch actor, which
+// forwards them to sigverify.
 type fetcher struct {
-	cfg     FetchConfig
-	conns   []*net.UDPConn
-	pool    *packet.Pool
-	credits *Credits // fetch -> sigverify
-	send    func(*BatchMsg)
-	hop     *trace.Hop
+	cfg       FetchConfig
+	conns     []*net.UDPConn
+	pool      *packet.Pool
+	credits   *Credits          // fetch -> sigverify: taken by the actor
+	toActor   func(m any)       // a reader -> the fetch actor
+	sigverify func(m *BatchMsg) // the fetch actor -> sigverify
+	hop       *trace.Hop
 
 	received  atomic.Uint64 // datagrams read, oversize included
 	oversize  atomic.Uint64
 	noCredits atomic.Uint64
 	tracerSeq atomic.Uint64
 
-	stopping atomic.Bool
-	wg       sync.WaitGroup
+	stopping atomic.Bool    // the readers are to return
+	closed   atomic.Bool    // the actor is stopping: readers drop what they read
+	wg       sync.WaitGroup // the readers
 }
 
 func listen(cfg FetchConfig) ([]*net.UDPConn, error) {
@@ -126,16 +130,38 @@ func (f *fetcher) start() {
 	}
 }
 
-// stop ends the readers and closes the sockets; a partial batch is sent.
-func (f *fetcher) stop() {
+// halt tells the readers to return, without waiting: each hands its
+// partial batch to the actor, then readerDoneMsg.
+func (f *fetcher) halt() {
 	f.stopping.Store(true)
 	for _, c := range f.conns {
 		c.SetReadDeadline(time.Now())
 	}
+}
+
+// stop ends the readers, waiting for them, and closes the sockets. What
+// they read from now on is dropped and counted (packet.OutcomeNoCredits):
+// the actor is stopping and would not receive it.
+func (f *fetcher) stop() {
+	f.closed.Store(true)
+	f.halt()
 	f.wg.Wait()
 	for _, c := range f.conns {
 		c.Close()
 	}
+}
+
+// exited tells the actor that a reader returned, with what it panicked
+// with, if it did (pass recover()).
+func (f *fetcher) exited(r any) {
+	m := readerDoneMsg{panic: r}
+	if r != nil {
+		m.stack = debug.Stack()
+	}
+	if !f.closed.Load() {
+		f.toActor(m)
+	}
+	f.wg.Done()
 }
 
 // idlePoll bounds how long a reader blocks with an empty batch, so that it
@@ -143,7 +169,7 @@ func (f *fetcher) stop() {
 const idlePoll = 50 * time.Millisecond
 
 func (f *fetcher) read(conn *net.UDPConn) {
-	defer f.wg.Done()
+	defer func() { f.exited(recover()) }()
 	mm, err := NewMMsg(conn, f.pool.BatchCap())
 	if err != nil {
 		panic(fmt.Sprintf("stages: fetch: %v", err)) // a UDPConn always has a RawConn
@@ -213,8 +239,9 @@ func (f *fetcher) read(conn *net.UDPConn) {
 	}
 }
 
-// sendBatch consumes b: it goes to sigverify, or, without a credit or
-// over the memory bound, its packets are dropped and counted.
+// sendBatch consumes b: it goes to the fetch actor, which forwards it
+// (forward), or, over the memory bound, its packets are dropped and
+// counted.
 func (f *fetcher) sendBatch(b *packet.Batch, first int64) {
 	tracer := false
 	for i := range b.Packets() {
@@ -230,28 +257,80 @@ func (f *fetcher) sendBatch(b *packet.Batch, first int64) {
 			}
 		}
 	}
-	if int(f.pool.Stats().Live) > f.cfg.MaxLiveBatches || !f.credits.TryAcquire() {
-		f.noCredits.Add(uint64(b.Len()))
-		span.Event("dropped.no_credits")
-		span.End()
-		b.Release()
+	// Over the memory bound (batches queued for the actor count), or the
+	// actor stopping: dropped here.
+	if f.closed.Load() || int(f.pool.Stats().Live) > f.cfg.MaxLiveBatches {
+		f.drop(b, span)
 		return
 	}
-	msg := &BatchMsg{Batch: b, Span: span.Context()}
-	span.End()
-	msg.Sent = packet.Now()
-	f.send(msg)
+	f.toActor(&readMsg{Batch: b, Span: span, First: first})
 }
 
-// fetchActor is the fetch stage's actor: it starts the readers when it
-// starts and stops them when it stops.
-type fetchActor struct{ f *fetcher }
+// forward consumes m's batch: it goes to sigverify, or, without a
+// credit, its packets are dropped and counted.
+func (f *fetcher) forward(m *readMsg) {
+	if !f.credits.TryAcquire() {
+		f.drop(m.Batch, m.Span)
+		return
+	}
+	msg := &BatchMsg{Batch: m.Batch, Span: m.Span.Context()}
+	m.Span.End()
+	msg.Sent = packet.Now()
+	f.sigverify(msg)
+}
+
+// drop consumes b, counting its packets (packet.OutcomeNoCredits), and
+// ends its span.
+func (f *fetcher) drop(b *packet.Batch, span trace.Span) {
+	f.noCredits.Add(uint64(b.Len()))
+	span.Event("dropped.no_credits")
+	span.End()
+	b.Release()
+}
+
+// fetchActor is the fetch stage's actor. It owns the readers: it starts
+// them when it starts, stops them at a flush (answered once each has
+// handed over its last batch) or when it stops, and re-raises a reader's
+// panic as its own, so that the graph's supervision sees it. It owns the
+// fetch -> sigverify credits: every batch read passes through it
+// (readMsg) and is forwarded or dropped here.
+type fetchActor struct {
+	f        *fetcher
+	running  int          // readers that have not returned
+	flushers []*actor.PID // waiting for the readers to stop
+}
 
 func (a *fetchActor) Receive(ctx actor.Context) {
-	switch ctx.Message().(type) {
+	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		a.f.toActor = func(m any) { root.Send(self, m) }
+		a.running = len(a.f.conns)
 		a.f.start()
+	case *readMsg:
+		a.f.forward(m)
+	case readerDoneMsg:
+		if m.panic != nil {
+			panic(fmt.Sprintf("fetch reader: %v\n%s", m.panic, m.stack))
+		}
+		a.running--
+		a.answer(ctx)
+	case flushMsg:
+		a.flushers = append(a.flushers, ctx.Sender())
+		a.f.halt()
+		a.answer(ctx)
 	case *actor.Stopping:
 		a.f.stop()
 	}
+}
+
+// answer replies to the flushes once no reader is left.
+func (a *fetchActor) answer(ctx actor.Context) {
+	if a.running > 0 {
+		return
+	}
+	for _, f := range a.flushers {
+		ctx.Send(f, flushedMsg{})
+	}
+	a.flushers = nil
 }

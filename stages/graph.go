@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -32,10 +34,12 @@ type Config struct {
 	FetchBudget, BankingBudget int
 	// Trace records spans and hop metrics. Nil: metrics only, no export.
 	Trace *trace.Provider
-	// Logger receives tpu's logs. Nil: slog.Default().
+	// Logger receives tpu's logs, a panic in a stage among them (with
+	// its stack). Nil: slog.Default().
 	Logger *slog.Logger
-	// ActorLogs, when not nil, receives protoactor's own logs (it is quiet
-	// otherwise; tpu run passes it at --log-level debug).
+	// ActorLogs receives protoactor's own logs. Nil: Logger, with
+	// protoactor's Info lines (a line per actor started or stopped, dead
+	// letters) at Debug.
 	ActorLogs *slog.Logger
 }
 
@@ -66,11 +70,16 @@ type Graph struct {
 	fetchCredits, bankCredits *Credits
 	latency                   trace.Histogram
 
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	stopped bool
-	started time.Time
-	final   Snapshot // after Stop
+	failed   chan struct{} // closed at the first failure
+	failOnce sync.Once
+	err      error // the first failure; written before failed is closed
+	panics   atomic.Uint64
+
+	stopOnce sync.Once
+	stopErr  error
+	stopped  bool
+	started  time.Time
+	final    Snapshot // after Stop
 }
 
 // Start builds the graph and starts receiving.
@@ -90,7 +99,7 @@ func Start(cfg Config) (*Graph, error) {
 	cfg.Fetch = cfg.Fetch.withDefaults()
 	cfg.Sigverify = cfg.Sigverify.withDefaults()
 	cfg.Banking = cfg.Banking.withDefaults()
-	g := &Graph{cfg: cfg, log: cfg.Logger, prov: cfg.Trace, stop: make(chan struct{})}
+	g := &Graph{cfg: cfg, log: cfg.Logger, prov: cfg.Trace, failed: make(chan struct{})}
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -118,6 +127,9 @@ func Start(cfg Config) (*Graph, error) {
 		}
 		return nil, err
 	}
+	// Workers hand finished batches back on the banking actor's mailbox.
+	root := func() *actor.RootContext { return g.system.Root }
+	cfg.Banking.Scheduler.OnComplete = func(wb *banking.WorkBatch) { root().Send(g.bankPID, workDoneMsg{wb}) }
 	if g.sched, err = banking.NewScheduler(cfg.Banking.Scheduler, g.bank); err != nil {
 		return fail(err)
 	}
@@ -138,61 +150,28 @@ func Start(cfg Config) (*Graph, error) {
 
 	actorLogs := cfg.ActorLogs
 	if actorLogs == nil {
-		actorLogs = slog.New(discardHandler{})
+		actorLogs = slog.New(quieter{g.log.Handler()}).With("lib", "protoactor")
 	}
 	g.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLogs }))
-	root := g.system.Root
 	g.fetchCredits, g.bankCredits = NewCredits(cfg.FetchBudget), NewCredits(cfg.BankingBudget)
 
-	g.bs = &bankingStage{
-		sched: g.sched, upstream: g.bankCredits, prov: g.prov,
-		schedule: g.prov.Hop("banking.schedule"), execute: g.prov.Hop("banking.execute"), commit: g.prov.Hop("banking.commit"),
-		latency: &g.latency, tracers: map[[64]byte]tracerTx{}, pendingTr: map[uint64][]tracerTxSig{},
-	}
-	g.sched.SetOnDone(g.bs.onDone)
+	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, &g.latency, g.log)
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
-	g.bankPID = root.Spawn(actor.PropsFromProducer(func() actor.Actor { return g.bs }))
+	g.bankPID = g.spawn("banking", g.bs)
 	g.sv = &sigverifyStage{
 		cfg: cfg.Sigverify, verifier: verifier, dedup: dedup, upstream: g.fetchCredits, credits: g.bankCredits,
-		send: func(m *BatchMsg) { root.Send(g.bankPID, m) }, hop: g.prov.Hop("sigverify"), prov: g.prov,
-		self: func(m any) { root.Send(g.svPID, m) },
+		send: func(m *BatchMsg) { root().Send(g.bankPID, m) }, hop: g.prov.Hop("sigverify"), prov: g.prov,
+		self: func(m any) { root().Send(g.svPID, m) },
 	}
-	g.svPID = root.Spawn(actor.PropsFromProducer(func() actor.Actor { return g.sv }))
+	g.svPID = g.spawn("sigverify", g.sv)
 	g.fetch = &fetcher{
-		cfg: cfg.Fetch, conns: conns, pool: g.pool, credits: g.fetchCredits,
-		send: func(m *BatchMsg) { root.Send(g.svPID, m) }, hop: g.prov.Hop("fetch"),
+		cfg: cfg.Fetch, conns: conns, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch"),
+		sigverify: func(m *BatchMsg) { root().Send(g.svPID, m) },
 	}
-
-	// Completions come back on the banking actor's mailbox; so do the slot
-	// clock's ticks and the ledger's commits.
-	g.bank.OnCommit(func(r banking.SlotRecord) { root.Send(g.bankPID, committedMsg{r}) })
-	g.wg.Add(2)
-	go func() {
-		defer g.wg.Done()
-		for {
-			select {
-			case wb := <-g.sched.Completions():
-				root.Send(g.bankPID, workDoneMsg{wb})
-			case <-g.stop:
-				return
-			}
-		}
-	}()
-	go func() {
-		defer g.wg.Done()
-		t := time.NewTicker(cfg.Banking.SlotTime)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				root.Send(g.bankPID, slotTickMsg{})
-			case <-g.stop:
-				return
-			}
-		}
-	}()
+	// The ledger's commits come back on the banking actor's mailbox.
+	g.bank.OnCommit(func(r banking.SlotRecord) { root().Send(g.bankPID, committedMsg{r}) })
 	g.started = time.Now()
-	g.fetchPID = root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &fetchActor{f: g.fetch} }))
+	g.fetchPID = g.spawn("fetch", &fetchActor{f: g.fetch})
 	g.log.Info("tpu pipeline started", "tpu_addr", g.fetch.Addr().String(), "slot", startSlot,
 		"workers", scfg.Workers, "method", scfg.Method.String(), "handoff", scfg.Handoff.String(),
 		"sigverify_backend", verifier.Backend().Name())
@@ -237,54 +216,196 @@ func (g *Graph) Trace() *trace.Provider { return g.prov }
 // Latency returns the histogram of socket-to-executed latency.
 func (g *Graph) Latency() *trace.Histogram { return &g.latency }
 
-// Stop stops receiving, drains what is in flight through sigverify and
-// banking, commits the last slot, and closes everything. It waits at most
-// until ctx is done.
-func (g *Graph) Stop(ctx context.Context) error {
-	if g.stopped {
+// Done is closed when a stage fails (an actor panicked): the graph
+// cannot go on, and Err says why. Call Stop, which returns the failure.
+func (g *Graph) Done() <-chan struct{} { return g.failed }
+
+// Err returns the failure that closed Done, or nil.
+func (g *Graph) Err() error {
+	select {
+	case <-g.failed:
+		return g.err
+	default:
 		return nil
 	}
-	g.stopped = true
+}
+
+// Panics returns how many times a stage's actor panicked.
+func (g *Graph) Panics() uint64 { return g.panics.Load() }
+
+// Stop stops receiving, drains what is in flight through sigverify and
+// banking, commits the last slot, and closes everything. It waits at most
+// until ctx is done; a drain that does not finish in time drops what is
+// still buffered (packet.OutcomeShutdown). After a failure (Done) it does
+// not drain: it stops, releasing what it can, and returns the failure.
+// Calling it again returns the first call's result.
+func (g *Graph) Stop(ctx context.Context) error {
+	g.stopOnce.Do(func() { g.stopErr = g.stop(ctx) })
+	return g.stopErr
+}
+
+func (g *Graph) stop(ctx context.Context) error {
 	root := g.system.Root
 	timeout := 30 * time.Second
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
 	var errs []error
+	failed := g.Err() != nil
+	if _, err := g.drain(g.fetchPID, flushMsg{}, timeout); err != nil && !failed {
+		errs = append(errs, fmt.Errorf("stages: stop fetch: %w", err))
+	}
 	if err := root.StopFuture(g.fetchPID).Wait(); err != nil {
 		errs = append(errs, fmt.Errorf("stages: stop fetch: %w", err))
 	}
-	if _, err := root.RequestFuture(g.svPID, flushMsg{}, timeout).Result(); err != nil {
-		errs = append(errs, fmt.Errorf("stages: drain sigverify: %w", err))
+	drained := false
+	if !failed {
+		if _, err := g.drain(g.svPID, flushMsg{}, timeout); err != nil {
+			errs = append(errs, fmt.Errorf("stages: drain sigverify: %w", err))
+		}
+		res, err := g.drain(g.bankPID, flushMsg{}, timeout)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stages: drain banking: %w", err))
+		} else if f := res.(flushedMsg); f.err != nil {
+			errs = append(errs, f.err)
+		} else {
+			drained = true
+		}
 	}
-	res, err := root.RequestFuture(g.bankPID, flushMsg{}, timeout).Result()
-	if err != nil {
-		errs = append(errs, fmt.Errorf("stages: drain banking: %w", err))
-	} else if f, ok := res.(flushedMsg); ok && f.err != nil {
-		errs = append(errs, f.err)
+	if !drained {
+		// Drop what is buffered; wait for the work in flight, whose
+		// completions come as messages.
+		if _, err := g.request(g.bankPID, abortMsg{}, 5*time.Second); err != nil && g.Err() == nil {
+			errs = append(errs, fmt.Errorf("stages: abort banking: %w", err))
+		}
 	}
-	if res, err := root.RequestFuture(g.bankPID, statsReq{}, timeout).Result(); err == nil {
+	if res, err := g.request(g.bankPID, statsReq{}, 5*time.Second); err == nil {
 		g.final = g.snapshot(res.(banking.Stats))
-	} else {
+	} else if g.Err() == nil {
 		errs = append(errs, fmt.Errorf("stages: banking stats: %w", err))
 	}
-	close(g.stop)
-	g.wg.Wait()
 	root.StopFuture(g.svPID).Wait()
 	root.StopFuture(g.bankPID).Wait()
+	g.stopped = true
 	g.sched.Close()
 	if err := g.bank.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	g.system.Shutdown()
+	if ferr := g.Err(); ferr != nil {
+		// The failure first; what it caused (a drain cut short) is
+		// said by it.
+		kept := []error{ferr}
+		for _, err := range errs {
+			if !errors.Is(err, ferr) {
+				kept = append(kept, err)
+			}
+		}
+		errs = kept
+	}
 	return errors.Join(errs...)
 }
 
-// discardHandler is a slog.Handler that drops everything: protoactor logs
-// a line for every actor it starts and stops.
-type discardHandler struct{}
+// errGone reports a request to a stage that has stopped.
+var errGone = errors.New("stages: the stage has stopped")
 
-func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
-func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
-func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
-func (d discardHandler) WithGroup(string) slog.Handler           { return d }
+// request asks pid and waits at most timeout for the answer.
+func (g *Graph) request(pid *actor.PID, msg any, timeout time.Duration) (any, error) {
+	res, err := g.system.Root.RequestFuture(pid, msg, timeout).Result()
+	if err != nil {
+		return nil, err
+	}
+	if _, gone := res.(*actor.DeadLetterResponse); gone {
+		return nil, errGone
+	}
+	return res, nil
+}
+
+// drain is request for a flush, which stops waiting when a stage fails:
+// the failed stage will not answer.
+func (g *Graph) drain(pid *actor.PID, msg any, timeout time.Duration) (any, error) {
+	type answer struct {
+		res any
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := g.request(pid, msg, timeout)
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-g.failed:
+		return nil, g.err
+	}
+}
+
+// spawn starts a stage's actor under the graph's supervision: a panic in
+// it is logged with its stack, counted, and fails the graph (Done, Err);
+// the actor is then stopped, never restarted (protoactor's default would
+// call the producer again, which hands back the same struct, its state
+// as the panic left it, and the batch the message held would be lost).
+func (g *Graph) spawn(name string, a actor.Actor) *actor.PID {
+	props := actor.PropsFromProducer(func() actor.Actor { return supervised{name: name, a: a, g: g} },
+		actor.WithGuardian(stopOnPanic))
+	return g.system.Root.Spawn(props)
+}
+
+// stopOnPanic is the guardian of the stages' actors: a failure stops the
+// actor.
+var stopOnPanic = actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })
+
+// supervised is a stage's actor with a recover that reports a panic to
+// the graph before protoactor's guardian sees it (protoactor's own
+// recover has no stack to log).
+type supervised struct {
+	name string
+	a    actor.Actor
+	g    *Graph
+}
+
+func (s supervised) Receive(ctx actor.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.g.fail(s.name, r, ctx.Message(), debug.Stack())
+			panic(r) // on to the guardian, which stops the actor
+		}
+	}()
+	s.a.Receive(ctx)
+}
+
+// fail records an actor's panic: logged with its stack, counted, and the
+// first one fails the graph.
+func (g *Graph) fail(name string, r, msg any, stack []byte) {
+	g.panics.Add(1)
+	err := fmt.Errorf("stages: the %s actor panicked: %v", name, r)
+	g.log.Error("stage panicked", "stage", name, "panic", fmt.Sprint(r), "message", fmt.Sprintf("%T", msg), "stack", string(stack))
+	g.failOnce.Do(func() {
+		g.err = err
+		close(g.failed)
+	})
+}
+
+// quieter is a slog.Handler that passes protoactor's Info lines (one per
+// actor started or stopped, dead letters at shutdown) at Debug.
+type quieter struct{ h slog.Handler }
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.h.Enabled(ctx, q.level(l))
+}
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = q.level(r.Level)
+	return q.h.Handle(ctx, r)
+}
+
+func (q quieter) level(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler { return quieter{q.h.WithAttrs(as)} }
+func (q quieter) WithGroup(name string) slog.Handler    { return quieter{q.h.WithGroup(name)} }

@@ -23,6 +23,23 @@ type BatchMsg struct {
 	Sent  int64
 }
 
+// readMsg: a fetch reader -> fetch. A batch read off a socket, owning one
+// reference to Batch; Span is fetch's span for it, still open (fetch ends
+// it when it forwards or drops the batch), First the packet.Now() of its
+// first packet.
+type readMsg struct {
+	Batch *packet.Batch
+	Span  trace.Span
+	First int64
+}
+
+// readerDoneMsg: a fetch reader -> fetch. The reader returned; panic is
+// what it panicked with (nil: it was stopped), stack where.
+type readerDoneMsg struct {
+	panic any
+	stack []byte
+}
+
 // drainMsg: an actor -> itself. Process what has queued up (sigverify
 // starts a pass over the batches received since the last one, if fewer
 // than sigverify.MaxPasses are under way; otherwise the next passDoneMsg
@@ -34,18 +51,25 @@ type drainMsg struct{}
 type passDoneMsg struct{ pass *svPass }
 
 // flushMsg: the graph -> a stage. Finish everything received before it,
-// pass it on, then reply (banking: when its buffer is empty and the slot
-// committed).
+// pass it on, then reply (fetch: when its readers have stopped and their
+// last batches are forwarded; banking: when its buffer is empty and the
+// slot committed).
 type flushMsg struct{}
 
-// flushedMsg: a stage -> the graph, in reply to flushMsg.
+// abortMsg: the graph -> banking, when a flush did not finish in time.
+// Drop what is buffered, then reply once the work in flight is back.
+type abortMsg struct{}
+
+// flushedMsg: a stage -> the graph, in reply to flushMsg or abortMsg.
 type flushedMsg struct{ err error }
 
-// workDoneMsg: the banking completion forwarder -> banking. A worker
-// finished Batch; it owns nothing of the packets (banking does).
+// workDoneMsg: a banking worker -> banking (SchedulerConfig.OnComplete,
+// on the worker's goroutine). The worker finished batch; it owns nothing
+// of the packets (banking does).
 type workDoneMsg struct{ batch *banking.WorkBatch }
 
-// slotTickMsg: the slot clock -> banking. End the working slot.
+// slotTickMsg: banking's slot clock (its own timer) -> banking. End the
+// working slot.
 type slotTickMsg struct{}
 
 // committedMsg: the ledger's committer -> banking. Slot is durable.

@@ -79,7 +79,7 @@ func (g *Graph) Snapshot() (Snapshot, error) {
 	if g.stopped {
 		return g.final, nil
 	}
-	res, err := g.system.Root.RequestFuture(g.bankPID, statsReq{}, 5*time.Second).Result()
+	res, err := g.request(g.bankPID, statsReq{}, 5*time.Second)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("stages: banking stats: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bankingbench"
 )
 
 func init() {
@@ -61,7 +62,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "tpu bench banking: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	cfg := banking.BenchConfig{
+	cfg := bankingbench.Config{
 		Iterations:          *iterations,
 		BatchesPerIteration: *batches,
 		NumChunks:           *chunks,
@@ -116,7 +117,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 			}
 		}()
 	}
-	res, err := banking.RunBench(cfg)
+	res, err := bankingbench.Run(cfg)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "tpu bench banking: %v\n", err)
 		return 1

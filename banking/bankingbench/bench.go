@@ -1,4 +1,4 @@
-package banking
+package bankingbench
 
 import (
 	"crypto/rand"
@@ -10,20 +10,21 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )
 
-// BenchConfig configures RunBench, after Agave's banking-bench.
-type BenchConfig struct {
+// Config configures Run, after Agave's banking-bench.
+type Config struct {
 	Iterations          int // iterations; each sends BatchesPerIteration batches and waits until all are processed
 	BatchesPerIteration int
 	NumChunks           int // distinct sets of batches, used round robin
 	PacketsPerBatch     int
-	Contention          Contention
-	Scheduler           SchedulerConfig
+	Contention          banking.Contention
+	Scheduler           banking.SchedulerConfig
 	// CostLimits keeps Agave's block and per-account limits; banking-bench
-	// lifts them (bank.set_limits(u64::MAX, ...)) and so does RunBench
+	// lifts them (bank.set_limits(u64::MAX, ...)) and so does Run
 	// unless this is set.
 	CostLimits bool
 	// SlotTime ends a slot (commit and a new blockhash) this often. Zero
@@ -32,14 +33,14 @@ type BenchConfig struct {
 	// Ledger is the ledger directory, which must not hold a ledger yet;
 	// empty means a temporary directory, removed afterwards.
 	Ledger string
-	Sync   SyncMode
+	Sync   banking.SyncMode
 	// Progress, when not nil, is called about once a second.
 	Progress func(done, total int, elapsed time.Duration)
 }
 
-// BenchResult is what RunBench measured. The first fields are
+// Result is what Run measured. The first fields are
 // banking-bench's own.
-type BenchResult struct {
+type Result struct {
 	TotalSent    uint64 `json:"total_sent"`
 	BaseTxCount  uint64 `json:"base_tx_count"`
 	TxsProcessed uint64 `json:"txs_processed"`
@@ -69,17 +70,17 @@ type BenchResult struct {
 	AccountingOK bool              `json:"accounting_ok"`
 }
 
-// ErrBenchConfig reports an invalid BenchConfig.
-var ErrBenchConfig = errors.New("banking: invalid bench config")
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("bankingbench: invalid config")
 
-// RunBench generates banking-bench's transactions (a 1-lamport transfer
+// Run generates banking-bench's transactions (a 1-lamport transfer
 // to an account funded at genesis, with a unit price and a unit limit
 // instruction: 267 bytes, random signature bytes), hands them straight to
 // a Scheduler in packet batches, and measures. Banking does not check
 // signatures, so, as in the original, none is computed.
-func RunBench(cfg BenchConfig) (BenchResult, error) {
+func Run(cfg Config) (Result, error) {
 	if cfg.Iterations <= 0 || cfg.BatchesPerIteration <= 0 || cfg.NumChunks <= 0 || cfg.PacketsPerBatch <= 0 || cfg.PacketsPerBatch > packet.MaxBatchCap {
-		return BenchResult{}, fmt.Errorf("%w: iterations, batches, chunks and packets per batch (at most %d) must be positive", ErrBenchConfig, packet.MaxBatchCap)
+		return Result{}, fmt.Errorf("%w: iterations, batches, chunks and packets per batch (at most %d) must be positive", ErrConfig, packet.MaxBatchCap)
 	}
 	if cfg.SlotTime == 0 {
 		cfg.SlotTime = 400 * time.Millisecond
@@ -89,47 +90,48 @@ func RunBench(cfg BenchConfig) (BenchResult, error) {
 	// recipients the contention mode needs; all funded at genesis.
 	recipients := perIter
 	switch cfg.Contention {
-	case ContentionSameBatchOnly:
+	case banking.ContentionSameBatchOnly:
 		recipients = cfg.BatchesPerIteration
-	case ContentionFull:
+	case banking.ContentionFull:
 		recipients = 1
 	}
-	genesis := GenesisConfig{Seed: "tpu-bench", Accounts: perIter + recipients}
+	genesis := banking.GenesisConfig{Seed: "tpu-bench", Accounts: perIter + recipients}
 	dir := cfg.Ledger
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "tpu-bench-ledger-")
 		if err != nil {
-			return BenchResult{}, err
+			return Result{}, err
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	bankCfg := Config{Dir: dir, Sync: cfg.Sync, Genesis: genesis}
+	bankCfg := banking.Config{Dir: dir, Sync: cfg.Sync, Genesis: genesis}
 	if !cfg.CostLimits {
 		bankCfg.BlockCostLimit, bankCfg.AccountCostLimit = ^uint64(0)/2, ^uint64(0)/2
 	}
-	bank, err := Open(bankCfg)
+	bank, err := banking.Open(bankCfg)
 	if err != nil {
-		return BenchResult{}, err
+		return Result{}, err
 	}
 	defer bank.Close()
-	sched, err := NewScheduler(cfg.Scheduler, bank)
+	sched, err := banking.NewScheduler(cfg.Scheduler, bank)
 	if err != nil {
-		return BenchResult{}, err
+		return Result{}, err
 	}
 	defer sched.Close()
 	scfg := sched.Config()
+	drv := banking.NewDriver(sched, banking.DriverConfig{})
 
-	keys := make([]Pubkey, genesis.Accounts)
+	keys := make([]banking.Pubkey, genesis.Accounts)
 	for i := range keys {
-		keys[i] = txview.PublicKey(GenesisKey(genesis.Seed, i))
+		keys[i] = txview.PublicKey(banking.GenesisKey(genesis.Seed, i))
 	}
 	chunks := make([][][]byte, cfg.NumChunks) // chunk -> transaction bytes
 	bh := bank.LatestBlockhash()
 	for c := range chunks {
 		for i := 0; i < perIter; i++ {
 			to := keys[perIter+i%recipients]
-			if cfg.Contention == ContentionSameBatchOnly {
+			if cfg.Contention == banking.ContentionSameBatchOnly {
 				to = keys[perIter+i/cfg.PacketsPerBatch]
 			}
 			m := txview.Message{Payer: keys[i], Blockhash: bh, Instructions: []txview.Ix{
@@ -139,7 +141,7 @@ func RunBench(cfg BenchConfig) (BenchResult, error) {
 			}}
 			msg, err := m.Compile()
 			if err != nil {
-				return BenchResult{}, err
+				return Result{}, err
 			}
 			tx := append([]byte{1}, make([]byte, txview.SignatureSize)...)
 			rand.Read(tx[1:65]) // random signature: unique per transaction and chunk
@@ -148,10 +150,10 @@ func RunBench(cfg BenchConfig) (BenchResult, error) {
 	}
 	pool, err := packet.NewPool(packet.Config{BatchCap: cfg.PacketsPerBatch, MaxIdle: 4 * cfg.BatchesPerIteration})
 	if err != nil {
-		return BenchResult{}, err
+		return Result{}, err
 	}
 
-	res := BenchResult{Method: scfg.Method.String(), Handoff: scfg.Handoff.String(), Contention: cfg.Contention.String(), Workers: scfg.Workers}
+	res := Result{Method: scfg.Method.String(), Handoff: scfg.Handoff.String(), Contention: cfg.Contention.String(), Workers: scfg.Workers}
 	var processingUs []float64 // transactions per second, per iteration
 	var busy time.Duration
 	batches := make([]*packet.Batch, cfg.BatchesPerIteration)
@@ -177,32 +179,21 @@ func RunBench(cfg BenchConfig) (BenchResult, error) {
 		// between them, as Agave's scheduler thread interleaves receiving
 		// with scheduling: the workers start on the first batch.
 		for _, b := range batches {
-			sched.Submit(b)
-			sched.Schedule()
-			for ready := true; ready; {
-				select {
-				case wb := <-sched.Completions():
-					sched.Complete(wb)
-				default:
-					ready = false
-				}
+			drv.OnBatch(b)
+			drv.Poll()
+		}
+		for !drv.Idle() {
+			drv.Await()
+			// The slot clock, read between completions. (With nothing
+			// in flight and work buffered, the work waits for the next
+			// slot's cost room: --cost-limits.)
+			if !sched.Ending() && time.Since(slotStart) >= cfg.SlotTime {
+				slotStart = time.Now()
+				drv.OnTick()
 			}
 		}
-		for !sched.Idle() || sched.Ending() {
-			sched.Schedule()
-			if sched.InFlight() {
-				sched.Complete(<-sched.Completions())
-			}
-			if sched.Ending() {
-				if _, err := sched.TryEndSlot(); err != nil {
-					return res, err
-				}
-			} else if time.Since(slotStart) >= cfg.SlotTime {
-				slotStart = time.Now()
-				if _, err := sched.EndSlot(); err != nil {
-					return res, err
-				}
-			}
+		if err := drv.Err(); err != nil {
+			return res, err
 		}
 		d := time.Since(t0)
 		busy += d
