@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"time"
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace/procstats"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -157,10 +157,8 @@ func Run(cfg Config) (Result, error) {
 	var processingUs []float64 // transactions per second, per iteration
 	var busy time.Duration
 	batches := make([]*packet.Batch, cfg.BatchesPerIteration)
-	samples := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
 	runtime.GC()
-	metrics.Read(samples)
-	before := append([]metrics.Sample(nil), samples...)
+	before := procstats.Read()
 
 	start := time.Now()
 	slotStart := start
@@ -204,7 +202,7 @@ func Run(cfg Config) (Result, error) {
 		}
 	}
 	total := time.Since(start)
-	metrics.Read(samples)
+	spent := procstats.Read().Sub(before)
 
 	st := sched.Stats()
 	res.TotalSent = uint64(cfg.Iterations * perIter)
@@ -220,12 +218,8 @@ func Run(cfg Config) (Result, error) {
 	res.P10TPS = processingUs[len(processingUs)/10]
 	res.P90TPS = processingUs[len(processingUs)*9/10]
 	res.Slots = st.Slots
-	n := float64(res.TotalSent)
-	res.AllocsPerTx = float64(samples[2].Value.Uint64()-before[2].Value.Uint64()) / n
-	res.BytesPerTx = float64(samples[3].Value.Uint64()-before[3].Value.Uint64()) / n
-	if cpu := samples[1].Value.Float64() - before[1].Value.Float64(); cpu > 0 {
-		res.GCCPUPercent = 100 * (samples[0].Value.Float64() - before[0].Value.Float64()) / cpu
-	}
+	res.AllocsPerTx, res.BytesPerTx = spent.PerOp(res.TotalSent)
+	res.GCCPUPercent = spent.GCPercent()
 	res.Outcomes = map[string]uint64{}
 	var sum uint64
 	for o, c := range st.Outcomes {

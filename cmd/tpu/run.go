@@ -134,10 +134,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		return 2, err
 	}
 	cfg.Sigverify.Verify.Workers = min(cores, procs)
-	cfg.Logger = log
-	if level <= slog.LevelDebug {
-		cfg.ActorLogs = log.With("lib", "protoactor")
-	}
+	cfg.Logger = log // protoactor's own lines reach it at debug level
 	prov, closeTrace, err := startTrace(f, log)
 	if err != nil {
 		if errors.Is(err, trace.ErrConfig) {
@@ -278,6 +275,11 @@ loop:
 		case <-deadline:
 			break loop
 		case <-stop:
+			break loop
+		case <-g.Done():
+			// An actor panicked (logged with its stack): the graph has
+			// stopped working; Stop returns the failure.
+			log.Error("pipeline failed", "err", g.Err())
 			break loop
 		case res := <-sendDone:
 			d.sent = res.Sent
