@@ -188,7 +188,7 @@ func TestVerifierChunks(t *testing.T) {
 // checks each packet's outcome against the recorded per-signature
 // verdicts.
 func TestVerifierCorpus(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json"))
+	raw, err := os.ReadFile(filepath.Join(conformance, "solana-tx", "corpus.json"))
 	if err != nil {
 		t.Fatalf("conformance data missing: %v", err)
 	}
