@@ -199,6 +199,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		return 1, err
 	}
 	registerGauges(prov.Meter(), g)
+	log.Info("tpu", "addr", g.Addr().String())
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log})
