@@ -599,12 +599,19 @@ func TestVerifierSurvivesPanic(t *testing.T) {
 	defer b.Release()
 	a.Next().Fill(transfer(t, 1))
 	b.Next().Fill(transfer(t, 2))
+	gone := make(chan struct{})
+	taskPanicked = func() { close(gone) }
+	defer func() { taskPanicked = nil }()
 	v.Start(func(*Pass) { t.Error("the pass whose check panicked finished") }, a)
-	done := make(chan VerifyStats, 1)
-	deadline := time.Now().Add(10 * time.Second)
-	for v.runningTasks() > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // until the panicking task is gone
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the panicking task was not uncounted within 10s")
 	}
+	if n := v.runningTasks(); n != 0 {
+		t.Fatalf("%d tasks counted as running after the panic, want 0", n)
+	}
+	done := make(chan VerifyStats, 1)
 	v.Start(func(p *Pass) { done <- p.Stats() }, b)
 	select {
 	case st := <-done:
