@@ -12,20 +12,21 @@ import (
 	"github.com/mr-tron/base58"
 )
 
-// sharedTestdata returns the path of a file under ../shared/testdata, the
-// conformance data every checkout and CI run has beside the project.
-func sharedTestdata(t testing.TB, rel string) string {
+// conformance returns the path of a file under the project's testdata/,
+// the conformance data written by others (testdata/README.md). A missing
+// file fails the test: the suites must not pass by being empty.
+func conformance(t testing.TB, rel string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "testdata", rel)
+	p := filepath.Join("..", "testdata", rel)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("conformance data missing (want ../shared/testdata beside the checkout): %v", err)
+		t.Fatalf("conformance data missing: %v", err)
 	}
 	return p
 }
 
 func readJSON(t testing.TB, rel string, v any) {
 	t.Helper()
-	b, err := os.ReadFile(sharedTestdata(t, rel))
+	b, err := os.ReadFile(conformance(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestCorpus(t *testing.T) {
 	ok, failed := 0, 0
 	for _, e := range loadCorpus(t) {
 		raw := mustHex(t, e.Hex)
-		bin, err := os.ReadFile(sharedTestdata(t, "solana-tx/bin/"+e.ID+".bin"))
+		bin, err := os.ReadFile(conformance(t, "solana-tx/bin/"+e.ID+".bin"))
 		if err != nil || string(bin) != string(raw) {
 			t.Fatalf("%s: bin file differs from hex (%v)", e.ID, err)
 		}
@@ -253,7 +254,7 @@ func TestMalformed(t *testing.T) {
 
 func TestFiredancerFixtures(t *testing.T) {
 	for i := 1; i <= 6; i++ {
-		b, err := os.ReadFile(sharedTestdata(t, "firedancer/ballet_txn_fixtures/transaction"+string(rune('0'+i))+".bin"))
+		b, err := os.ReadFile(conformance(t, "firedancer/ballet_txn_fixtures/transaction"+string(rune('0'+i))+".bin"))
 		if err != nil {
 			t.Fatal(err)
 		}

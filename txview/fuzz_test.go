@@ -238,7 +238,7 @@ func FuzzParse(f *testing.F) {
 	for _, m := range malformed {
 		f.Add(mustHex(f, m.Hex))
 	}
-	fixtures, _ := filepath.Glob(filepath.Join(filepath.Dir(sharedTestdata(f, "firedancer/README.txt")), "ballet_txn_fixtures", "*.bin"))
+	fixtures, _ := filepath.Glob(filepath.Join(filepath.Dir(conformance(f, "firedancer/README.txt")), "ballet_txn_fixtures", "*.bin"))
 	for _, p := range fixtures {
 		b, err := os.ReadFile(p)
 		if err != nil {

@@ -1,58 +1,20 @@
 package main
 
 import (
-	"fmt"
-	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // TestGenAgainstRun runs tpu run --no-gen and tpu gen against it, as two
 // commands would on one machine: gen's transfers are confirmed through
-// RPC and every balance checks out to the lamport.
+// RPC and every balance checks out to the lamport. The server picks its
+// ports and prints them, and runs until the gen runs are done with it.
 func TestGenAgainstRun(t *testing.T) {
-	udp, tcp := freePort(t, "udp"), freePort(t, "tcp")
-	tpuAddr, rpcAddr := fmt.Sprintf("127.0.0.1:%d", udp), fmt.Sprintf("127.0.0.1:%d", tcp)
-	done := make(chan string, 1)
-	go func() {
-		code, out, errOut := run(t, "", "run", "--no-gen", "--duration", "8s", "--tpu-addr", tpuAddr, "--rpc-addr", rpcAddr,
-			"--ledger", filepath.Join(t.TempDir(), "ledger"), "--seed", "gen-test", "--accounts", "40")
-		done <- fmt.Sprintf("exit %d\n%s\n%s", code, out, errOut)
-	}()
-	url := "http://" + rpcAddr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"getHealth"}`))
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rpc never came up: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c := startChild(t, "run", "--no-gen", "--duration", "0", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
+		"--ledger", filepath.Join(t.TempDir(), "ledger"), "--seed", "gen-test", "--accounts", "40")
+	tpuAddr := logged(t, c.await(t, 1, "msg=tpu "), "addr")
+	url := logged(t, c.await(t, 1, "msg=json-rpc"), "url") // printed once it serves
 	code, out, errOut := run(t, "", "gen", "--rpc", url, "--tpu", tpuAddr, "--seed", "gen-test", "--accounts", "20",
 		"--rate", "1500", "--duration", "1s", "--invalid-fraction", "0.1", "--settle", "5s")
 	if code != 0 || !strings.Contains(out, "balances: all 20 accounts moved by exactly") {
@@ -63,8 +25,10 @@ func TestGenAgainstRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "balances: all 5 accounts") {
 		t.Fatalf("gen --airdrop: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if res := <-done; !strings.Contains(res, "exit 0") || !strings.Contains(res, "accounting ok: true") {
-		t.Fatalf("tpu run: %s", res)
+	c.await(t, 1, " received ") // the first live line: it takes signals
+	err, out := c.interrupt(t)
+	if err != nil || !strings.Contains(out, "accounting ok: true") {
+		t.Fatalf("tpu run: %v\n%s\n%s", err, out, c.stderr())
 	}
 }
 

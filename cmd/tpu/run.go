@@ -154,6 +154,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	log.Info("tpu", "addr", g.Addr().String())
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log})

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,45 +26,143 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// child is tpu run in a child process: the test binary, which TestMain
+// turns into the CLI. Its stderr (the log and the live lines) is read as
+// it comes, so that a test can wait for a line the command prints.
+type child struct {
+	cmd     *exec.Cmd
+	stdout  strings.Builder // read after the child exits
+	mu      sync.Mutex
+	lines   []string // stderr so far
+	eof     bool
+	more    chan struct{} // a line came, or the end
+	drained chan struct{} // closed at the end of stderr
+}
+
+// startChild starts tpu with args in a child process; a cleanup kills it
+// if the test has not stopped it.
+func startChild(t *testing.T, args ...string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\n"))
+	c := &child{cmd: cmd, more: make(chan struct{}, 1), drained: make(chan struct{})}
+	cmd.Stdout = &c.stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(c.drained)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.lines = append(c.lines, sc.Text())
+			c.mu.Unlock()
+			c.notify()
+		}
+		c.mu.Lock()
+		c.eof = true
+		c.mu.Unlock()
+		c.notify()
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.drained:
+		default:
+			cmd.Process.Kill()
+			<-c.drained
+			cmd.Wait()
+		}
+	})
+	return c
+}
+
+func (c *child) notify() {
+	select {
+	case c.more <- struct{}{}:
+	default:
+	}
+}
+
+// stderr returns what the child has written to stderr so far.
+func (c *child) stderr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.lines, "\n")
+}
+
+// await waits up to 30 s for the nth stderr line that holds every one of
+// words, and returns it.
+func (c *child) await(t *testing.T, n int, words ...string) string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for i := 0; ; {
+		c.mu.Lock()
+		lines, eof := c.lines, c.eof
+		c.mu.Unlock()
+	next:
+		for ; i < len(lines); i++ {
+			for _, w := range words {
+				if !strings.Contains(lines[i], w) {
+					continue next
+				}
+			}
+			if n--; n == 0 {
+				return lines[i]
+			}
+		}
+		if eof {
+			t.Fatalf("tpu exited without printing %q:\n%s\n%s", words, c.stderr(), c.stdout.String())
+		}
+		select {
+		case <-c.more:
+		case <-timeout:
+			t.Fatalf("tpu did not print %q within 30 s:\n%s", words, c.stderr())
+		}
+	}
+}
+
+// logged returns the value of key in a line of tpu's log (key=value).
+func logged(t *testing.T, line, key string) string {
+	t.Helper()
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("no %s= in %q", key, line)
+	return ""
+}
+
+// interrupt sends SIGINT and waits up to 30 s for the child to exit,
+// returning how it exited and its stdout.
+func (c *child) interrupt(t *testing.T) (error, string) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.drained:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit 30 s after SIGINT:\n%s", c.stderr())
+	}
+	err := c.cmd.Wait()
+	return err, c.stdout.String()
+}
+
 // TestSignalDrains runs tpu run in a child process, scrapes /metrics while
 // it runs, interrupts it with SIGINT, and checks that it drained,
 // committed, printed its summary and exited 0.
 func TestSignalDrains(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
-		"--duration", "60s", "--rate", "3000", "--count", "30000", "--accounts", "64", "--metrics-addr", "127.0.0.1:0"}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\n"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	live := 0
-	var errLog strings.Builder
-	var metricsURL string // logged as the port is bound, before the live lines
-	for lines.Scan() {
-		errLog.WriteString(lines.Text() + "\n")
-		if _, u, ok := strings.Cut(lines.Text(), "msg=metrics url="); ok && metricsURL == "" {
-			metricsURL = u
-		}
-		if strings.Contains(lines.Text(), " received ") {
-			live++
-			if live == 2 {
-				break
-			}
-		}
-	}
-	if live < 2 || metricsURL == "" {
-		t.Fatalf("no live lines or no metrics URL:\n%s", errLog.String())
-	}
-	resp, err := http.Get(metricsURL)
+	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
+		"--duration", "60s", "--rate", "3000", "--count", "30000", "--accounts", "64", "--metrics-addr", "127.0.0.1:0")
+	metrics := logged(t, c.await(t, 1, "msg=metrics"), "url")
+	c.await(t, 2, " received ") // the second live line: the load has run a second
+	resp, err := http.Get(metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,21 +173,10 @@ func TestSignalDrains(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	err, out := c.interrupt(t)
+	if err != nil {
+		t.Fatalf("exit after SIGINT: %v\n%s", err, out)
 	}
-	go io.Copy(io.Discard, stderr)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGINT: %v\n%s", err, stdout.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit 30 s after SIGINT")
-	}
-	out := stdout.String()
 	if !strings.Contains(out, "accounting ok: true") || !strings.Contains(out, "live batches after drain: 0") {
 		t.Fatalf("summary after SIGINT:\n%s", out)
 	}

@@ -236,10 +236,10 @@ func TestDecodeVerifyCorpus(t *testing.T) {
 	}
 }
 
-// readCorpus reads the shared corpus of real transactions into v.
+// readCorpus reads the corpus of real transactions into v.
 func readCorpus(t *testing.T, v any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "solana-tx", "corpus.json"))
 	if err != nil {
 		t.Fatalf("conformance data missing: %v", err)
 	}

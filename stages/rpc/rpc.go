@@ -75,6 +75,11 @@ type Server struct {
 	airdrops       uint64
 }
 
+// scanned, when not nil, is called by Start after it has read the
+// ledger's recent slots and before it indexes those committed meanwhile:
+// a test commits slots there.
+var scanned func()
+
 // Start indexes the ledger's recent slots and starts serving.
 func Start(cfg Config) (*Server, error) {
 	if cfg.Addr == "" {
@@ -127,6 +132,9 @@ func Start(cfg Config) (*Server, error) {
 				return nil, err
 			}
 		}
+	}
+	if scanned != nil {
+		scanned()
 	}
 	pendingMu.Lock()
 	for _, r := range pending {

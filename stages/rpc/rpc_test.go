@@ -31,6 +31,10 @@ type node struct {
 	g   *stages.Graph
 	srv *rpc.Server
 	c   *solrpc.Client
+	// committed receives after each slot the bank commits, once the RPC
+	// index has it (the listener is registered after the server's, so it
+	// runs after it); a signal not yet taken stands for any later ones.
+	committed chan struct{}
 }
 
 func startNode(t *testing.T) *node { return startNodeWith(t, nil) }
@@ -58,7 +62,13 @@ func startNodeWith(t *testing.T, beforeRPC func(*banking.Bank)) *node {
 		g.Stop(context.Background())
 		t.Fatal(err)
 	}
-	n := &node{g: g, srv: srv, c: solrpc.New(srv.URL())}
+	n := &node{g: g, srv: srv, c: solrpc.New(srv.URL()), committed: make(chan struct{}, 1)}
+	g.Bank().OnCommit(func(banking.SlotRecord) {
+		select {
+		case n.committed <- struct{}{}:
+		default:
+		}
+	})
 	t.Cleanup(func() {
 		srv.Close()
 		g.Stop(context.Background())
@@ -66,22 +76,44 @@ func startNodeWith(t *testing.T, beforeRPC func(*banking.Bank)) *node {
 	return n
 }
 
+// await checks done now and again after each slot the bank commits (what
+// the RPC reads changes only then), until it holds; the test fails if it
+// does not hold within 10 s.
+func (n *node) await(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for !done() {
+		select {
+		case <-n.committed:
+		case <-timeout:
+			t.Fatalf("%s: not within 10s", what)
+		}
+	}
+}
+
 // confirm waits until sig has a status.
 func (n *node) confirm(t *testing.T, sig solana.Signature) *solrpc.SignatureStatusesResult {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var st *solrpc.SignatureStatusesResult
+	n.await(t, sig.String()+" confirmed", func() bool {
 		res, err := n.c.GetSignatureStatuses(context.Background(), false, sig)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st := res.Value[0]; st != nil {
-			return st
-		}
-		time.Sleep(20 * time.Millisecond)
+		st = res.Value[0]
+		return st != nil
+	})
+	return st
+}
+
+// outcomes returns the pipeline's terminal outcomes so far.
+func (n *node) outcomes(t *testing.T) [packet.NumOutcomes]uint64 {
+	t.Helper()
+	s, err := n.g.Snapshot()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s not confirmed within 10s", sig)
-	return nil
+	return s.Outcomes
 }
 
 func (n *node) balance(t *testing.T, k solana.PublicKey) uint64 {
@@ -162,7 +194,10 @@ func TestAirdropAndTransfer(t *testing.T) {
 		t.Fatalf("bob has %d", got)
 	}
 
-	// Sent twice: processed once.
+	// Sent twice: processed once. The second copy ends as a duplicate
+	// (sigverify's deduper) or as already processed (the bank's status
+	// cache), and is not executed: once its outcome is counted, the
+	// executed count and the balance tell.
 	tx2 := transfer(t, n, alice, bob.PublicKey(), 1_000_000)
 	for i := 0; i < 2; i++ {
 		if _, err := n.c.SendTransactionWithOpts(ctx, tx2, solrpc.TransactionOpts{SkipPreflight: true}); err != nil {
@@ -170,7 +205,17 @@ func TestAirdropAndTransfer(t *testing.T) {
 		}
 	}
 	n.confirm(t, tx2.Signatures[0])
-	time.Sleep(200 * time.Millisecond)
+	var out [packet.NumOutcomes]uint64
+	n.await(t, "the second copy discarded", func() bool {
+		out = n.outcomes(t)
+		return out[packet.OutcomeDuplicate]+out[packet.OutcomeAlreadyProcessed] > 0
+	})
+	if got := out[packet.OutcomeDuplicate] + out[packet.OutcomeAlreadyProcessed]; got != 1 {
+		t.Fatalf("%d copies discarded, want 1: %v", got, out)
+	}
+	if got := out[packet.OutcomeExecutedOK]; got != 3 {
+		t.Fatalf("%d executed, want 3 (airdrop and two transfers): %v", got, out)
+	}
 	if got := n.balance(t, bob.PublicKey()); got != 2_234_567 {
 		t.Fatalf("bob has %d after a duplicate send", got)
 	}
@@ -181,23 +226,9 @@ func TestAirdropAndTransfer(t *testing.T) {
 	if _, err := n.c.SendTransactionWithOpts(ctx, bad, solrpc.TransactionOpts{SkipPreflight: true}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s, err := n.g.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Outcomes[packet.OutcomeBadSignature] == 1 {
-			if s.Outcomes[packet.OutcomeDuplicate]+s.Outcomes[packet.OutcomeAlreadyProcessed] != 1 {
-				t.Fatalf("the duplicate send was not discarded as a duplicate: %v", s.Outcomes)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bad signature not counted: %v", s.Outcomes)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	n.await(t, "the bad signature counted", func() bool {
+		return n.outcomes(t)[packet.OutcomeBadSignature] == 1
+	})
 	res, err := n.c.GetSignatureStatuses(ctx, true, bad.Signatures[0])
 	if err != nil || res.Value[0] != nil {
 		t.Fatalf("bad signature has a status: %v %v", res, err)
@@ -263,13 +294,9 @@ func TestStatusCommittedBeforeTheFirstQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for n.balance(t, alice.PublicKey()) != 2_000_000_000 {
-		if time.Now().After(deadline) {
-			t.Fatal("airdrop not committed within 10s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	n.await(t, "the airdrop committed", func() bool {
+		return n.balance(t, alice.PublicKey()) == 2_000_000_000
+	})
 	res, err := n.c.GetSignatureStatuses(ctx, false, sig)
 	if err != nil || res.Value[0] == nil || res.Value[0].Err != nil || res.Value[0].ConfirmationStatus != solrpc.ConfirmationStatusFinalized {
 		t.Fatalf("first query, for a committed airdrop: %+v %v", res, err)

@@ -9,57 +9,73 @@ import (
 	"github.com/tpugo/tpu/banking"
 )
 
-// Slots committed while Start scans the ledger, before it registers its
-// OnCommit listener, are never indexed.
+// Slots committed while Start scans the ledger, after its OnCommit
+// listener is registered and before it applies what that listener kept,
+// are indexed; so are those committed after Start returns.
 func TestStartIndexesSlotsCommittedDuringScan(t *testing.T) {
 	b, err := banking.Open(banking.Config{Dir: t.TempDir(), Sync: banking.NoSync, Genesis: banking.GenesisConfig{Seed: "x", Accounts: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer b.Close()
 	s, err := banking.NewScheduler(banking.SchedulerConfig{Workers: 1}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	for i := 0; i < 300; i++ {
 		if _, err := s.EndSlot(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() { // the banking actor: slots keep ending
-		defer close(done)
-		for !stop.Load() {
-			s.EndSlot()
-			time.Sleep(20 * time.Microsecond)
+	// endSlots ends n slots and waits until a listener registered after
+	// the server's has seen the last: the server has handled them all.
+	var seen atomic.Uint64
+	signal := make(chan struct{}, 1)
+	listen := func() {
+		b.OnCommit(func(r banking.SlotRecord) {
+			seen.Store(r.Slot)
+			select {
+			case signal <- struct{}{}:
+			default:
+			}
+		})
+	}
+	endSlots := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if _, err := s.EndSlot(); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}()
+		timeout := time.After(10 * time.Second)
+		for seen.Load() < b.Slot()-1 {
+			select {
+			case <-signal:
+			case <-timeout:
+				t.Fatalf("slot %d not committed within 10s (last seen %d)", b.Slot()-1, seen.Load())
+			}
+		}
+	}
+	scanned = func() { listen(); endSlots(5) }
+	defer func() { scanned = nil }()
 	srv, err := Start(Config{Addr: "127.0.0.1:0", TPU: netip.MustParseAddrPort("127.0.0.1:9"), Bank: b, Seed: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	stop.Store(true)
-	<-done
-	for b.CommittedSlot() < b.Slot()-1 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
+	defer srv.Close()
+	endSlots(5)
+	last := b.Slot() - 1
+
 	srv.mu.RLock()
-	gaps := 0
+	defer srv.mu.RUnlock()
 	for i := 1; i < len(srv.hashes); i++ {
 		if srv.hashes[i].Slot != srv.hashes[i-1].Slot+1 {
-			gaps++
-			t.Logf("gap: slot %d then %d", srv.hashes[i-1].Slot, srv.hashes[i].Slot)
+			t.Errorf("gap in the rpc blockhash index: slot %d then %d", srv.hashes[i-1].Slot, srv.hashes[i].Slot)
 		}
 	}
-	oldest := srv.hashes[0].Slot
-	srv.mu.RUnlock()
-	t.Logf("rpc window oldest %d, bank window oldest %d", oldest, b.Blockhashes()[0].Slot)
-	srv.Close()
-	s.Close()
-	b.Close()
-	if gaps > 0 {
-		t.Fatalf("%d gaps in the rpc blockhash index", gaps)
+	oldest, newest := srv.hashes[0].Slot, srv.hashes[len(srv.hashes)-1].Slot
+	if want := b.Blockhashes()[0].Slot; oldest != want || newest != last {
+		t.Errorf("rpc window %d..%d, want the bank's %d..%d", oldest, newest, want, last)
 	}
 }

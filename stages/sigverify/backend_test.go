@@ -21,9 +21,10 @@ import (
 	"github.com/tpugo/tpu/txview"
 )
 
-// sharedTestdata is the shared conformance data, read in place. A missing
-// file fails the test: the suites must not pass by being empty.
-const sharedTestdata = "../../../shared/testdata"
+// conformance is the project's conformance data (testdata/README.md),
+// read in place. A missing file fails the test: the suites must not pass by
+// being empty.
+const conformance = "../../testdata"
 
 // sigCase is one signature and the verdict of ed25519-dalek 1.0.1
 // verify_strict on it.
@@ -88,7 +89,7 @@ func loadSpeccheck(t *testing.T) []sigCase {
 		Pub string `json:"pub_key"`
 		Sig string `json:"signature"`
 	}
-	readSharedJSON(t, "ed25519-speccheck/cases.json", &vectors)
+	readConformanceJSON(t, "ed25519-speccheck/cases.json", &vectors)
 	var annotated struct {
 		Vectors []struct {
 			Index    int    `json:"index"`
@@ -100,7 +101,7 @@ func loadSpeccheck(t *testing.T) []sigCase {
 			} `json:"expected"`
 		} `json:"vectors"`
 	}
-	readSharedJSON(t, "ed25519-speccheck/speccheck_annotated.json", &annotated)
+	readConformanceJSON(t, "ed25519-speccheck/speccheck_annotated.json", &annotated)
 	if len(annotated.Vectors) != len(vectors) {
 		t.Fatalf("speccheck: %d annotated vectors, %d cases", len(annotated.Vectors), len(vectors))
 	}
@@ -131,9 +132,9 @@ func loadCCTV(t *testing.T) []sigCase {
 		Msg    string   `json:"msg"`
 		Flags  []string `json:"flags"`
 	}
-	readSharedJSON(t, "cctv-ed25519/ed25519vectors.json", &vectors)
+	readConformanceJSON(t, "cctv-ed25519/ed25519vectors.json", &vectors)
 	var expect []wycheproofCase
-	readSharedJSON(t, "firedancer/ed25519/cctv_verify_strict_expectations.json", &expect)
+	readConformanceJSON(t, "firedancer/ed25519/cctv_verify_strict_expectations.json", &expect)
 	if len(expect) != len(vectors) {
 		t.Fatalf("cctv: %d expectations for %d vectors", len(expect), len(vectors))
 	}
@@ -165,7 +166,7 @@ type wycheproofCase struct {
 
 func loadWycheproof(t *testing.T) []sigCase {
 	var expect []wycheproofCase
-	readSharedJSON(t, "firedancer/ed25519/wycheproof_eddsa_verify_expectations.json", &expect)
+	readConformanceJSON(t, "firedancer/ed25519/wycheproof_eddsa_verify_expectations.json", &expect)
 	var cases []sigCase
 	for _, e := range expect {
 		name := "tcId " + strconv.Itoa(e.ID) + " " + e.Comment
@@ -178,7 +179,7 @@ func loadWycheproof(t *testing.T) []sigCase {
 // sig || pubkey, all over the message "Zcash" and all with verdict want.
 func loadMalleability(file string, want bool) func(t *testing.T) []sigCase {
 	return func(t *testing.T) []sigCase {
-		data := readShared(t, filepath.Join("firedancer/ed25519", file))
+		data := readConformance(t, filepath.Join("firedancer/ed25519", file))
 		if len(data)%96 != 0 {
 			t.Fatalf("%s: %d bytes, not a whole number of 96-byte records", file, len(data))
 		}
@@ -197,7 +198,7 @@ func loadMalleability(file string, want bool) func(t *testing.T) []sigCase {
 // loadDalek reads ed25519-dalek's TESTVECTORS: lines of
 // "sk||pk:pk:msg:sig||msg:", all honest signatures.
 func loadDalek(t *testing.T) []sigCase {
-	sc := bufio.NewScanner(bytes.NewReader(readShared(t, "ed25519-dalek-1.0.1/TESTVECTORS")))
+	sc := bufio.NewScanner(bytes.NewReader(readConformance(t, "ed25519-dalek-1.0.1/TESTVECTORS")))
 	var cases []sigCase
 	for line := 1; sc.Scan(); line++ {
 		f := strings.Split(sc.Text(), ":")
@@ -222,7 +223,7 @@ func loadKats(t *testing.T) []sigCase {
 			Strict *bool  `json:"expect_verify_strict"`
 		} `json:"cases"`
 	}
-	readSharedJSON(t, "solana-sig-kats/solana_sig_kats.json", &kats)
+	readConformanceJSON(t, "solana-sig-kats/solana_sig_kats.json", &kats)
 	var cases []sigCase
 	for _, k := range kats.Cases {
 		if k.Strict == nil {
@@ -245,7 +246,7 @@ func loadCorpus(t *testing.T) []sigCase {
 			Strict     []string `json:"sig_verify_strict"`
 		} `json:"parsed_by_agave_model"`
 	}
-	readSharedJSON(t, "solana-tx/corpus.json", &corpus)
+	readConformanceJSON(t, "solana-tx/corpus.json", &corpus)
 	var cases []sigCase
 	var skipped []string
 	for _, e := range corpus {
@@ -585,18 +586,18 @@ func unhexN(t *testing.T, name, s string, n int) []byte {
 	return b
 }
 
-func readShared(t *testing.T, rel string) []byte {
+func readConformance(t *testing.T, rel string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(sharedTestdata, rel))
+	data, err := os.ReadFile(filepath.Join(conformance, rel))
 	if err != nil {
 		t.Fatalf("conformance data: %v", err)
 	}
 	return data
 }
 
-func readSharedJSON(t *testing.T, rel string, v any) {
+func readConformanceJSON(t *testing.T, rel string, v any) {
 	t.Helper()
-	if err := json.Unmarshal(readShared(t, rel), v); err != nil {
+	if err := json.Unmarshal(readConformance(t, rel), v); err != nil {
 		t.Fatalf("%s: %v", rel, err)
 	}
 }

@@ -4,7 +4,7 @@
 //   - Backend checks one ed25519 signature with Solana's exact rule,
 //     ed25519-dalek's verify_strict, with three interchangeable
 //     implementations (voi, stdlib, circl) that agree on every conformance
-//     case in ../shared/testdata;
+//     case in the project's testdata/;
 //   - Verifier parses every packet of a batch in place, discards those that
 //     do not frame, do not sanitize or carry a bad signature, and spreads
 //     the signature checks over a pooled worker set in tasks of many

@@ -187,6 +187,10 @@ func (v *Verifier) Close() {
 
 func (v *Verifier) newPass() *Pass { return &Pass{v: v} }
 
+// taskPanicked, when not nil, is called by a task that panicked once it is
+// no longer counted as running: a test waits for it.
+var taskPanicked func()
+
 // work is one task: it checks chunks of signatures, oldest pass first,
 // until no pass has any left to claim. Whoever checks a pass's last
 // signature applies its verdicts and hands it to its done function.
@@ -199,6 +203,9 @@ func (v *Verifier) work() {
 			v.mu.Lock()
 			v.running--
 			v.mu.Unlock()
+			if taskPanicked != nil {
+				taskPanicked()
+			}
 		}
 	}()
 	for {

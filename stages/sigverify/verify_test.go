@@ -188,7 +188,7 @@ func TestVerifierChunks(t *testing.T) {
 // checks each packet's outcome against the recorded per-signature
 // verdicts.
 func TestVerifierCorpus(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "testdata", "solana-tx", "corpus.json"))
+	raw, err := os.ReadFile(filepath.Join(conformance, "solana-tx", "corpus.json"))
 	if err != nil {
 		t.Fatalf("conformance data missing: %v", err)
 	}
@@ -328,10 +328,12 @@ func checkPass(t *testing.T, p *Pass, b *packet.Batch, n int) {
 	}
 }
 
-// gateBackend holds every Verify call until release is closed, and
-// records how many calls are inside Verify at once.
+// gateBackend holds every Verify call until release is closed, tells
+// entered (buffered for every call) of each call that comes in, and records how many calls are
+// inside Verify at once.
 type gateBackend struct {
 	Backend
+	entered chan struct{}
 	release chan struct{}
 	in, max atomic.Int32
 }
@@ -340,6 +342,7 @@ func (g *gateBackend) Verify(pub *[32]byte, msg []byte, sig *[64]byte) bool {
 	n := g.in.Add(1)
 	for m := g.max.Load(); n > m && !g.max.CompareAndSwap(m, n); m = g.max.Load() {
 	}
+	g.entered <- struct{}{}
 	<-g.release
 	defer g.in.Add(-1)
 	return g.Backend.Verify(pub, msg, sig)
@@ -347,10 +350,16 @@ func (g *gateBackend) Verify(pub *[32]byte, msg []byte, sig *[64]byte) bool {
 
 // TestVerifierRunsAtMostWorkers: however many passes are started, no more
 // than Workers signature checks run at once (the rest of the process keeps
-// its cores), and every pass still gets its verdicts.
+// its cores), and every pass still gets its verdicts. A task checks one
+// signature at a time, so the tasks the passes started (their Tasks
+// stats) bound the checks at once: Workers tasks in all, both of which
+// get in, and the later passes' signatures wait for them.
 func TestVerifierRunsAtMostWorkers(t *testing.T) {
 	v := newVerifier(t, VerifyConfig{Workers: 2, MinTaskSignatures: 1})
-	gate := &gateBackend{Backend: v.backend, release: make(chan struct{})}
+	gate := &gateBackend{Backend: v.backend, entered: make(chan struct{}, 4*24), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate.release) }) }
+	t.Cleanup(release) // before the verifier closes: cleanups run last first
 	v.backend = gate
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 32})
 	done := make(chan *Pass, 4)
@@ -363,21 +372,29 @@ func TestVerifierRunsAtMostWorkers(t *testing.T) {
 		batches = append(batches, b)
 		v.Start(func(p *Pass) { done <- p }, b)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for gate.in.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	for i := 0; i < 2; i++ {
+		select {
+		case <-gate.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d checks got in within 10s, want 2", i)
+		}
 	}
-	time.Sleep(50 * time.Millisecond) // time for a third task to get in, were there one
-	if got := gate.max.Load(); got != 2 {
-		t.Errorf("%d checks ran at once, want 2 (the workers)", got)
-	}
-	close(gate.release)
+	release()
+	tasks := 0
 	for range batches {
 		p := <-done
-		if st := p.Stats(); st.Verified != 24 {
+		st := p.Stats()
+		if st.Verified != 24 {
 			t.Errorf("pass stats %+v, want 24 verified", st)
 		}
+		tasks += st.Tasks
 		v.Recycle(p)
+	}
+	if tasks != 2 {
+		t.Errorf("the passes started %d tasks, want 2 (the workers)", tasks)
+	}
+	if got := gate.max.Load(); got != 2 {
+		t.Errorf("%d checks ran at once, want 2 (the workers)", got)
 	}
 	for _, b := range batches {
 		b.Release()
@@ -582,12 +599,19 @@ func TestVerifierSurvivesPanic(t *testing.T) {
 	defer b.Release()
 	a.Next().Fill(transfer(t, 1))
 	b.Next().Fill(transfer(t, 2))
+	gone := make(chan struct{})
+	taskPanicked = func() { close(gone) }
+	defer func() { taskPanicked = nil }()
 	v.Start(func(*Pass) { t.Error("the pass whose check panicked finished") }, a)
-	done := make(chan VerifyStats, 1)
-	deadline := time.Now().Add(10 * time.Second)
-	for v.runningTasks() > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // until the panicking task is gone
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the panicking task was not uncounted within 10s")
 	}
+	if n := v.runningTasks(); n != 0 {
+		t.Fatalf("%d tasks counted as running after the panic, want 0", n)
+	}
+	done := make(chan VerifyStats, 1)
 	v.Start(func(p *Pass) { done <- p.Stats() }, b)
 	select {
 	case st := <-done:
