@@ -25,8 +25,10 @@ type rule struct {
 
 // rules is the import direction of DESIGN.md: packet, txview <- trace,
 // banking <- stages <- cmd. Only stages imports protoactor-go; only cmd
-// reads flags and the environment.
+// reads flags and the environment. The first rule whose dir matches a
+// package wins, so a subpackage's own rule comes before its parent's.
 var rules = []rule{
+	{dir: "packet/mmsg", internal: []string{"packet"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "packet"},
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/"}},

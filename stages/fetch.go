@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.opentelemetry.io/otel/attribute"
-	"golang.org/x/sys/unix"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/trace"
 )
 
@@ -88,13 +88,7 @@ type fetcher struct {
 func listen(cfg FetchConfig) ([]*net.UDPConn, error) {
 	lc := net.ListenConfig{}
 	if cfg.Sockets > 1 {
-		lc.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			err := c.Control(func(fd uintptr) {
-				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-			})
-			return errors.Join(err, serr)
-		}
+		lc.Control = reusePort
 	}
 	addr := cfg.Addr
 	var conns []*net.UDPConn
@@ -144,11 +138,11 @@ const idlePoll = 50 * time.Millisecond
 
 func (f *fetcher) read(conn *net.UDPConn) {
 	defer f.wg.Done()
-	mm, err := NewMMsg(conn, f.pool.BatchCap())
+	mm, err := mmsg.New(conn, f.pool.BatchCap())
 	if err != nil {
 		panic(fmt.Sprintf("stages: fetch: %v", err)) // a UDPConn always has a RawConn
 	}
-	ds := make([]Datagram, f.pool.BatchCap())
+	ds := make([]mmsg.Datagram, f.pool.BatchCap())
 	var b *packet.Batch
 	var first int64 // packet.Now() of b's first packet
 	var firstWall time.Time
@@ -212,6 +206,9 @@ func (f *fetcher) read(conn *net.UDPConn) {
 		}
 	}
 }
+
+// isTimeout reports whether err is a read deadline passing.
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
 // sendBatch consumes b: it goes to sigverify, or, without a credit or
 // over the memory bound, its packets are dropped and counted.
