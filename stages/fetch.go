@@ -25,7 +25,8 @@ type FetchConfig struct {
 	// port 0 picks a free port (Graph.Addr tells which).
 	Addr string
 	// Sockets is the number of sockets bound to Addr (SO_REUSEPORT), each
-	// with its own reader. Zero means 1.
+	// with its own reader. Zero means 1. More than 1 needs SO_REUSEPORT
+	// (Linux, macOS, the BSDs): elsewhere the graph fails to listen.
 	Sockets int
 	// Coalesce is how long a partly filled batch waits for more packets
 	// before it is sent, so that a trickle is not delayed. Zero means 1 ms.
