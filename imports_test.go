@@ -25,10 +25,12 @@ type rule struct {
 
 // rules is the import direction of DESIGN.md: packet, txview <- trace,
 // banking <- stages <- cmd. Only stages imports protoactor-go; only cmd
-// reads flags and the environment. A package takes the first rule whose
-// dir is it or above it: trace/procstats, standard library only, is
-// measured with by banking's benchmark harness too.
+// reads flags and the environment. The first rule whose dir matches a
+// package wins, so a subpackage's own rule comes before its parent's:
+// trace/procstats, standard library only, is measured with by banking's
+// benchmark harness too; packet/mmsg may use golang.org/x/sys.
 var rules = []rule{
+	{dir: "packet/mmsg", internal: []string{"packet"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "packet"},
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace/procstats"},

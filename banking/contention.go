@@ -31,3 +31,21 @@ func ParseContention(s string) (Contention, error) {
 	}
 	return 0, fmt.Errorf("banking: unknown write-lock contention %q (none, same-batch-only, full)", s)
 }
+
+// MarshalText returns the mode's name, so that a flag.TextVar shows it.
+func (c Contention) MarshalText() ([]byte, error) {
+	if int(c) >= len(contentionNames) {
+		return nil, fmt.Errorf("banking: write-lock contention %d out of range", c)
+	}
+	return []byte(contentionNames[c]), nil
+}
+
+// UnmarshalText reads a mode's name as ParseContention does.
+func (c *Contention) UnmarshalText(b []byte) error {
+	v, err := ParseContention(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}

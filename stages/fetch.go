@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"go.opentelemetry.io/otel/attribute"
-	"golang.org/x/sys/unix"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/trace"
 )
 
@@ -26,7 +26,8 @@ type FetchConfig struct {
 	// port 0 picks a free port (Graph.Addr tells which).
 	Addr string
 	// Sockets is the number of sockets bound to Addr (SO_REUSEPORT), each
-	// with its own reader. Zero means 1.
+	// with its own reader. Zero means 1. More than 1 needs SO_REUSEPORT
+	// (Linux, macOS, the BSDs): elsewhere the graph fails to listen.
 	Sockets int
 	// Coalesce is how long a partly filled batch waits for more packets
 	// before it is sent, so that a trickle is not delayed. Zero means 1 ms.
@@ -92,13 +93,7 @@ type fetcher struct {
 func listen(cfg FetchConfig) ([]*net.UDPConn, error) {
 	lc := net.ListenConfig{}
 	if cfg.Sockets > 1 {
-		lc.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			err := c.Control(func(fd uintptr) {
-				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-			})
-			return errors.Join(err, serr)
-		}
+		lc.Control = reusePort
 	}
 	addr := cfg.Addr
 	var conns []*net.UDPConn
@@ -170,11 +165,11 @@ const idlePoll = 50 * time.Millisecond
 
 func (f *fetcher) read(conn *net.UDPConn) {
 	defer func() { f.exited(recover()) }()
-	mm, err := NewMMsg(conn, f.pool.BatchCap())
+	mm, err := mmsg.New(conn, f.pool.BatchCap())
 	if err != nil {
 		panic(fmt.Sprintf("stages: fetch: %v", err)) // a UDPConn always has a RawConn
 	}
-	ds := make([]Datagram, f.pool.BatchCap())
+	ds := make([]mmsg.Datagram, f.pool.BatchCap())
 	var b *packet.Batch
 	var first int64 // packet.Now() of b's first packet
 	var firstWall time.Time
@@ -238,6 +233,9 @@ func (f *fetcher) read(conn *net.UDPConn) {
 		}
 	}
 }
+
+// isTimeout reports whether err is a read deadline passing.
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
 // sendBatch consumes b: it goes to the fetch actor, which forwards it
 // (forward), or, over the memory bound, its packets are dropped and

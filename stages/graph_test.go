@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/loadgen"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/loadgen"
+	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -39,11 +39,12 @@ transactions. Exit status 1 if a balance is off.
 Flags:`
 
 type genFlags struct {
-	rpcURL, tpuAddr, seed, contention string
-	accounts, batchSize               int
-	rate, invalid                     float64
-	duration, settle                  time.Duration
-	airdrop                           bool
+	rpcURL, tpuAddr, seed string
+	accounts, batchSize   int
+	rate, invalid         float64
+	duration, settle      time.Duration
+	airdrop               bool
+	contention            banking.Contention
 }
 
 func runGen(env *cliEnv, args []string) int {
@@ -57,7 +58,7 @@ func runGen(env *cliEnv, args []string) int {
 	fs.Float64Var(&f.rate, "rate", 5000, "transactions per second")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send")
 	fs.IntVar(&f.batchSize, "batch-size", 64, "transactions per sendmmsg call (1 against 100: the batching experiment)")
-	fs.StringVar(&f.contention, "contention", "none", "none, same-batch-only or full")
+	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of invalid transactions (never confirmed)")
 	fs.DurationVar(&f.settle, "settle", 15*time.Second, "how long to wait for confirmations after the last send")
 	if code, ok := parseFlags(fs, args); !ok {

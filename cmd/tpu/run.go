@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/loadgen"
 	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
@@ -47,7 +47,7 @@ summary. Exit status 1 if any packet is unaccounted for.
 Flags:`
 
 type runFlags struct {
-	addr, ledger, contention, method, handoff, backend, syncMode          string
+	addr, ledger, method, handoff, backend, syncMode                      string
 	traceOut, otlp, metricsAddr, summaryJSON, logLevel, seed              string
 	cpuProfile, memProfile, rpcAddr                                       string
 	duration                                                              time.Duration
@@ -56,6 +56,7 @@ type runFlags struct {
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
 	sockets, procs                                                        int
 	blockCostLimit                                                        uint64
+	contention                                                            banking.Contention
 }
 
 func runRun(env *cliEnv, args []string) int {
@@ -69,7 +70,7 @@ func runRun(env *cliEnv, args []string) int {
 	fs.BoolVar(&f.noGen, "no-gen", false, "run as a server only, without the load generator")
 	fs.Float64Var(&f.rate, "rate", 0, "transactions per second to send (0: as fast as the pipeline accepts)")
 	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or 60,000 per second of duration)")
-	fs.StringVar(&f.contention, "contention", "none", "write-lock contention of the load: none, same-batch-only or full")
+	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "write-lock contention of the load: none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of the load that is invalid: bad signatures, duplicates, malformed bytes, stale blockhashes, unfunded payers")
 	fs.IntVar(&f.sendBatch, "send-batch", 64, "datagrams per sendmmsg call of the load generator")
 	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed (keys derive from it; see banking.GenesisConfig)")
@@ -314,11 +315,6 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	}
 	if bc.Scheduler.Handoff, err = banking.ParseHandoff(f.handoff); err != nil {
 		return cfg, err
-	}
-	switch f.contention {
-	case "none", "same-batch-only", "full":
-	default:
-		return cfg, fmt.Errorf("--contention %q: none, same-batch-only or full", f.contention)
 	}
 	if f.invalid < 0 || f.invalid > 1 {
 		return cfg, fmt.Errorf("--invalid-fraction %v: want 0 to 1", f.invalid)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package stages
+package mmsg
 
 import (
 	"errors"
@@ -15,22 +15,15 @@ import (
 	"github.com/tpugo/tpu/packet"
 )
 
-// MMsg reads and writes many datagrams per system call (recvmmsg and
-// sendmmsg) on a UDP socket, through the runtime's poller, without
-// allocating: its headers, address buffers and iovecs are made once.
-// golang.org/x/net's ReadBatch would allocate a *net.UDPAddr per
-// datagram. Where the kernel segments UDP (UDP_SEGMENT, Linux 4.18), Write
-// sends each run of equal-size datagrams as one message that the kernel
-// cuts up, so the send path runs once per run rather than once per
-// datagram; the receiver sees the same datagrams either way. An MMsg is
-// not safe for concurrent use.
-type MMsg struct {
+// batch is the Linux path: recvmmsg and sendmmsg through the runtime's
+// poller, its headers, address buffers and iovecs made once.
+type batch struct {
 	raw   syscall.RawConn
 	hdrs  []mmsghdr
 	iovs  []unix.Iovec
 	addrs []unix.RawSockaddrInet6 // large enough for either family
-	to    unix.RawSockaddrInet6   // Write's destination: a local would escape
-	gso   bool                    // Write segments runs (UDP_SEGMENT)
+	to    unix.RawSockaddrInet6   // write's destination: a local would escape
+	gso   bool                    // write segments runs (UDP_SEGMENT)
 	ctrl  []byte                  // a UDP_SEGMENT control message per header
 	runs  []int                   // datagrams per header of the last send
 
@@ -47,13 +40,13 @@ type mmsghdr struct {
 	_   [4]byte
 }
 
-// NewMMsg prepares up to n datagrams per call on conn.
-func NewMMsg(conn *net.UDPConn, n int) (*MMsg, error) {
+// newBatch prepares up to n datagrams per call on conn.
+func newBatch(conn *net.UDPConn, n int) (*batch, error) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	m := &MMsg{raw: raw, hdrs: make([]mmsghdr, n), iovs: make([]unix.Iovec, n), addrs: make([]unix.RawSockaddrInet6, n),
+	m := &batch{raw: raw, hdrs: make([]mmsghdr, n), iovs: make([]unix.Iovec, n), addrs: make([]unix.RawSockaddrInet6, n),
 		ctrl: make([]byte, n*unix.CmsgSpace(2)), runs: make([]int, n)}
 	m.readFn = m.recvmmsg
 	m.writeFn = m.sendmmsg
@@ -81,18 +74,9 @@ const (
 	gsoMaxBytes    = 65000
 )
 
-// Datagram is one datagram's buffer and, after a read, its size and
-// source.
-type Datagram struct {
-	Buf  []byte // filled by a read; sent by a write
-	N    int    // bytes received; more than len(Buf) when the datagram was truncated
-	Addr netip.AddrPort
-}
-
-// Read receives up to len(ds) datagrams, blocking until at least one is
-// there or the connection's read deadline passes. Each datagram's N is its
-// real size (MSG_TRUNC), so an oversize one is seen as such.
-func (m *MMsg) Read(ds []Datagram) (int, error) {
+// read is Conn.Read with recvmmsg. Each datagram's N is its real size
+// (MSG_TRUNC), so an oversize one is seen as such.
+func (m *batch) read(ds []Datagram) (int, error) {
 	n := min(len(ds), len(m.hdrs))
 	for i := 0; i < n; i++ {
 		b := ds[i].Buf
@@ -117,9 +101,9 @@ func (m *MMsg) Read(ds []Datagram) (int, error) {
 	return got, err
 }
 
-// Write sends ds[i].Buf to to, as many per call as the kernel takes, and
-// returns how many were sent.
-func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
+// write is Conn.Write with sendmmsg, as many datagrams per call as the
+// kernel takes.
+func (m *batch) write(ds []Datagram, to netip.AddrPort) (int, error) {
 	salen := addrPortToSockaddr(to, &m.to)
 	sent := 0
 	for sent < len(ds) {
@@ -151,7 +135,7 @@ func (m *MMsg) Write(ds []Datagram, to netip.AddrPort) (int, error) {
 // prepareWrite fills the headers for a send of ds's first datagrams, one
 // header per datagram or, with segmentation, per run of equal-size ones,
 // and returns the number of headers.
-func (m *MMsg) prepareWrite(ds []Datagram, salen uint32) int {
+func (m *batch) prepareWrite(ds []Datagram, salen uint32) int {
 	h, iov := 0, 0
 	for i := 0; i < len(ds) && h < len(m.hdrs) && iov < len(m.iovs); h++ {
 		size, run := len(ds[i].Buf), 1
@@ -187,18 +171,18 @@ func (m *MMsg) prepareWrite(ds []Datagram, salen uint32) int {
 	return h
 }
 
-func (m *MMsg) recvmmsg(fd uintptr) bool {
+func (m *batch) recvmmsg(fd uintptr) bool {
 	return m.mmsg(fd, unix.SYS_RECVMMSG, unix.MSG_DONTWAIT|unix.MSG_TRUNC, "recvmmsg")
 }
 
-func (m *MMsg) sendmmsg(fd uintptr) bool {
+func (m *batch) sendmmsg(fd uintptr) bool {
 	return m.mmsg(fd, unix.SYS_SENDMMSG, unix.MSG_DONTWAIT, "sendmmsg")
 }
 
 // mmsg makes one non-blocking recvmmsg or sendmmsg call over m.hdrs[:m.n]
 // for the poller: false means the socket is not ready (not readable, or
 // no room to send) and the poller should wait and call again.
-func (m *MMsg) mmsg(fd, trap uintptr, flags int, name string) bool {
+func (m *batch) mmsg(fd, trap uintptr, flags int, name string) bool {
 	r, _, e := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(m.n), uintptr(flags), 0, 0)
 	if e == unix.EAGAIN || e == unix.EWOULDBLOCK {
 		return false
@@ -238,6 +222,3 @@ func addrPortToSockaddr(ap netip.AddrPort, sa *unix.RawSockaddrInet6) uint32 {
 	sa.Addr = ap.Addr().As16()
 	return unix.SizeofSockaddrInet6
 }
-
-// isTimeout reports whether err is a read deadline passing.
-func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }

@@ -1,8 +1,3 @@
-// Package loadgen builds and sends load for a tpu pipeline: signed
-// transfers between genesis accounts, mixed with invalid transactions of
-// every kind the pipeline discards, sent over UDP with sendmmsg like any
-// client. Transactions are built and signed up front, so that sending
-// measures the pipeline and not the signer.
 package loadgen
 
 import (
@@ -17,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -59,10 +54,12 @@ type Config struct {
 	Blockhash [32]byte
 	// Count is the number of transactions to build.
 	Count int
-	// Contention: "none" (each transaction its own payer and recipient,
-	// as far as the accounts go), "same-batch-only" (one recipient per
-	// sendmmsg batch), "full" (one recipient for all).
-	Contention string
+	// Contention shapes the recipients: ContentionNone (the zero value)
+	// gives each transaction its own payer and recipient, as far as the
+	// accounts go; ContentionSameBatchOnly one recipient per BatchSize
+	// transactions (a sendmmsg batch); ContentionFull one recipient for
+	// all.
+	Contention banking.Contention
 	// InvalidFraction is the share of transactions that are invalid,
 	// spread evenly over the invalid kinds.
 	InvalidFraction float64
@@ -96,10 +93,8 @@ func Build(cfg Config) (*Load, error) {
 	if cfg.Accounts < 2 || cfg.Count < 0 || cfg.InvalidFraction < 0 || cfg.InvalidFraction > 1 {
 		return nil, fmt.Errorf("%w: need 2 accounts or more, a count, an invalid fraction in [0,1]", ErrConfig)
 	}
-	switch cfg.Contention {
-	case "", "none", "same-batch-only", "full":
-	default:
-		return nil, fmt.Errorf("%w: contention %q (none, same-batch-only, full)", ErrConfig, cfg.Contention)
+	if cfg.Contention > banking.ContentionFull {
+		return nil, fmt.Errorf("%w: contention %d", ErrConfig, cfg.Contention)
 	}
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = 64
@@ -172,12 +167,12 @@ func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
 	from := i % n
 	var to int
 	switch cfg.Contention {
-	case "full":
+	case banking.ContentionFull:
 		to = 0
 		if from == 0 {
 			from = 1
 		}
-	case "same-batch-only":
+	case banking.ContentionSameBatchOnly:
 		to = (i / cfg.BatchSize) % n
 		if from == to {
 			from = (from + 1) % n
@@ -292,11 +287,11 @@ func (l *Load) Send(cfg SendConfig) (SendResult, error) {
 	}
 	defer conn.Close()
 	_ = conn.SetWriteBuffer(8 << 20)
-	mm, err := stages.NewMMsg(conn, cfg.BatchSize)
+	mm, err := mmsg.New(conn, cfg.BatchSize)
 	if err != nil {
-		return SendResult{}, err
+		return SendResult{}, fmt.Errorf("loadgen: %w", err)
 	}
-	ds := make([]stages.Datagram, cfg.BatchSize)
+	ds := make([]mmsg.Datagram, cfg.BatchSize)
 	start := time.Now()
 	lastProgress := start
 	sent := 0

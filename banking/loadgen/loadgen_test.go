@@ -1,0 +1,374 @@
+package loadgen
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"errors"
+	"math"
+	"net"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/packet/mmsg"
+	"github.com/tpugo/tpu/txview"
+)
+
+const seed = "loadgen-test"
+
+var blockhash = [32]byte{1, 2, 3, 4, 5}
+
+// genesis returns the public keys of the seed's first n genesis accounts,
+// mapped to their index.
+func genesis(n int) map[[32]byte]int {
+	m := make(map[[32]byte]int, n)
+	for i := range n {
+		m[txview.PublicKey(banking.GenesisKey(seed, i))] = i
+	}
+	return m
+}
+
+// tx is what a test reads back from a generated transaction.
+type tx struct {
+	view     txview.View
+	parseErr error
+	verifies bool
+	payer    [32]byte
+	writes   [][32]byte // writable accounts other than the payer
+}
+
+func read(t *testing.T, b []byte) tx {
+	t.Helper()
+	v, err := txview.Parse(b)
+	if err != nil {
+		return tx{parseErr: err}
+	}
+	out := tx{view: v, payer: *v.FeePayer()}
+	out.verifies = v.NumSignatures() == 1 && ed25519.Verify(out.payer[:], v.Message(), v.Signature(0)[:])
+	for i := 1; i < v.NumStaticKeys(); i++ {
+		if v.IsWritable(i) {
+			out.writes = append(out.writes, *v.StaticKey(i))
+		}
+	}
+	return out
+}
+
+// Build makes Count transactions; the invalid ones are about
+// InvalidFraction of them, spread over every invalid kind.
+func TestBuildMix(t *testing.T) {
+	for _, tc := range []struct {
+		count    int
+		fraction float64
+	}{
+		{0, 0.5},
+		{1, 0},
+		{500, 0},
+		{3000, 0.2},
+		{3000, 0.5},
+	} {
+		l, err := Build(Config{Seed: seed, Accounts: 64, Blockhash: blockhash, Count: tc.count, InvalidFraction: tc.fraction, RandSeed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Txs) != tc.count || len(l.Kinds) != tc.count {
+			t.Fatalf("count %d: %d transactions, %d kinds", tc.count, len(l.Txs), len(l.Kinds))
+		}
+		exp := l.Expected()
+		total := 0
+		for _, n := range exp {
+			total += n
+		}
+		if total != tc.count {
+			t.Fatalf("count %d: Expected sums to %d", tc.count, total)
+		}
+		invalid := tc.count - exp[Valid]
+		// A binomial count: 5 standard deviations either side.
+		mean := tc.fraction * float64(tc.count)
+		sd := 5 * math.Sqrt(float64(tc.count)*tc.fraction*(1-tc.fraction))
+		if float64(invalid) < mean-sd || float64(invalid) > mean+sd {
+			t.Errorf("count %d, fraction %v: %d invalid, want %.0f ± %.0f", tc.count, tc.fraction, invalid, mean, sd)
+		}
+		if tc.fraction == 0 {
+			continue
+		}
+		share := mean / float64(numKinds-1)
+		for k := BadSignature; k < numKinds; k++ {
+			if n := float64(exp[k]); n < share/2 || n > share*1.5 {
+				t.Errorf("count %d, fraction %v: %d %v, want about %.0f", tc.count, tc.fraction, exp[k], k, share)
+			}
+		}
+	}
+}
+
+// Every transaction is what its kind says.
+func TestBuildKinds(t *testing.T) {
+	const accounts = 64
+	l, err := Build(Config{Seed: seed, Accounts: accounts, Blockhash: blockhash, Count: 1500, InvalidFraction: 0.6, RandSeed: 11, Lamports: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := genesis(accounts)
+	seen := map[string]int{} // valid transactions' bytes
+	for i, b := range l.Txs {
+		x := read(t, b)
+		switch k := l.Kinds[i]; k {
+		case Valid, BadSignature, StaleBlockhash, UnfundedPayer:
+			if x.parseErr != nil {
+				t.Fatalf("tx %d (%v): %v", i, k, x.parseErr)
+			}
+			if _, genesisPayer := keys[x.payer]; genesisPayer != (k != UnfundedPayer) {
+				t.Errorf("tx %d (%v): payer is a genesis key: %v", i, k, genesisPayer)
+			}
+			if x.verifies != (k != BadSignature) {
+				t.Errorf("tx %d (%v): signature verifies: %v", i, k, x.verifies)
+			}
+			if fresh := *x.view.RecentBlockhash() == blockhash; fresh != (k != StaleBlockhash) {
+				t.Errorf("tx %d (%v): signed over the given blockhash: %v", i, k, fresh)
+			}
+			if len(x.writes) != 1 {
+				t.Fatalf("tx %d (%v): writes %d accounts besides the payer, want 1", i, k, len(x.writes))
+			}
+			if _, ok := keys[x.writes[0]]; !ok {
+				t.Errorf("tx %d (%v): pays an account that is not a genesis key", i, k)
+			}
+			if k == Valid {
+				if j, dup := seen[string(b)]; dup {
+					t.Errorf("tx %d: the same bytes as valid tx %d", i, j)
+				}
+				seen[string(b)] = i
+			}
+		case Duplicate:
+			j, ok := seen[string(b)]
+			if !ok || j >= i {
+				t.Errorf("tx %d (duplicate): not the bytes of an earlier valid transaction", i)
+			}
+		case Malformed:
+			if x.parseErr == nil {
+				t.Errorf("tx %d (malformed): parses", i)
+			}
+		default:
+			t.Fatalf("tx %d: kind %d", i, k)
+		}
+	}
+	if l.Amount(7) != 12 {
+		t.Errorf("Amount(7) = %d, want Lamports + 7 = 12", l.Amount(7))
+	}
+}
+
+// A load signs for Keys, when given, instead of the genesis accounts.
+func TestBuildKeys(t *testing.T) {
+	keys := []ed25519.PrivateKey{banking.GenesisKey("other", 0), banking.GenesisKey("other", 1), banking.GenesisKey("other", 2)}
+	l, err := Build(Config{Keys: keys, Blockhash: blockhash, Count: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[[32]byte]bool{}
+	for _, k := range keys {
+		own[txview.PublicKey(k)] = true
+	}
+	for i, b := range l.Txs {
+		x := read(t, b)
+		if x.parseErr != nil || !x.verifies || !own[x.payer] || !own[x.writes[0]] || x.payer == x.writes[0] {
+			t.Errorf("tx %d: parse %v, verifies %v, payer and recipient among the keys and distinct: %v %v %v",
+				i, x.parseErr, x.verifies, own[x.payer], own[x.writes[0]], x.payer != x.writes[0])
+		}
+	}
+}
+
+// The contention modes write the accounts they promise.
+func TestBuildContention(t *testing.T) {
+	const accounts, count, batch = 64, 32, 8
+	keys := genesis(accounts)
+	for _, c := range []banking.Contention{banking.ContentionNone, banking.ContentionSameBatchOnly, banking.ContentionFull} {
+		t.Run("contention="+c.String(), func(t *testing.T) {
+			l, err := Build(Config{Seed: seed, Accounts: accounts, Blockhash: blockhash, Count: count, Contention: c, BatchSize: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writers := map[[32]byte][]int{} // account -> transactions that write it
+			recipients := make([]int, count)
+			for i, b := range l.Txs {
+				x := read(t, b)
+				if x.parseErr != nil || !x.verifies || len(x.writes) != 1 || x.payer == x.writes[0] {
+					t.Fatalf("tx %d: not a valid transfer between two accounts", i)
+				}
+				writers[x.payer] = append(writers[x.payer], i)
+				writers[x.writes[0]] = append(writers[x.writes[0]], i)
+				recipients[i] = keys[x.writes[0]]
+			}
+			switch c {
+			case banking.ContentionNone:
+				// count <= accounts/2: no account is written twice.
+				for k, txs := range writers {
+					if len(txs) > 1 {
+						t.Errorf("account %d written by transactions %v", keys[k], txs)
+					}
+				}
+			case banking.ContentionSameBatchOnly:
+				for i := range recipients {
+					same := recipients[i] == recipients[i/batch*batch]
+					if !same {
+						t.Errorf("tx %d pays account %d, its batch's first pays %d", i, recipients[i], recipients[i/batch*batch])
+					}
+				}
+				var firsts []int
+				for i := 0; i < count; i += batch {
+					firsts = append(firsts, recipients[i])
+				}
+				if len(slices.Compact(slices.Sorted(slices.Values(firsts)))) != len(firsts) {
+					t.Errorf("batches share a recipient: %v", firsts)
+				}
+			case banking.ContentionFull:
+				for i, r := range recipients {
+					if r != recipients[0] {
+						t.Errorf("tx %d pays account %d, tx 0 pays %d", i, r, recipients[0])
+					}
+				}
+				if n := len(writers[txview.PublicKey(banking.GenesisKey(seed, recipients[0]))]); n != count {
+					t.Errorf("the shared account is written by %d transactions, want %d", n, count)
+				}
+			}
+		})
+	}
+}
+
+// The same RandSeed gives the same load; another gives another mix.
+func TestBuildDeterministic(t *testing.T) {
+	cfg := Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: 400, InvalidFraction: 0.5, RandSeed: 42}
+	a, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Kinds, b.Kinds) || !slices.EqualFunc(a.Txs, b.Txs, bytes.Equal) {
+		t.Fatal("two builds with one RandSeed differ")
+	}
+	cfg.RandSeed++
+	c, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(a.Kinds, c.Kinds) {
+		t.Fatal("another RandSeed gives the same kinds")
+	}
+}
+
+func TestBuildConfigErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{Seed: seed, Accounts: 1, Count: 1},
+		{Seed: seed, Accounts: 4, Count: -1},
+		{Seed: seed, Accounts: 4, Count: 1, InvalidFraction: 1.5},
+		{Seed: seed, Accounts: 4, Count: 1, InvalidFraction: -0.1},
+		{Seed: seed, Accounts: 4, Count: 1, Contention: banking.ContentionFull + 1},
+	} {
+		if _, err := Build(cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want %v", cfg, err, ErrConfig)
+		}
+	}
+}
+
+// Send sends every transaction, in order, to the target, and paces them
+// at Rate: n transactions take at least (n-1)/Rate.
+func TestSendRate(t *testing.T) {
+	const count, rate = 200, 4000.0
+	l, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, got := receiver(t, count)
+	res, err := l.Send(SendConfig{Target: in, Rate: rate, BatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != count {
+		t.Fatalf("sent %d, want %d", res.Sent, count)
+	}
+	if min := time.Duration(float64(count-1) / rate * float64(time.Second)); res.Elapsed < min {
+		t.Errorf("sent %d at %v/s in %v, faster than %v", count, rate, res.Elapsed, min)
+	}
+	recv := <-got
+	if len(recv) != count {
+		t.Fatalf("received %d datagrams, want %d", len(recv), count)
+	}
+	for i, b := range recv {
+		if !bytes.Equal(b, l.Txs[i]) {
+			t.Fatalf("datagram %d is not transaction %d", i, i)
+		}
+	}
+}
+
+// Without a rate, Send asks Accepting before each batch and stops when
+// Stop is closed.
+func TestSendAcceptingStop(t *testing.T) {
+	const count, batch, allowed = 100, 10, 50
+	l, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, got := receiver(t, allowed)
+	stop := make(chan struct{})
+	var asked []int
+	res, err := l.Send(SendConfig{Target: in, BatchSize: batch, Stop: stop, Accepting: func(sent int) bool {
+		asked = append(asked, sent)
+		if sent >= allowed {
+			close(stop)
+			return false
+		}
+		return true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != allowed {
+		t.Fatalf("sent %d, want %d", res.Sent, allowed)
+	}
+	if want := []int{0, 10, 20, 30, 40, 50}; !slices.Equal(asked, want) {
+		t.Errorf("Accepting asked with %v, want %v", asked, want)
+	}
+	if recv := <-got; len(recv) != allowed {
+		t.Errorf("received %d datagrams, want %d", len(recv), allowed)
+	}
+}
+
+// receiver binds a socket on 127.0.0.1 and reads want datagrams from it
+// in the background; the channel gets them (fewer if the socket failed).
+func receiver(t *testing.T, want int) (addr netip.AddrPort, got <-chan [][]byte) {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetReadBuffer(1 << 20)
+	// A bound on a failing test, not a synchronisation: the reader stops
+	// when it has every datagram.
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	m, err := mmsg.New(c, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan [][]byte, 1)
+	go func() {
+		var recv [][]byte
+		ds := make([]mmsg.Datagram, 64)
+		for i := range ds {
+			ds[i].Buf = make([]byte, 1500)
+		}
+		for len(recv) < want {
+			n, err := m.Read(ds[:min(len(ds), want-len(recv))])
+			for _, d := range ds[:n] {
+				recv = append(recv, bytes.Clone(d.Buf[:d.N]))
+			}
+			if err != nil {
+				break
+			}
+		}
+		out <- recv
+	}()
+	return c.LocalAddr().(*net.UDPAddr).AddrPort(), out
+}

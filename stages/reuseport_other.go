@@ -1,0 +1,16 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package stages
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+)
+
+// reusePort refuses: this OS has no SO_REUSEPORT that spreads datagrams
+// over sockets (Windows' SO_REUSEADDR lets one socket take them all), so
+// fetch runs one socket here.
+func reusePort(_, _ string, _ syscall.RawConn) error {
+	return fmt.Errorf("%w: fetch sockets > 1 needs SO_REUSEPORT, which %s lacks", ErrConfig, runtime.GOOS)
+}
