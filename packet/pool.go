@@ -58,6 +58,7 @@ type Stats struct {
 	Puts           uint64 // batches returned by a last Release
 	Allocs         uint64 // batches newly allocated (Get found none idle)
 	Live           uint64 // handed out and not yet returned: Gets - Puts
+	Peak           uint64 // the most batches out at once: Live's high-water mark
 	Idle           uint64 // kept for reuse now
 	Dropped        uint64 // returned while MaxIdle were idle, left to the GC
 	DoubleReleases uint64 // releases or retains of a released batch (counted when not panicking)
@@ -70,6 +71,8 @@ type Pool struct {
 
 	mu   sync.Mutex
 	idle []*Batch
+	live uint64 // under mu: Gets - Puts
+	peak uint64 // under mu: live's high-water mark
 
 	seq            atomic.Uint64
 	gets           atomic.Uint64
@@ -104,6 +107,8 @@ func (p *Pool) Get() *Batch {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 	}
+	p.live++
+	p.peak = max(p.peak, p.live)
 	p.mu.Unlock()
 	if b == nil {
 		b = &Batch{pkts: make([]Packet, p.cfg.BatchCap), pool: p}
@@ -123,6 +128,7 @@ func (p *Pool) put(b *Batch) {
 	poison(b)
 	p.puts.Add(1)
 	p.mu.Lock()
+	p.live--
 	if len(p.idle) < p.cfg.MaxIdle {
 		p.idle = append(p.idle, b)
 		b = nil
@@ -155,7 +161,7 @@ func (p *Pool) leaked(seq uint64) {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
-	idle := len(p.idle)
+	idle, peak := len(p.idle), p.peak
 	p.mu.Unlock()
 	// Read puts before gets so that Live never underflows.
 	puts := p.puts.Load()
@@ -165,6 +171,7 @@ func (p *Pool) Stats() Stats {
 		Puts:           puts,
 		Allocs:         p.allocs.Load(),
 		Live:           gets - puts,
+		Peak:           peak,
 		Idle:           uint64(idle),
 		Dropped:        p.dropped.Load(),
 		DoubleReleases: p.doubleReleases.Load(),

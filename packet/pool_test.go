@@ -133,6 +133,18 @@ func TestPoolRecyclesAndCounts(t *testing.T) {
 		t.Fatalf("reused batch not reset: len %d refs %d", d.Len(), d.Refs())
 	}
 	d.Release()
+	// Three were out at once, never more; new gets below that keep it.
+	e, f := p.Get(), p.Get()
+	if s := p.Stats(); s.Peak != 3 || s.Live != 2 {
+		t.Fatalf("peak after 3 out, then 2: %+v", s)
+	}
+	g, h := p.Get(), p.Get()
+	if s := p.Stats(); s.Peak != 4 {
+		t.Fatalf("peak after 4 out: %+v", s)
+	}
+	for _, b := range []*Batch{e, f, g, h} {
+		b.Release()
+	}
 }
 
 func TestRetainRelease(t *testing.T) {

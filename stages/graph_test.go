@@ -211,8 +211,10 @@ func TestFlood(t *testing.T) {
 	if shedOrDropped == 0 {
 		t.Fatal("a flood with tiny budgets dropped nothing: the budgets are not enforced")
 	}
-	if allocs := g.Pool().Stats().Allocs; allocs > maxLive+2 {
-		t.Fatalf("the pool allocated %d batches; the bound is %d", allocs, maxLive)
+	// The bound is checked before a reader hands a batch on, so a reader
+	// may hold one more (its next) while the last one counted is out.
+	if peak := g.Pool().Stats().Peak; peak > maxLive+2 {
+		t.Fatalf("%d batches were out of the pool at once; the bound is %d", peak, maxLive)
 	}
 }
 
