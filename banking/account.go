@@ -10,6 +10,10 @@ import (
 // Pubkey is an account address.
 type Pubkey = [txview.KeySize]byte
 
+// Hash is a 32-byte hash: a slot's blockhash, a transaction's recent
+// blockhash.
+type Hash = [32]byte
+
 // Well-known owners.
 var (
 	// NativeLoader (NativeLoader1111111111111111111111111111111) owns the

@@ -61,11 +61,11 @@ type Bank struct {
 	store    *store
 	accounts map[Pubkey]*Account
 
-	slot   uint64            // the working slot: last committed + 1
-	hashes []SlotRecord      // committed slots still in the blockhash window, oldest first
-	bySlot map[Pubkey]uint64 // blockhash -> slot, for the age check
-	status statusCache
-	burned uint64 // lamports burned since genesis
+	slot       uint64          // the working slot: last committed + 1
+	hashes     []SlotRecord    // committed slots still in the blockhash window, oldest first
+	slotOfHash map[Hash]uint64 // blockhash -> slot, for the age check
+	status     statusCache
+	burned     uint64 // lamports burned since genesis
 
 	// The working slot's changes.
 	dirty      []*Account
@@ -97,7 +97,7 @@ func Open(cfg Config) (*Bank, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bank{cfg: cfg, store: st, accounts: map[Pubkey]*Account{}, bySlot: map[Pubkey]uint64{}, status: newStatusCache(),
+	b := &Bank{cfg: cfg, store: st, accounts: map[Pubkey]*Account{}, slotOfHash: map[Hash]uint64{}, status: newStatusCache(),
 		statuses: make([]byte, 0, 1<<20)}
 	last, burned, seed, found, err := st.readMeta()
 	if err == nil {
@@ -183,8 +183,8 @@ func (b *Bank) load(last uint64) error {
 	for s := first; s <= last && err == nil; s++ {
 		var v []byte
 		if v, err = b.store.slotStatuses(s); err == nil {
-			err = eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
-				if hs, valid := b.bySlot[h]; valid {
+			err = eachStatus(v, func(sig *[64]byte, st Status, h Hash) error {
+				if hs, valid := b.slotOfHash[h]; valid {
 					c := b.status.forHash(h, hs)
 					if pos, _, seen := c.find(sig); !seen {
 						c.insert(pos, statusEntry{Status: st})
@@ -204,9 +204,9 @@ func (b *Bank) load(last uint64) error {
 // fell out of it.
 func (b *Bank) register(rec SlotRecord) {
 	b.hashes = append(b.hashes, rec)
-	b.bySlot[rec.Blockhash] = rec.Slot
+	b.slotOfHash[rec.Blockhash] = rec.Slot
 	for len(b.hashes) > MaxProcessingAge+1 {
-		delete(b.bySlot, b.hashes[0].Blockhash)
+		delete(b.slotOfHash, b.hashes[0].Blockhash)
 		b.hashes = b.hashes[1:]
 	}
 	b.status.prune(b.hashes[0].Slot)
@@ -233,15 +233,15 @@ func (b *Bank) OnCommit(f func(SlotRecord)) { b.store.onCommit(f) }
 
 // LatestBlockhash returns the blockhash of the last completed slot, the
 // one clients should use.
-func (b *Bank) LatestBlockhash() Pubkey { return b.hashes[len(b.hashes)-1].Blockhash }
+func (b *Bank) LatestBlockhash() Hash { return b.hashes[len(b.hashes)-1].Blockhash }
 
 // Blockhashes returns the blockhash window, oldest first; the caller owns
 // the slice.
 func (b *Bank) Blockhashes() []SlotRecord { return append([]SlotRecord(nil), b.hashes...) }
 
 // blockhashSlot returns the slot of a blockhash still in the window.
-func (b *Bank) blockhashSlot(h *Pubkey) (uint64, bool) {
-	s, ok := b.bySlot[*h]
+func (b *Bank) blockhashSlot(h *Hash) (uint64, bool) {
+	s, ok := b.slotOfHash[*h]
 	return s, ok
 }
 
@@ -275,7 +275,7 @@ func (b *Bank) Account(key Pubkey) (Account, bool) {
 
 // Status returns the status of a signature processed (or buffered) under
 // blockhash h while h is in the window.
-func (b *Bank) Status(h Pubkey, sig *[64]byte) (Status, bool) {
+func (b *Bank) Status(h Hash, sig *[64]byte) (Status, bool) {
 	e, ok := b.status.get(h, sig)
 	if !ok || e.pending {
 		return Status{}, false
@@ -345,7 +345,7 @@ func foundOr(s *Status) *Status {
 }
 
 // eachStatus decodes a slot's status value.
-func eachStatus(v []byte, f func(sig *[64]byte, st Status, blockhash Pubkey) error) error {
+func eachStatus(v []byte, f func(sig *[64]byte, st Status, blockhash Hash) error) error {
 	const rec = 64 + statusRecordLen
 	if len(v)%rec != 0 {
 		return fmt.Errorf("%w: malformed status value", ErrStore)
@@ -380,7 +380,7 @@ func (b *Bank) CommittedAccount(key Pubkey) (Account, bool, error) {
 // recent blockhash.
 type SigStatus struct {
 	Signature [64]byte
-	Blockhash Pubkey
+	Blockhash Hash
 	Status
 }
 
@@ -392,7 +392,7 @@ func (b *Bank) SlotStatuses(slot uint64) ([]SigStatus, error) {
 		return nil, err
 	}
 	var out []SigStatus
-	err = eachStatus(v, func(sig *[64]byte, st Status, h Pubkey) error {
+	err = eachStatus(v, func(sig *[64]byte, st Status, h Hash) error {
 		out = append(out, SigStatus{Signature: *sig, Blockhash: h, Status: st})
 		return nil
 	})
@@ -454,7 +454,7 @@ func (b *Bank) markDirty(a *Account) {
 
 // recordExecuted books an executed transaction (ok or failed) into the
 // working slot: its status, its fee.
-func (b *Bank) recordExecuted(sig *[64]byte, blockhash Pubkey, st Status, fee Fee) {
+func (b *Bank) recordExecuted(sig *[64]byte, blockhash Hash, st Status, fee Fee) {
 	if cap(b.statuses)-len(b.statuses) < 64+statusRecordLen {
 		// Double: a slot's statuses run to megabytes, and append's
 		// gentler growth of large slices copies (and faults in) far more.

@@ -368,7 +368,7 @@ func TestAccountCostLimit(t *testing.T) {
 	txs = append(txs, lean(10, 11))
 	s.Submit(batchOf(t, pool, txs...))
 	s.Schedule()
-	for s.InFlight() {
+	for s.Busy() {
 		s.Complete(<-s.Completions())
 	}
 	if got := s.Stats().Outcomes[packet.OutcomeExecutedOK]; got != 3 {

@@ -137,7 +137,7 @@ func (d *Driver) Abort() int {
 // Await books the next batch a worker hands back on Completions, waiting
 // for it; it reports false, at once, when nothing is in flight.
 func (d *Driver) Await() bool {
-	if !d.s.InFlight() {
+	if !d.s.Busy() {
 		return false
 	}
 	d.OnCompletion(<-d.s.Completions())
@@ -163,7 +163,7 @@ func (d *Driver) Poll() {
 // last slot, and it returns the ledger's failure, if any.
 func (d *Driver) Drain() error {
 	for !d.Idle() && d.err == nil {
-		if !d.s.InFlight() {
+		if !d.s.Busy() {
 			d.s.Schedule()
 		}
 		if !d.Await() {
@@ -210,18 +210,18 @@ func (d *Driver) advance() {
 	case d.err != nil, d.flush == aborting:
 		// Nothing more can commit, or nothing more is wanted: over
 		// once nothing is in flight.
-		if !d.s.InFlight() {
+		if !d.s.Busy() {
 			d.finish()
 		}
 	case d.flush == committing:
 		// OnCommitted ends it.
 	case !d.s.Idle():
 		d.s.Schedule()
-		if !d.s.InFlight() {
+		if !d.s.Busy() {
 			// What is buffered cannot run in this slot: end it rather
 			// than wait for the clock.
 			d.endSlot()
-			if d.err != nil && !d.s.InFlight() {
+			if d.err != nil && !d.s.Busy() {
 				d.finish()
 			}
 		}

@@ -104,7 +104,7 @@ func TestDriverTickWhileInFlight(t *testing.T) {
 			r := newDriverRig(t, Config{}, SchedulerConfig{Workers: 2, Method: m})
 			slot := r.b.Slot()
 			r.d.OnBatch(r.transfers(t, 6))
-			if !r.s.InFlight() {
+			if !r.s.Busy() {
 				t.Fatal("nothing in flight after a batch")
 			}
 			r.d.OnTick()
@@ -190,7 +190,7 @@ func TestDriverAbort(t *testing.T) {
 			r := newDriverRig(t, Config{BlockCostLimit: 4_000}, SchedulerConfig{Workers: 1, Method: m})
 			r.d.OnBatch(r.transfers(t, 5))
 			r.d.Flush()
-			inFlight := r.s.InFlight()
+			inFlight := r.s.Busy()
 			n := r.d.Abort()
 			if n == 0 || n > 4 {
 				t.Fatalf("dropped %d", n)

@@ -67,7 +67,7 @@ func TestDroppedTxReleasesBlockCost(t *testing.T) {
 	c := transferTx(t, bh, gkey(1), gpub(11), 1)
 	s.Submit(batchOf(t, pool, a, bb, c))
 	s.Schedule()
-	for s.InFlight() {
+	for s.Busy() {
 		s.Complete(<-s.Completions())
 	}
 	st := s.Stats()

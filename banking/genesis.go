@@ -92,11 +92,11 @@ func CollectorKey(seed string) ed25519.PrivateKey {
 	return derive("tpu-genesis-collector-v1", GenesisConfig{Seed: seed}.withDefaults().Seed, 0, false)
 }
 
-func genesisBlockhash(seed string) Pubkey {
+func genesisBlockhash(seed string) Hash {
 	return sha256.Sum256(append([]byte("tpu-genesis-blockhash-v1"), seed...))
 }
 
-func nextBlockhash(prev Pubkey, slot uint64) Pubkey {
+func nextBlockhash(prev Hash, slot uint64) Hash {
 	return sha256.Sum256(binary.LittleEndian.AppendUint64(prev[:], slot))
 }
 

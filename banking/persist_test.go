@@ -154,7 +154,7 @@ func crashChild(dir string) {
 		s.Submit(batch)
 		for !s.Idle() {
 			s.Schedule()
-			if s.InFlight() {
+			if s.Busy() {
 				s.Complete(<-s.Completions())
 			}
 		}

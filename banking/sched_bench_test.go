@@ -29,7 +29,8 @@ func BenchmarkScheduler(b *testing.B) {
 						txview.Transfer(keys[i], keys[n+i], 1), txview.SetComputeUnitPrice(1), txview.SetComputeUnitLimit(1470),
 					}}).Compile()
 					tx := append([]byte{1}, make([]byte, 64)...)
-					rand.Read(tx[1:65]) // distinct signatures, as banking-bench's
+					sig, _ := txview.FirstSignature(tx)
+					rand.Read(sig[:]) // distinct signatures, as banking-bench's
 					txs[i] = append(tx, msg...)
 				}
 			}
@@ -56,7 +57,7 @@ func BenchmarkScheduler(b *testing.B) {
 				}
 				for !s.Idle() {
 					s.Schedule()
-					if s.InFlight() {
+					if s.Busy() {
 						s.Complete(<-s.Completions())
 					}
 				}

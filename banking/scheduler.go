@@ -171,7 +171,7 @@ type pendingTx struct {
 	costExec  uint64 // of which the compute-unit limit
 	costLoad  uint64 // of which the loaded-data limit
 	priority  uint64
-	blockhash Pubkey
+	blockhash Hash
 	statuses  *hashStatuses // where its pending status entry lives
 	statusIdx uint32        // and its index there
 	heapIdx   int
@@ -271,11 +271,11 @@ func (q *runQueue) drain() {
 // Stats counts what the scheduler did. Received equals the sum of
 // Outcomes plus Buffered at every moment between calls.
 type Stats struct {
-	Received uint64                     // transactions handed to banking
-	Outcomes [packet.NumOutcomes]uint64 // terminal outcomes, by packet.Outcome
-	Buffered uint64                     // in the buffer or executing
-	InFlight uint64                     // executing or queued for a worker
-	Slots    uint64                     // slots ended
+	Received  uint64                     // transactions handed to banking
+	Outcomes  [packet.NumOutcomes]uint64 // terminal outcomes, by packet.Outcome
+	Buffered  uint64                     // in the buffer or executing
+	Executing uint64                     // on a worker or queued for one (of Buffered)
+	Slots     uint64                     // slots ended
 	// HeldBatches is the packet batches banking holds for buffered
 	// transactions (refcount handoff); CopyBuffers the copies it owns
 	// (copy handoff). Together they are the bytes retained by the buffer.
@@ -295,14 +295,14 @@ type Scheduler struct {
 	done chan *WorkBatch
 	all  threadSet
 
-	heap     minMaxHeap
-	strat    strategy
-	ids      accountIDs
-	cost     costTracker
-	seq      uint64
-	workers  []workerState
-	inFlight int // batches scheduled and not completed
-	ending   bool
+	heap        minMaxHeap
+	strat       strategy
+	ids         accountIDs
+	cost        costTracker
+	seq         uint64
+	workers     []workerState
+	outstanding int // work batches scheduled and not completed
+	ending      bool
 
 	stats    Stats
 	endedAt  int64      // packet.Now() when the last slot end was done
@@ -398,9 +398,9 @@ func (s *Scheduler) Stats() Stats {
 	for k, v := range s.stats.Errors {
 		st.Errors[k] = v
 	}
-	st.InFlight = 0
+	st.Executing = 0
 	for i := range s.workers {
-		st.InFlight += uint64(s.workers[i].txs)
+		st.Executing += uint64(s.workers[i].txs)
 	}
 	return st
 }
@@ -408,8 +408,8 @@ func (s *Scheduler) Stats() Stats {
 // Idle reports whether nothing is buffered or executing.
 func (s *Scheduler) Idle() bool { return s.stats.Buffered == 0 }
 
-// InFlight reports whether any batch is scheduled and not completed.
-func (s *Scheduler) InFlight() bool { return s.inFlight > 0 }
+// Busy reports whether any work batch is scheduled and not completed.
+func (s *Scheduler) Busy() bool { return s.outstanding > 0 }
 
 func (s *Scheduler) finish(t *pendingTx, o packet.Outcome) {
 	s.stats.Outcomes[o]++
@@ -719,7 +719,7 @@ func (s *Scheduler) seal(th int) {
 	w.sealed = append(w.sealed, w.building)
 	w.building = nil
 	w.batches++
-	s.inFlight++
+	s.outstanding++
 }
 
 // dispatch hands every worker's sealed batches to its run queue, and
@@ -766,7 +766,7 @@ func (s *Scheduler) Complete(wb *WorkBatch) {
 	w.batches--
 	w.cus -= wb.cus
 	w.txs -= len(wb.txs)
-	s.inFlight--
+	s.outstanding--
 	for _, t := range wb.txs {
 		s.strat.complete(t)
 		s.book(t)
@@ -834,7 +834,7 @@ func (s *Scheduler) book(t *pendingTx) {
 func (s *Scheduler) EndSlot() (bool, error) {
 	s.ending = true
 	s.sealAll()
-	if s.inFlight > 0 {
+	if s.outstanding > 0 {
 		s.dispatch()
 		return false, nil
 	}
@@ -854,7 +854,7 @@ func (s *Scheduler) TryEndSlot() (bool, error) {
 	if !s.ending {
 		return false, nil
 	}
-	if s.inFlight > 0 {
+	if s.outstanding > 0 {
 		s.dispatch()
 		return false, nil
 	}

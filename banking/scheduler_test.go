@@ -287,7 +287,7 @@ func TestSlotEndSchedulesWhatWaited(t *testing.T) {
 			bh := b.LatestBlockhash()
 			s.Submit(batchOf(t, pool, transferTx(t, bh, gkey(0), gpub(1), 10)))
 			s.Schedule()
-			if !s.InFlight() {
+			if !s.Busy() {
 				t.Fatal("nothing in flight")
 			}
 			if done, err := s.EndSlot(); done || err != nil {
@@ -300,7 +300,7 @@ func TestSlotEndSchedulesWhatWaited(t *testing.T) {
 			if done, err := s.TryEndSlot(); !done || err != nil {
 				t.Fatalf("TryEndSlot: done %v, err %v", done, err)
 			}
-			if !s.InFlight() {
+			if !s.Busy() {
 				t.Fatalf("the slot ended with %d transactions buffered and none in flight", s.Stats().Buffered)
 			}
 			s.Complete(<-s.Completions())

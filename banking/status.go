@@ -246,13 +246,13 @@ func (h *hashStatuses) remove(sig *[64]byte) {
 // statusCache answers "was this signature processed?" for every
 // transaction whose blockhash is still valid, and so can come again.
 type statusCache struct {
-	byHash map[Pubkey]*hashStatuses
+	byHash map[Hash]*hashStatuses
 }
 
-func newStatusCache() statusCache { return statusCache{byHash: map[Pubkey]*hashStatuses{}} }
+func newStatusCache() statusCache { return statusCache{byHash: map[Hash]*hashStatuses{}} }
 
 // forHash returns the statuses under blockhash h, registered at slot.
-func (c *statusCache) forHash(h Pubkey, slot uint64) *hashStatuses {
+func (c *statusCache) forHash(h Hash, slot uint64) *hashStatuses {
 	s := c.byHash[h]
 	if s == nil {
 		s = newHashStatuses(slot, rand.IntN(64-statusKeyLen+1))
@@ -262,7 +262,7 @@ func (c *statusCache) forHash(h Pubkey, slot uint64) *hashStatuses {
 }
 
 // get returns the entry of sig under blockhash h.
-func (c *statusCache) get(h Pubkey, sig *[64]byte) (statusEntry, bool) {
+func (c *statusCache) get(h Hash, sig *[64]byte) (statusEntry, bool) {
 	s := c.byHash[h]
 	if s == nil {
 		return statusEntry{}, false
@@ -294,7 +294,7 @@ func (c *statusCache) len() int {
 
 // Status encoding on disk: slot (8), recent blockhash (32), error (8:
 // set, kind, index, instr, custom u32).
-func appendStatus(b []byte, st Status, blockhash Pubkey) []byte {
+func appendStatus(b []byte, st Status, blockhash Hash) []byte {
 	b = binary.LittleEndian.AppendUint64(b, st.Slot)
 	b = append(b, blockhash[:]...)
 	set := byte(0)
@@ -307,12 +307,12 @@ func appendStatus(b []byte, st Status, blockhash Pubkey) []byte {
 
 const statusRecordLen = 8 + 32 + 8
 
-func decodeStatus(b []byte) (Status, Pubkey, bool) {
+func decodeStatus(b []byte) (Status, Hash, bool) {
 	if len(b) != statusRecordLen || b[40] > 1 {
-		return Status{}, Pubkey{}, false
+		return Status{}, Hash{}, false
 	}
 	st := Status{Slot: binary.LittleEndian.Uint64(b)}
-	var h Pubkey
+	var h Hash
 	copy(h[:], b[8:40])
 	if b[40] == 1 {
 		st.Err = TxError{Kind: TxErrorKind(b[41]), Index: b[42], Instr: InstrErrorKind(b[43]), Custom: binary.LittleEndian.Uint32(b[44:]), set: true}

@@ -28,7 +28,8 @@ func runSlots(t *testing.T, cfg Config, from ...int) [][64]byte {
 		s.Submit(batchOf(t, pool, tx))
 		drain(t, s)
 		endSlot(t, s)
-		sigs = append(sigs, [64]byte(tx[1:65]))
+		sig, _ := txview.FirstSignature(tx)
+		sigs = append(sigs, *sig)
 	}
 	s.Close()
 	if err := b.Close(); err != nil {

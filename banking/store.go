@@ -77,7 +77,7 @@ func (m SyncMode) String() string {
 // SlotRecord describes a committed slot.
 type SlotRecord struct {
 	Slot         uint64
-	Blockhash    Pubkey
+	Blockhash    Hash
 	Transactions uint64 // executed (ok or failed) in the slot
 	FeesBurned   uint64
 	Reward       uint64 // credited to the collector

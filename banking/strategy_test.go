@@ -13,7 +13,7 @@ var methods = []Method{Greedy, PrioGraph, Unbatched}
 // what is left is buffered or deferred for cost.
 func settle(s *Scheduler) {
 	s.Schedule()
-	for s.InFlight() {
+	for s.Busy() {
 		s.Complete(<-s.Completions())
 	}
 }

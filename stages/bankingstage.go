@@ -12,6 +12,7 @@ import (
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/txview"
 )
 
 // BankingConfig configures the banking stage.
@@ -115,7 +116,7 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		// (After a flush there is nothing; after an abort that timed
 		// out, or a failure, there may be.)
 		s.drv.Abort()
-		if s.sched.InFlight() {
+		if s.sched.Busy() {
 			s.log.Error("banking stopped with work in flight: its completions are lost")
 		}
 	}
@@ -131,11 +132,13 @@ func (s *bankingStage) submit(m *BatchMsg) {
 	if tracer {
 		for i := range b.Packets() {
 			p := b.At(i)
-			if p.Has(packet.FlagTracer) && !p.Discarded() && p.Meta.Size > 65 {
-				var sig [64]byte
-				copy(sig[:], p.Data()[1:65])
-				s.tracers.buffered(&sig, span.Context())
-				span.Event("tracer.buffered", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())), attribute.Int("tpu.index", i))
+			if p.Has(packet.FlagTracer) && !p.Discarded() {
+				sig, ok := txview.FirstSignature(p.Data())
+				if !ok {
+					continue // banking drops it as unparsable
+				}
+				s.tracers.buffered(sig, span.Context())
+				span.Event("tracer.buffered", attribute.String(trace.TracerSigKey, tracerSig(p)), attribute.Int("tpu.index", i))
 			}
 		}
 	}

@@ -40,5 +40,5 @@ func (c *Credits) Release() {
 	}
 }
 
-// InFlight returns the credits taken and not given back.
-func (c *Credits) InFlight() int { return int(c.limit - c.free.Load()) }
+// Taken returns the credits taken and not given back.
+func (c *Credits) Taken() int { return int(c.limit - c.free.Load()) }

@@ -250,7 +250,7 @@ func (f *fetcher) sendBatch(b *packet.Batch, first int64) {
 	if tracer {
 		for i := range b.Packets() {
 			if p := b.At(i); p.Has(packet.FlagTracer) {
-				span.Event("tracer.received", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())),
+				span.Event("tracer.received", attribute.String(trace.TracerSigKey, tracerSig(p)),
 					attribute.String("tpu.source", p.Meta.Addr.String()), attribute.Int("tpu.index", i))
 			}
 		}

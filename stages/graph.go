@@ -204,7 +204,7 @@ func (g *Graph) LatestBlockhash() ([32]byte, error) {
 // rather than flood it.
 func (g *Graph) Accepting(sent int) bool {
 	done := g.fetch.oversize.Load() + g.fetch.noCredits.Load() + g.sv.done.Load()
-	return int64(sent)-int64(done) < int64(g.cfg.Sigverify.MaxPending) && g.bankCredits.InFlight() < g.cfg.BankingBudget*3/4
+	return int64(sent)-int64(done) < int64(g.cfg.Sigverify.MaxPending) && g.bankCredits.Taken() < g.cfg.BankingBudget*3/4
 }
 
 // Pool returns the packet pool.

@@ -60,7 +60,7 @@ func stop(t *testing.T, g *stages.Graph) stages.Snapshot {
 		t.Fatal(err)
 	}
 	if !s.AccountingOK() {
-		t.Fatalf("accounting: received %d, in flight %d, outcomes %v, buffered %d", s.Received, s.InFlight, s.Outcomes, s.Buffered)
+		t.Fatalf("accounting: received %d, in transit %d, outcomes %v, buffered %d", s.Received, s.InTransit, s.Outcomes, s.Buffered)
 	}
 	if s.Live != 0 {
 		t.Fatalf("%d batches still out of the pool after the drain", s.Live)
@@ -77,7 +77,7 @@ func waitSettled(t *testing.T, g *stages.Graph, want uint64) stages.Snapshot {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Received >= want && s.InFlight == 0 && s.Buffered == 0 {
+		if s.Received >= want && s.InTransit == 0 && s.Buffered == 0 {
 			return s
 		}
 		if time.Now().After(deadline) {

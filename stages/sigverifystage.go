@@ -274,7 +274,7 @@ func (s *sigverifyStage) countAndRelease(b *packet.Batch, span trace.Span) (kept
 			kept++
 		}
 		if p.Has(packet.FlagTracer) {
-			span.Event("tracer.sigverify", attribute.String(trace.TracerSigKey, trace.TracerSig(p.Data())),
+			span.Event("tracer.sigverify", attribute.String(trace.TracerSigKey, tracerSig(p)),
 				attribute.Int("tpu.index", j), attribute.String("tpu.outcome", outcomeName(p)))
 		}
 	}

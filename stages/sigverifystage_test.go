@@ -89,8 +89,8 @@ func TestSigverifyShutdownDropsWhatIsLeft(t *testing.T) {
 	if counts[packet.OutcomeBadSignature] != 2 || counts[packet.OutcomeShutdown] != 27 {
 		t.Fatalf("bad signature %d, shutdown %d; want 2 and 27", counts[packet.OutcomeBadSignature], counts[packet.OutcomeShutdown])
 	}
-	if len(*sent) != 0 || s.done.Load() != 29 || s.upstream.InFlight() != 0 {
-		t.Fatalf("%d batches sent, %d packets done, %d fetch credits out; want 0, 29, 0", len(*sent), s.done.Load(), s.upstream.InFlight())
+	if len(*sent) != 0 || s.done.Load() != 29 || s.upstream.Taken() != 0 {
+		t.Fatalf("%d batches sent, %d packets done, %d fetch credits out; want 0, 29, 0", len(*sent), s.done.Load(), s.upstream.Taken())
 	}
 	if live := pool.Stats().Live; live != 0 {
 		t.Fatalf("%d batches still out of the pool", live)

@@ -11,18 +11,18 @@ import (
 
 // Snapshot is the graph's counters at one moment. Every datagram fetch
 // read is, at every moment, in exactly one of: a terminal outcome,
-// banking's buffer, or in flight between stages; after a drain nothing is
-// in flight.
+// banking's buffer, or in transit between stages (InTransit); after a
+// drain nothing is in transit.
 type Snapshot struct {
-	Elapsed  time.Duration
-	Received uint64                     // datagrams read by fetch
-	Outcomes [packet.NumOutcomes]uint64 // terminal outcomes, all stages
-	Verified uint64                     // packets that passed sigverify
-	Buffered uint64                     // in banking's buffer or executing
-	InFlight int64                      // received - outcomes - buffered
-	Errors   map[string]uint64          // executed-failed transactions by Solana error
-	Live     uint64                     // batches out of the pool
-	Slots    uint64                     // slots committed
+	Elapsed   time.Duration
+	Received  uint64                     // datagrams read by fetch
+	Outcomes  [packet.NumOutcomes]uint64 // terminal outcomes, all stages
+	Verified  uint64                     // packets that passed sigverify
+	Buffered  uint64                     // in banking's buffer or executing
+	InTransit int64                      // received - outcomes - buffered: between stages, 0 after a drain
+	Errors    map[string]uint64          // executed-failed transactions by Solana error
+	Live      uint64                     // batches out of the pool
+	Slots     uint64                     // slots committed
 	// HeldBatches and CopyBuffers are what banking's buffer retains:
 	// whole packet batches (refcount handoff) or copies (copy handoff).
 	HeldBatches, CopyBuffers uint64
@@ -43,7 +43,7 @@ func (s Snapshot) Executed() uint64 {
 
 // AccountingOK reports whether every datagram is accounted for with
 // nothing in flight: received == sum(outcomes) + buffered.
-func (s Snapshot) AccountingOK() bool { return s.InFlight == 0 }
+func (s Snapshot) AccountingOK() bool { return s.InTransit == 0 }
 
 func (g *Graph) snapshot(bs banking.Stats) Snapshot {
 	s := Snapshot{
@@ -69,7 +69,7 @@ func (g *Graph) snapshot(bs banking.Stats) Snapshot {
 	for _, n := range s.Outcomes {
 		sum += n
 	}
-	s.InFlight = int64(s.Received) - int64(sum) - int64(s.Buffered)
+	s.InTransit = int64(s.Received) - int64(sum) - int64(s.Buffered)
 	return s
 }
 

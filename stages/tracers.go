@@ -5,6 +5,7 @@ import (
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/txview"
 )
 
 // tracers follows tracer transactions (packet.FlagTracer) through
@@ -59,7 +60,7 @@ func (t *tracers) done(sig *[64]byte, o packet.Outcome, slot uint64) {
 	}
 	now := packet.Now()
 	span := t.execute.Span(tr.parent, now, true)
-	span.Event("tracer.done", attribute.String(trace.TracerSigKey, tracerSigOf(sig)), attribute.String("tpu.outcome", o.String()))
+	span.Event("tracer.done", attribute.String(trace.TracerSigKey, trace.TracerSig(sig[:])), attribute.String("tpu.outcome", o.String()))
 	span.EndAt(now)
 	if o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed {
 		t.pending[slot] = append(t.pending[slot], pendingTracer{sig: *sig, parent: tr.parent, outcome: o})
@@ -81,7 +82,7 @@ func (t *tracers) committed(slot uint64) {
 		now := packet.Now()
 		for _, tr := range trs {
 			span := t.commit.Span(tr.parent, now, true)
-			span.Event("tracer.committed", attribute.String(trace.TracerSigKey, tracerSigOf(&tr.sig)),
+			span.Event("tracer.committed", attribute.String(trace.TracerSigKey, trace.TracerSig(tr.sig[:])),
 				attribute.Int64("tpu.slot", int64(s)), attribute.String("tpu.outcome", tr.outcome.String()))
 			span.EndAt(now)
 		}
@@ -89,10 +90,11 @@ func (t *tracers) committed(slot uint64) {
 	}
 }
 
-// tracerSigOf is trace.TracerSig of a transaction whose first signature
-// is sig.
-func tracerSigOf(sig *[64]byte) string {
-	var b [9]byte
-	copy(b[1:], sig[:8])
-	return trace.TracerSig(b[:])
+// tracerSig is the trace.TracerSigKey value of the transaction in p ("" if
+// it has no signature).
+func tracerSig(p *packet.Packet) string {
+	if sig, ok := txview.FirstSignature(p.Data()); ok {
+		return trace.TracerSig(sig[:])
+	}
+	return ""
 }

@@ -55,7 +55,7 @@ func sigOf(b byte) *[64]byte {
 func TestTracers(t *testing.T) {
 	parent := trace.SpanContext{TraceID: [16]byte{1}, SpanID: [8]byte{2}, Flags: 1}
 	a, b, c, d := sigOf(0xa), sigOf(0xb), sigOf(0xc), sigOf(0xd)
-	sa, sb, sc := tracerSigOf(a), tracerSigOf(b), tracerSigOf(c)
+	sa, sb, sc := trace.TracerSig(a[:]), trace.TracerSig(b[:]), trace.TracerSig(c[:])
 	for _, tc := range []struct {
 		name    string
 		run     func(tr *tracers)

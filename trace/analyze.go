@@ -35,14 +35,15 @@ type TracerPath struct {
 // bytes of its first signature, in hex.
 const TracerSigKey = "tpu.sig"
 
-// TracerSig returns the TracerSigKey value of a transaction's bytes.
-func TracerSig(tx []byte) string {
+// TracerSig returns the TracerSigKey value of a transaction whose first
+// signature is sig ("" if sig is shorter than 8 bytes).
+func TracerSig(sig []byte) string {
 	const hexdigits = "0123456789abcdef"
-	if len(tx) < 9 {
+	if len(sig) < 8 {
 		return ""
 	}
 	b := make([]byte, 16)
-	for i, c := range tx[1:9] {
+	for i, c := range sig[:8] {
 		b[2*i], b[2*i+1] = hexdigits[c>>4], hexdigits[c&15]
 	}
 	return string(b)

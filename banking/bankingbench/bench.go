@@ -144,7 +144,8 @@ func Run(cfg Config) (Result, error) {
 				return Result{}, err
 			}
 			tx := append([]byte{1}, make([]byte, txview.SignatureSize)...)
-			rand.Read(tx[1:65]) // random signature: unique per transaction and chunk
+			sig, _ := txview.FirstSignature(tx) // Sign made one
+			rand.Read(sig[:])                   // random signature: unique per transaction and chunk
 			chunks[c] = append(chunks[c], append(tx, msg...))
 		}
 	}

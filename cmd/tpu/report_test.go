@@ -89,7 +89,7 @@ func TestSummaryFigures(t *testing.T) {
 		t.Errorf("tps %v over 0 s", z.TPS)
 	}
 	in := testSnapshot()
-	in.InFlight = 2
+	in.InTransit = 2
 	if newSummary(in, nil, &lat, 1).AccountingOK {
 		t.Error("accounting ok with 2 in flight")
 	}

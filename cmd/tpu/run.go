@@ -223,7 +223,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		return 1, stopErr
 	}
 	if !sum.AccountingOK {
-		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InFlight)
+		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InTransit)
 	}
 	return 0, nil
 }

@@ -55,9 +55,9 @@ type Server struct {
 	log *slog.Logger
 
 	mu       sync.RWMutex
-	slot     uint64                    // last committed slot
-	hashes   []banking.SlotRecord      // committed blockhash window, oldest first
-	hashSlot map[banking.Pubkey]uint64 // blockhash -> slot
+	slot     uint64                  // last committed slot
+	hashes   []banking.SlotRecord    // committed blockhash window, oldest first
+	hashSlot map[banking.Hash]uint64 // blockhash -> slot
 	// statusesOn: the statuses of the window's slots are indexed in
 	// recent (and sigsBySlot, which also tells which slots are). Indexing
 	// costs a map entry per transaction, so it starts with the first
@@ -94,7 +94,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Pubkey]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Hash]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{}}
 	// Listen first, index what is on disk, then apply what committed in
 	// between: no slot falls in a gap.
 	var pendingMu sync.Mutex
