@@ -76,3 +76,33 @@ func TestAccountIDs(t *testing.T) {
 		t.Fatalf("c got id %d, want a's freed 0", got)
 	}
 }
+
+// TestCostTrackerAccountLimitAboveBlock: when the per-account limit is at
+// least the block limit it cannot bind, and nothing is charged per
+// account (benchmarks lift both limits); the block limit still holds.
+func TestCostTrackerAccountLimitAboveBlock(t *testing.T) {
+	var ids accountIDs
+	c := newCostTracker(100, 100, &ids)
+	a := &Account{}
+	tx := func(cost uint64) *pendingTx {
+		p := &pendingTx{cost: cost, n: 1, writable: 1}
+		p.accounts[0] = a
+		return p
+	}
+	for i := 0; i < 4; i++ {
+		if !c.fits(tx(25)) {
+			t.Fatalf("transaction %d of 25 units does not fit a block of 100", i)
+		}
+		c.add(tx(25))
+	}
+	if c.fits(tx(1)) {
+		t.Fatal("the block limit did not hold")
+	}
+	if c.used(a) != 0 || len(c.acct) != 0 {
+		t.Fatalf("charged per account (%d) though the limit cannot bind", c.used(a))
+	}
+	c.remove(tx(25), 25)
+	if c.block != 75 || !c.fits(tx(25)) {
+		t.Fatalf("after remove: block %d", c.block)
+	}
+}

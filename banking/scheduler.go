@@ -177,8 +177,9 @@ type pendingTx struct {
 	heapIdx   int
 
 	// Set when scheduled.
-	accounts [maxAccounts]*Account
-	n        int
+	accounts   [maxAccounts]*Account
+	n          int
+	resolvedIn uint64 // the bank's slot when accounts were resolved; 0: never
 	writable uint64
 	thread   int
 	result   execResult
@@ -530,7 +531,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	t.cb, t.fee, t.cost, t.priority = cb, fee, cost, Priority(fee, cost)
 	t.costExec, t.costLoad = tc.Execution, tc.LoadedData
 	t.blockhash, t.statuses, t.statusIdx, t.heapIdx = *v.RecentBlockhash(), statuses, statusIdx, -1
-	t.held, t.buf, t.n, t.thread, t.result, t.strat = nil, nil, 0, 0, execResult{}, -1
+	t.held, t.buf, t.n, t.resolvedIn, t.thread, t.result, t.strat = nil, nil, 0, 0, 0, execResult{}, -1
 	t.writable = shape.writable(v)
 	s.stats.Buffered++
 	return t
@@ -650,7 +651,16 @@ func (s *Scheduler) place(t *pendingTx, th int) bool {
 }
 
 // resolve fills t's accounts from the bank.
+//
+// The pointers stay good for the rest of the slot (the bank drops an
+// account only at a slot end), so a transaction looked at again in the
+// same slot (left in the buffer by a pass, back from a prio-graph window)
+// is not resolved again.
 func (s *Scheduler) resolve(t *pendingTx) {
+	if t.resolvedIn == s.bank.slot {
+		return
+	}
+	t.resolvedIn = s.bank.slot
 	v := t.view
 	t.n = v.NumStaticKeys()
 	for i := 0; i < t.n; i++ {
