@@ -38,9 +38,10 @@ type Account struct {
 	onDisk    bool   // the ledger has a record of it
 	dirtySlot uint64 // slot+1 in which it last changed, for the slot commit
 
-	// pins counts holds a user of the bank (the scheduler's queues) has
-	// on the account: the bank never drops a pinned account, so that a
-	// pointer held across a slot end still names the account at its key.
+	// pins is set by a user of the bank (the scheduler, around a slot
+	// end, for the accounts its buffered transactions hold): the bank
+	// never drops a pinned account, so that a pointer held across a slot
+	// end still names the account at its key.
 	pins int32
 	// ref is an opaque index a user of the bank may keep on the account
 	// (the scheduler's dense account id + 1, 0 for none): the bank never

@@ -69,6 +69,7 @@ func (g *prioGraph) drop(*pendingTx)         {}
 func (g *prioGraph) complete(t *pendingTx)   { g.locks.unlock(t) }
 func (g *prioGraph) requeue(t *pendingTx)    { g.s.heap.Push(t) }
 func (g *prioGraph) writing(a *Account) bool { return g.locks.writing(a) }
+func (g *prioGraph) pin(bool)                {} // nothing is locked at a slot end
 
 func (g *prioGraph) schedule() {
 	s := g.s

@@ -180,9 +180,9 @@ type pendingTx struct {
 	accounts   [maxAccounts]*Account
 	n          int
 	resolvedIn uint64 // the bank's slot when accounts were resolved; 0: never
-	writable uint64
-	thread   int
-	result   execResult
+	writable   uint64
+	thread     int
+	result     execResult
 
 	// strat is the strategy's index of the transaction in its own
 	// tables (Unbatched: its usages; PrioGraph: its node in this pass's
@@ -872,6 +872,10 @@ func (s *Scheduler) TryEndSlot() (bool, error) {
 }
 
 func (s *Scheduler) endSlotNow() error {
+	// What buffered transactions name survives the slot end, and keeps
+	// its id.
+	s.strat.pin(true)
+	defer s.strat.pin(false)
 	_, err := s.bank.endSlot()
 	s.endedAt = packet.Now()
 	s.ending = false

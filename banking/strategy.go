@@ -26,6 +26,9 @@ type strategy interface {
 	complete(t *pendingTx)
 	// requeue puts back t, deferred for cost, where schedule looks.
 	requeue(t *pendingTx)
+	// pin pins (on) the accounts its buffered transactions hold, so that
+	// the bank keeps them across the slot end, or unpins them after it.
+	pin(on bool)
 	// writing reports whether a transaction placed on a worker may be
 	// writing a: only when none is may the core read it (the fee payer's
 	// balance at admission).

@@ -284,3 +284,42 @@ func TestPrioGraphChainStaysBlocked(t *testing.T) {
 		})
 	}
 }
+
+// TestUnbatchedKeepsQueuedAccountsAcrossSlotEnd: a transaction waiting in
+// an unbatched queue names an account that does not exist yet (the bank
+// made an empty one for it, to be dropped at the slot end if still
+// empty). The slot ends while it waits; the account must survive, or the
+// transfer lands on an Account the bank no longer knows and its lamports
+// are lost.
+func TestUnbatchedKeepsQueuedAccountsAcrossSlotEnd(t *testing.T) {
+	bank := openBank(t, Config{})
+	s := newScheduler(t, SchedulerConfig{Method: Unbatched, Workers: 1}, bank)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := bank.LatestBlockhash()
+	x := txview.PublicKey(freshKey(7))
+	first := transferTx(t, bh, gkey(1), gpub(2), 1)
+	second := transferTx(t, bh, gkey(1), x, 1_000_000) // waits for gkey(1) behind first
+	s.Submit(batchOf(t, pool, first, second))
+	s.Schedule()
+	if !s.Busy() {
+		t.Fatal("the first transfer did not start")
+	}
+	// The slot end waits for the first; the second is granted its
+	// accounts when the first completes, but runs only in the next slot.
+	if done, err := s.EndSlot(); done || err != nil {
+		t.Fatalf("EndSlot with work in flight: done %v, err %v", done, err)
+	}
+	s.Complete(<-s.Completions())
+	if done, err := s.TryEndSlot(); !done || err != nil {
+		t.Fatalf("TryEndSlot: done %v, err %v", done, err)
+	}
+	drain(t, s)
+	endSlot(t, s)
+	checkAccounting(t, s)
+	if got := s.Stats().Outcomes[packet.OutcomeExecutedOK]; got != 2 {
+		t.Fatalf("%d executed ok, want 2", got)
+	}
+	if a, ok := bank.Account(x); !ok || a.Lamports != 1_000_000 {
+		t.Fatalf("the recipient holds %d lamports (exists %v), want 1000000", a.Lamports, ok)
+	}
+}

@@ -7,8 +7,11 @@ package banking
 // at a time. The buffer (the priority heap) still bounds how many wait
 // and decides which is evicted when it is full.
 //
-// A transaction in the queues pins its accounts (the bank keeps them
-// across slot ends) from insert until it completes or is dropped.
+// The accounts of the transactions in the queues must survive a slot end
+// (the bank drops an emptied account then): every account with a queue
+// is pinned for the slot end (pin), and nothing is written to an Account
+// per transaction (the hottest, a program every transaction names, is
+// read by every worker).
 type unbatched struct {
 	s        *Scheduler
 	queues   []*usageQueue // by account id; nil when nobody uses or waits
@@ -19,12 +22,10 @@ type unbatched struct {
 }
 
 // usageState is a buffered transaction's usages: how many it still waits
-// for, those it holds (a bit per static index), and whether it was
-// abandoned (its waiting requests are skipped).
+// for, and those it holds (a bit per static index).
 type usageState struct {
-	waiting   int
-	granted   uint64
-	abandoned bool
+	waiting int
+	granted uint64
 }
 
 // usageQueue is an account's current usage and the requests waiting.
@@ -35,7 +36,9 @@ type usageQueue struct {
 }
 
 // usageReq is a transaction's request for an account. seq tells a request
-// from a recycled pendingTx: a request whose transaction left is skipped.
+// from a recycled pendingTx: a request whose transaction left is skipped,
+// and so is one whose transaction was dropped (its strat is -1 from the
+// start of drop).
 type usageReq struct {
 	t     *pendingTx
 	seq   uint64
@@ -66,7 +69,7 @@ func (q *usageQueue) release(write bool) {
 func newUnbatched(s *Scheduler) *unbatched { return &unbatched{s: s} }
 
 func (u *unbatched) live(r usageReq) bool {
-	return r.t.seq == r.seq && !u.txs[r.t.strat].abandoned
+	return r.t.seq == r.seq && r.t.strat >= 0
 }
 
 // queue returns a's usage queue, making one if it has none.
@@ -86,7 +89,7 @@ func (u *unbatched) queue(a *Account) *usageQueue {
 	return q
 }
 
-// insert resolves t's accounts, pins them and requests each of them; t
+// insert resolves t's accounts and requests each of them; t
 // is runnable at once if it got them all.
 func (u *unbatched) insert(t *pendingTx) {
 	u.s.resolve(t)
@@ -101,7 +104,6 @@ func (u *unbatched) insert(t *pendingTx) {
 	*st = usageState{}
 	for i := 0; i < t.n; i++ {
 		a := t.accounts[i]
-		a.pins++
 		write := t.writable&(1<<i) != 0
 		q := u.queue(a)
 		if len(q.waiting) == 0 && q.grant(write) {
@@ -144,7 +146,7 @@ func (u *unbatched) unblock(a *Account) {
 	}
 }
 
-// complete gives back every usage t holds, and its pins.
+// complete gives back every usage t holds.
 func (u *unbatched) complete(t *pendingTx) {
 	st := &u.txs[t.strat]
 	for i := 0; i < t.n; i++ {
@@ -153,16 +155,17 @@ func (u *unbatched) complete(t *pendingTx) {
 			u.queues[a.ref-1].release(t.writable&(1<<i) != 0)
 			u.unblock(a)
 		}
-		a.pins--
 	}
-	u.free(t)
+	u.free(t.strat)
+	t.strat = -1
 }
 
 // drop takes t out of every queue: it gives back what it holds and its
 // waiting requests are skipped from now on.
 func (u *unbatched) drop(t *pendingTx) {
-	st := &u.txs[t.strat]
-	st.abandoned = true
+	k := t.strat
+	t.strat = -1 // its waiting requests are dead from now on
+	st := &u.txs[k]
 	for i := 0; i < t.n; i++ {
 		a := t.accounts[i]
 		if st.granted&(1<<i) != 0 {
@@ -171,21 +174,34 @@ func (u *unbatched) drop(t *pendingTx) {
 		if u.queues[a.ref-1] != nil {
 			u.unblock(a)
 		}
-		a.pins--
 	}
-	u.free(t)
+	u.free(k)
 }
 
-func (u *unbatched) free(t *pendingTx) {
-	u.txs[t.strat] = usageState{}
-	u.freeTxs = append(u.freeTxs, t.strat)
-	t.strat = -1
+// free gives back the usage state at k.
+func (u *unbatched) free(k int32) {
+	u.txs[k] = usageState{}
+	u.freeTxs = append(u.freeTxs, k)
 }
 
 // requeue makes t, deferred for cost with its usages held, runnable
 // again.
 func (u *unbatched) requeue(t *pendingTx) {
 	u.runnable = append(u.runnable, usageReq{t: t, seq: t.seq})
+}
+
+// pin pins (on) or unpins the accounts that have a queue: those of the
+// transactions buffered in it, around a slot end.
+func (u *unbatched) pin(on bool) {
+	var p int32
+	if on {
+		p = 1
+	}
+	for id, q := range u.queues {
+		if q != nil {
+			u.s.ids.accts[id].pins = p
+		}
+	}
 }
 
 func (u *unbatched) writing(a *Account) bool {
