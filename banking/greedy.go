@@ -11,21 +11,31 @@ const maxMissesPerPass = 256
 // whose thread-aware locks allow it, skipping (and keeping in the buffer)
 // those that conflict, as Agave's GreedyScheduler does.
 type greedy struct {
-	s     *Scheduler
-	locks lockTable
+	locking
 	retry []*pendingTx // could not be scheduled this pass
 }
 
-func newGreedy(s *Scheduler) *greedy {
-	return &greedy{s: s, locks: newLockTable(&s.ids, s.cfg.Workers)}
+func newGreedy(s *Scheduler) *greedy { return &greedy{locking: newLocking(s)} }
+
+// locking is what greedy and prio-graph share: the buffer is their queue
+// (nothing to do at insert or drop; a transaction deferred for cost goes
+// back to it), and thread-aware locks, taken when a transaction is placed
+// and given back when it completes, so nothing is locked at a slot end.
+type locking struct {
+	s     *Scheduler
+	locks lockTable
 }
 
-func (g *greedy) insert(*pendingTx)       {}
-func (g *greedy) drop(*pendingTx)         {}
-func (g *greedy) complete(t *pendingTx)   { g.locks.unlock(t) }
-func (g *greedy) requeue(t *pendingTx)    { g.s.heap.Push(t) }
-func (g *greedy) writing(a *Account) bool { return g.locks.writing(a) }
-func (g *greedy) pin(bool)                {} // nothing is locked at a slot end
+func newLocking(s *Scheduler) locking {
+	return locking{s: s, locks: newLockTable(&s.ids, s.cfg.Workers)}
+}
+
+func (l *locking) insert(*pendingTx)       {}
+func (l *locking) drop(*pendingTx)         {}
+func (l *locking) complete(t *pendingTx)   { l.locks.unlock(t) }
+func (l *locking) requeue(t *pendingTx)    { l.s.heap.Push(t) }
+func (l *locking) writing(a *Account) bool { return l.locks.writing(a) }
+func (l *locking) pin(bool)                {}
 
 func (g *greedy) schedule() {
 	s := g.s

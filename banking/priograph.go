@@ -32,8 +32,7 @@ package banking
 // placed in this pass (the window slides on as rounds pop), and building
 // it on every completion would cost more than the work it scheduled.
 type prioGraph struct {
-	s      *Scheduler
-	locks  lockTable
+	locking
 	pass   uint64
 	accts  []graphAccount // by account id
 	nodes  []graphNode    // this pass's graph, by pendingTx.strat
@@ -60,16 +59,7 @@ type graphNode struct {
 	unblocked  bool    // its dependents were unblocked
 }
 
-func newPrioGraph(s *Scheduler) *prioGraph {
-	return &prioGraph{s: s, locks: newLockTable(&s.ids, s.cfg.Workers)}
-}
-
-func (g *prioGraph) insert(*pendingTx)       {}
-func (g *prioGraph) drop(*pendingTx)         {}
-func (g *prioGraph) complete(t *pendingTx)   { g.locks.unlock(t) }
-func (g *prioGraph) requeue(t *pendingTx)    { g.s.heap.Push(t) }
-func (g *prioGraph) writing(a *Account) bool { return g.locks.writing(a) }
-func (g *prioGraph) pin(bool)                {} // nothing is locked at a slot end
+func newPrioGraph(s *Scheduler) *prioGraph { return &prioGraph{locking: newLocking(s)} }
 
 func (g *prioGraph) schedule() {
 	s := g.s
