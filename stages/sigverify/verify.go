@@ -53,6 +53,7 @@ type VerifyStats struct {
 	Signatures   int // signatures checked
 	SimpleVotes  int // passed packets flagged as simple votes
 	Tasks        int // tasks started for it (0: tasks already running took it up)
+	Panics       int // signature checks that panicked: each fails its signature (BadSignature)
 }
 
 // Add accumulates o into s.
@@ -65,6 +66,7 @@ func (s *VerifyStats) Add(o VerifyStats) {
 	s.Signatures += o.Signatures
 	s.SimpleVotes += o.SimpleVotes
 	s.Tasks += o.Tasks
+	s.Panics += o.Panics
 }
 
 // Verifier parses and signature-checks whole batches, spreading the
@@ -135,10 +137,11 @@ const chunkSignatures = 8
 
 // sigCheck is one signature to check, pointing into its packet.
 type sigCheck struct {
-	pub *[txview.KeySize]byte
-	sig *[txview.SignatureSize]byte
-	msg []byte
-	ok  bool
+	pub      *[txview.KeySize]byte
+	sig      *[txview.SignatureSize]byte
+	msg      []byte
+	ok       bool
+	panicked bool // the backend panicked checking it (ok is false)
 }
 
 // pktCheck is a parsed packet and its signatures, sigs[first:first+n].
@@ -187,25 +190,30 @@ func (v *Verifier) Close() {
 
 func (v *Verifier) newPass() *Pass { return &Pass{v: v} }
 
-// taskPanicked, when not nil, is called by a task that panicked once it is
-// no longer counted as running: a test waits for it.
-var taskPanicked func()
-
 // work is one task: it checks chunks of signatures, oldest pass first,
 // until no pass has any left to claim. Whoever checks a pass's last
 // signature applies its verdicts and hands it to its done function.
+//
+// A panic in the backend fails the signature being checked and no other
+// (see check), so every claimed chunk is accounted for. A panic anywhere
+// else (in a done function) ends the task, which the pool recovers: the
+// task is uncounted and, if passes are still queued, another started in
+// its place, or they would wait for the next Start.
 func (v *Verifier) work() {
 	drained := false // claim found nothing left and uncounted this task
 	defer func() {
-		if !drained {
-			// A panic (which the pool recovers) left the task counted
-			// as running: uncount it, or the slot is lost for good.
-			v.mu.Lock()
-			v.running--
-			v.mu.Unlock()
-			if taskPanicked != nil {
-				taskPanicked()
-			}
+		if drained {
+			return
+		}
+		v.mu.Lock()
+		v.running--
+		more := len(v.queue) > 0
+		if more {
+			v.running++
+		}
+		v.mu.Unlock()
+		if more {
+			v.invoke()
 		}
 	}()
 	for {
@@ -214,13 +222,39 @@ func (v *Verifier) work() {
 			drained = true
 			return
 		}
-		for i := start; i < end; i++ {
-			s := &p.sigs[i]
-			s.ok = v.backend.Verify(s.pub, s.msg, s.sig)
+		for i := start; i < end; {
+			i = v.check(p, i, end)
 		}
 		if p.left.Add(int64(start-end)) == 0 {
 			p.finish()
 		}
+	}
+}
+
+// check checks p's signatures from i up to end, and returns end, or, if
+// the backend panics on one, fails that signature, marks it panicked and
+// returns the index after it: a backend failure costs its packet, counted,
+// never the rest of the chunk, and the task goes on.
+func (v *Verifier) check(p *Pass, i, end int) (next int) {
+	defer func() {
+		if recover() != nil {
+			s := &p.sigs[next]
+			s.ok, s.panicked = false, true
+			next++
+		}
+	}()
+	for next = i; next < end; next++ {
+		s := &p.sigs[next]
+		s.ok = v.backend.Verify(s.pub, s.msg, s.sig)
+	}
+	return next
+}
+
+// invoke runs one counted task on the pool, or here if the pool is
+// closed or broken, rather than lose the verdicts.
+func (v *Verifier) invoke() {
+	if err := v.pool.Invoke(v); err != nil {
+		v.work()
 	}
 }
 
@@ -248,8 +282,9 @@ func (v *Verifier) claim() (p *Pass, start, end int) {
 // Verify parses and sanitizes every live packet of the batches and checks
 // its signatures: signature i by static key i over the message bytes. A
 // packet passes only if all of them verify. Failures are discarded with
-// outcome packet.OutcomeParse, OutcomeSanitize or OutcomeBadSignature;
-// packets already discarded are skipped; passing simple votes get
+// outcome packet.OutcomeParse, OutcomeSanitize or OutcomeBadSignature (a
+// signature whose check panics in the backend fails too, counted in
+// Panics as well); packets already discarded are skipped; passing simple votes get
 // packet.FlagSimpleVote. It borrows the batches: the caller must hold the
 // sole reference of each while Verify runs, and the packets' bytes must
 // not change until it returns.
@@ -348,21 +383,23 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
 	v.queue = append(v.queue, p)
 	v.mu.Unlock()
 	for i := 0; i < tasks; i++ {
-		if err := v.pool.Invoke(v); err != nil {
-			// The pool is closed or broken: check here rather than lose
-			// the verdicts.
-			v.work()
-		}
+		v.invoke()
 	}
 }
 
 // finish applies the verdicts, then hands the pass to its done function.
+// The pass is no longer under way even if done panics, so Close does not
+// wait for it forever.
 func (p *Pass) finish() {
+	defer p.v.passes.Done()
 	st := &p.stats
 	for _, pc := range p.pkts {
 		ok := true
 		for _, s := range p.sigs[pc.first : pc.first+pc.n] {
 			ok = ok && s.ok
+			if s.panicked {
+				st.Panics++
+			}
 		}
 		if ok {
 			st.Verified++
@@ -375,7 +412,5 @@ func (p *Pass) finish() {
 			st.BadSignature++
 		}
 	}
-	v, done := p.v, p.done
-	done(p)
-	v.passes.Done()
+	p.done(p)
 }

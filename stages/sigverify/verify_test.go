@@ -565,13 +565,6 @@ func verifierVerify(b *testing.B, txs [][]byte, workers int) (run, done func()) 
 	return run, batch.Release
 }
 
-// runningTasks returns the number of tasks running.
-func (v *Verifier) runningTasks() int {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.running
-}
-
 // panicOnce panics in its first Verify call.
 type panicOnce struct {
 	Backend
@@ -585,13 +578,12 @@ func (b *panicOnce) Verify(pub *[32]byte, msg []byte, sig *[64]byte) bool {
 	return b.Backend.Verify(pub, msg, sig)
 }
 
-// TestVerifierSurvivesPanic: a task that panics (the pool recovers it)
-// gives its worker back, so later passes are still checked.
+// TestVerifierSurvivesPanic: a backend that panics fails the signature it
+// was checking (the pass still finishes, its packet discarded and the
+// panic counted) and the worker survives it, so later passes are still
+// checked.
 func TestVerifierSurvivesPanic(t *testing.T) {
-	v, err := NewVerifier(VerifyConfig{Workers: 1, MinTaskSignatures: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := newVerifier(t, VerifyConfig{Workers: 1, MinTaskSignatures: 1})
 	v.backend = &panicOnce{Backend: v.backend}
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
 	a, b := pool.Get(), pool.Get()
@@ -599,26 +591,166 @@ func TestVerifierSurvivesPanic(t *testing.T) {
 	defer b.Release()
 	a.Next().Fill(transfer(t, 1))
 	b.Next().Fill(transfer(t, 2))
-	gone := make(chan struct{})
-	taskPanicked = func() { close(gone) }
-	defer func() { taskPanicked = nil }()
-	v.Start(func(*Pass) { t.Error("the pass whose check panicked finished") }, a)
-	select {
-	case <-gone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the panicking task was not uncounted within 10s")
-	}
-	if n := v.runningTasks(); n != 0 {
-		t.Fatalf("%d tasks counted as running after the panic, want 0", n)
-	}
 	done := make(chan VerifyStats, 1)
-	v.Start(func(p *Pass) { done <- p.Stats() }, b)
+	onDone := func(p *Pass) { done <- p.Stats() }
+	for i, want := range []VerifyStats{
+		{Packets: 1, BadSignature: 1, Signatures: 1, Panics: 1, Tasks: 1},
+		{Packets: 1, Verified: 1, Signatures: 1},
+	} {
+		v.Start(onDone, []*packet.Batch{a, b}[i])
+		select {
+		case st := <-done:
+			if i == 1 {
+				// The first task may still be counted, between done
+				// and its next claim, and take this pass up itself.
+				st.Tasks = 0
+			}
+			if st != want {
+				t.Errorf("pass %d: stats %+v, want %+v", i, st, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("pass %d not done within 10s", i)
+		}
+	}
+	if got := a.At(0).Meta.Outcome; got != packet.OutcomeBadSignature {
+		t.Errorf("the packet whose check panicked: outcome %v, want %v", got, packet.OutcomeBadSignature)
+	}
+	if got := b.At(0).Meta.Outcome; got != packet.OutcomeNone {
+		t.Errorf("the later packet: outcome %v", got)
+	}
+}
+
+// panicOn panics when asked to check the signature sig, once release is
+// closed: until then that check waits, so that a test can queue passes
+// behind the task making it.
+type panicOn struct {
+	Backend
+	sig     [64]byte
+	release chan struct{}
+}
+
+func (b *panicOn) Verify(pub *[32]byte, msg []byte, sig *[64]byte) bool {
+	if *sig == b.sig {
+		<-b.release
+		panic("backend failure")
+	}
+	return b.Backend.Verify(pub, msg, sig)
+}
+
+// TestVerifierPanicKeepsQueue: with one worker and two passes queued, a
+// backend that panics on one signature of the first pass fails that
+// signature alone: its packet is discarded as a bad signature and the
+// panic counted, the rest of its chunk and of the pass are still checked
+// (a bad signature after it in the same chunk is still found bad), and
+// the second pass, queued behind the task that panicked, is checked too.
+// Both done functions are called, and Close returns.
+func TestVerifierPanicKeepsQueue(t *testing.T) {
+	const n, panics, bad = 20, 9, 10 // packets 9 and 10 are in the second chunk
+	v, err := NewVerifier(VerifyConfig{Workers: 1, MinTaskSignatures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, _ := packet.NewPool(packet.Config{BatchCap: n})
+	be := &panicOn{Backend: v.backend, release: make(chan struct{})}
+	v.backend = be
+	a, b := pool.Get(), pool.Get()
+	defer a.Release()
+	defer b.Release()
+	for j := 0; j < n; j++ {
+		tx := transfer(t, byte(j))
+		switch j {
+		case panics:
+			copy(be.sig[:], tx[1:65])
+		case bad:
+			tx[1] ^= 1
+		}
+		a.Next().Fill(tx)
+		b.Next().Fill(transfer(t, byte(100+j)))
+	}
+	done := make(chan *Pass, 2)
+	onDone := func(p *Pass) { done <- p }
+	pa := v.Start(onDone, a)
+	pb := v.Start(onDone, b)
+	close(be.release)
+	for _, want := range []*Pass{pa, pb} {
+		select {
+		case p := <-done:
+			if p != want {
+				t.Fatal("the passes finished out of order")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("pass %p not done within 10s", want)
+		}
+	}
+	if st := pb.Stats(); st.Tasks != 0 {
+		t.Fatalf("the second pass started %d tasks, want 0 (queued behind the first)", st.Tasks)
+	}
+	want := VerifyStats{Packets: n, Verified: n - 2, BadSignature: 2, Signatures: n, Panics: 1, Tasks: 1}
+	if st := pa.Stats(); st != want {
+		t.Errorf("first pass stats %+v, want %+v", st, want)
+	}
+	want = VerifyStats{Packets: n, Verified: n, Signatures: n}
+	if st := pb.Stats(); st != want {
+		t.Errorf("second pass stats %+v, want %+v", st, want)
+	}
+	for j := 0; j < n; j++ {
+		wantA := packet.OutcomeNone
+		if j == panics || j == bad {
+			wantA = packet.OutcomeBadSignature
+		}
+		if got := a.At(j).Meta.Outcome; got != wantA {
+			t.Errorf("first pass, packet %d: outcome %v, want %v", j, got, wantA)
+		}
+		if got := b.At(j).Meta.Outcome; got != packet.OutcomeNone {
+			t.Errorf("second pass, packet %d: outcome %v", j, got)
+		}
+	}
+	closed := make(chan struct{})
+	go func() { v.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return within 10s")
+	}
+}
+
+// TestVerifierDonePanicKeepsQueue: a task whose pass's done function
+// panics (the pool recovers it) does not strand the passes queued behind
+// it: with one worker, the second pass is still checked, and Close
+// returns.
+func TestVerifierDonePanicKeepsQueue(t *testing.T) {
+	v, err := NewVerifier(VerifyConfig{Workers: 1, MinTaskSignatures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := &gateBackend{Backend: v.backend, entered: make(chan struct{}, 2), release: make(chan struct{})}
+	v.backend = gate
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
+	a, b := pool.Get(), pool.Get()
+	defer a.Release()
+	defer b.Release()
+	a.Next().Fill(transfer(t, 1))
+	b.Next().Fill(transfer(t, 2))
+	v.Start(func(*Pass) { panic("done failure") }, a)
+	done := make(chan VerifyStats, 1)
+	pb := v.Start(func(p *Pass) { done <- p.Stats() }, b)
+	if pb.Stats().Tasks != 0 {
+		t.Fatal("the second pass started its own task; want it queued behind the first")
+	}
+	close(gate.release)
 	select {
 	case st := <-done:
 		if st.Verified != 1 {
 			t.Fatalf("stats %+v", st)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("a pass started after a task panicked was never checked")
+		t.Fatal("a pass queued behind a task that panicked was never checked")
+	}
+	closed := make(chan struct{})
+	go func() { v.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return within 10s")
 	}
 }
