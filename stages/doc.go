@@ -40,5 +40,9 @@
 // flush does not finish in time, it aborts: what is buffered is dropped,
 // counted (packet.OutcomeShutdown), and the work in flight is waited for,
 // its completions still arriving as messages. Every datagram received
-// ends in one outcome.
+// ends in one outcome. A datagram the kernel drops at fetch's socket (a
+// full receive buffer) is never received and has no outcome: it is
+// counted apart (Snapshot.SocketDropped, from the kernel's SO_RXQ_OVFL
+// count on Linux; 0, unknown, elsewhere), so that for any load
+// sent = socket dropped + received.
 package stages

@@ -81,6 +81,7 @@ type fetcher struct {
 	hop       *trace.Hop
 
 	received  atomic.Uint64 // datagrams read, oversize included
+	drops     socketDrops   // the kernel's, per socket: never received
 	oversize  atomic.Uint64
 	noCredits atomic.Uint64
 	tracerSeq atomic.Uint64
@@ -119,10 +120,28 @@ func (f *fetcher) Addr() netip.AddrPort {
 }
 
 func (f *fetcher) start() {
-	for _, c := range f.conns {
+	for i, c := range f.conns {
 		f.wg.Add(1)
-		go f.read(c)
+		go f.read(c, &f.drops[i])
 	}
+}
+
+// socketDrops holds, per fetch socket, the datagrams the kernel dropped
+// there (mmsg.Conn.Dropped: mostly a full receive buffer under a flood),
+// each written by its socket's reader, read by Snapshot and the gauges.
+// These datagrams were never received, so they are no packet outcome:
+// for any load, sent = socket dropped + received. The kernel reports its
+// count with the datagrams it queues, so drops after the last datagram
+// read show only once another is read; where it cannot report (the
+// portable path: every OS but Linux) the count stays 0, meaning unknown.
+type socketDrops []atomic.Uint64
+
+func (d socketDrops) sum() uint64 {
+	var n uint64
+	for i := range d {
+		n += d[i].Load()
+	}
+	return n
 }
 
 // halt tells the readers to return, without waiting: each hands its
@@ -163,12 +182,17 @@ func (f *fetcher) exited(r any) {
 // notices stop.
 const idlePoll = 50 * time.Millisecond
 
-func (f *fetcher) read(conn *net.UDPConn) {
+// read is a socket's reader: it owns conn's reads and writes its drop
+// count to dropped.
+func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 	defer func() { f.exited(recover()) }()
 	mm, err := mmsg.New(conn, f.pool.BatchCap())
 	if err != nil {
 		panic(fmt.Sprintf("stages: fetch: %v", err)) // a UDPConn always has a RawConn
 	}
+	// Best effort, like the receive buffer's size: without it (other
+	// OSes, or a kernel that refuses) the drop count stays 0, unknown.
+	_ = mm.CountDrops()
 	ds := make([]mmsg.Datagram, f.pool.BatchCap())
 	var b *packet.Batch
 	var first int64 // packet.Now() of b's first packet
@@ -188,6 +212,9 @@ func (f *fetcher) read(conn *net.UDPConn) {
 		}
 		n, err := mm.Read(ds[:len(spare)])
 		now := packet.Now()
+		if n > 0 {
+			dropped.Store(mm.Dropped())
+		}
 		k := 0 // datagrams kept, moved down over oversize ones
 		for i := 0; i < n; i++ {
 			f.received.Add(1)

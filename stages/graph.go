@@ -114,7 +114,8 @@ func Start(cfg Config) (*Graph, error) {
 	if g.pool, err = packet.NewPool(packet.Config{BatchCap: cfg.BatchSize, MaxIdle: 2 * (cfg.FetchBudget + cfg.BankingBudget)}); err != nil {
 		return nil, err
 	}
-	if err := registerGauges(g.prov.Meter(), g.pool); err != nil {
+	drops := make(socketDrops, cfg.Fetch.Sockets)
+	if err := registerGauges(g.prov.Meter(), g.pool, drops.sum); err != nil {
 		return nil, err
 	}
 	if g.bank, err = banking.Open(cfg.Banking.Bank); err != nil {
@@ -165,7 +166,7 @@ func Start(cfg Config) (*Graph, error) {
 	}
 	g.svPID = g.spawn("sigverify", g.sv)
 	g.fetch = &fetcher{
-		cfg: cfg.Fetch, conns: conns, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch"),
+		cfg: cfg.Fetch, conns: conns, drops: drops, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch"),
 		sigverify: func(m *BatchMsg) { root().Send(g.svPID, m) },
 	}
 	// The ledger's commits come back on the banking actor's mailbox.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestPoolGauges collects the pool gauges after known traffic and finds
-// the pool's own figures.
+// the pool's own figures, and fetch's socket drops beside them.
 func TestPoolGauges(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -20,7 +20,10 @@ func TestPoolGauges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := registerGauges(mp.Meter("test"), pool); err != nil {
+	drops := make(socketDrops, 2)
+	drops[0].Store(5)
+	drops[1].Store(7)
+	if err := registerGauges(mp.Meter("test"), pool, drops.sum); err != nil {
 		t.Fatal(err)
 	}
 	held := []*packet.Batch{pool.Get(), pool.Get(), pool.Get()}
@@ -28,7 +31,7 @@ func TestPoolGauges(t *testing.T) {
 	held[0] = pool.Get()
 	held[0].Release()
 	// Still 2 live and 1 idle; the idle one was reused, so 3 allocated.
-	want := map[string]int64{"tpu.pool.live": 2, "tpu.pool.idle": 1, "tpu.pool.allocs": 3}
+	want := map[string]int64{"tpu.pool.live": 2, "tpu.pool.idle": 1, "tpu.pool.allocs": 3, "tpu.fetch.socket_dropped": 12}
 	if s := pool.Stats(); int64(s.Live) != want["tpu.pool.live"] || int64(s.Idle) != want["tpu.pool.idle"] || int64(s.Allocs) != want["tpu.pool.allocs"] {
 		t.Fatalf("the test's arithmetic is off: pool %+v", s)
 	}

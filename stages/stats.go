@@ -12,17 +12,25 @@ import (
 // Snapshot is the graph's counters at one moment. Every datagram fetch
 // read is, at every moment, in exactly one of: a terminal outcome,
 // banking's buffer, or in transit between stages (InTransit); after a
-// drain nothing is in transit.
+// drain nothing is in transit. SocketDropped is apart: datagrams the
+// kernel dropped before fetch could read them are no outcome, and for any
+// load sent = SocketDropped + Received.
 type Snapshot struct {
-	Elapsed   time.Duration
-	Received  uint64                     // datagrams read by fetch
-	Outcomes  [packet.NumOutcomes]uint64 // terminal outcomes, all stages
-	Verified  uint64                     // packets that passed sigverify
-	Buffered  uint64                     // in banking's buffer or executing
-	InTransit int64                      // received - outcomes - buffered: between stages, 0 after a drain
-	Errors    map[string]uint64          // executed-failed transactions by Solana error
-	Live      uint64                     // batches out of the pool
-	Slots     uint64                     // slots committed
+	Elapsed  time.Duration
+	Received uint64 // datagrams read by fetch
+	// SocketDropped is the datagrams the kernel dropped at fetch's
+	// sockets (a full receive buffer, mostly), never received. Linux
+	// reports it with the datagrams it queues, so drops after the last
+	// one fetch read show once another arrives; elsewhere it is 0,
+	// meaning unknown.
+	SocketDropped uint64
+	Outcomes      [packet.NumOutcomes]uint64 // terminal outcomes, all stages
+	Verified      uint64                     // packets that passed sigverify
+	Buffered      uint64                     // in banking's buffer or executing
+	InTransit     int64                      // received - outcomes - buffered: between stages, 0 after a drain
+	Errors        map[string]uint64          // executed-failed transactions by Solana error
+	Live          uint64                     // batches out of the pool
+	Slots         uint64                     // slots committed
 	// HeldBatches and CopyBuffers are what banking's buffer retains:
 	// whole packet batches (refcount handoff) or copies (copy handoff).
 	HeldBatches, CopyBuffers uint64
@@ -47,13 +55,14 @@ func (s Snapshot) AccountingOK() bool { return s.InTransit == 0 }
 
 func (g *Graph) snapshot(bs banking.Stats) Snapshot {
 	s := Snapshot{
-		Elapsed:  time.Since(g.started),
-		Received: g.fetch.received.Load(),
-		Verified: g.sv.forwarded.Load(),
-		Buffered: bs.Buffered,
-		Errors:   bs.Errors,
-		Live:     g.pool.Stats().Live,
-		Slots:    bs.Slots,
+		Elapsed:       time.Since(g.started),
+		Received:      g.fetch.received.Load(),
+		SocketDropped: g.fetch.drops.sum(),
+		Verified:      g.sv.forwarded.Load(),
+		Buffered:      bs.Buffered,
+		Errors:        bs.Errors,
+		Live:          g.pool.Stats().Live,
+		Slots:         bs.Slots,
 
 		HeldBatches: bs.HeldBatches,
 		CopyBuffers: bs.CopyBuffers,

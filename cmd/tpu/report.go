@@ -20,15 +20,21 @@ import (
 // the graph's snapshots, the trace provider's hop histograms and the
 // process's counters; nothing here reads the graph itself.
 
-// liveLine renders one status line: counts as of cur, the execution rate
-// since prev, what was dropped by outcome, and each hop's queue wait and
-// service time quantiles (in pipeline order, unknown hops last).
+// liveLine renders one status line: counts as of cur (with what the
+// kernel dropped at fetch's sockets, when it is known and not 0), the
+// execution rate since prev, what was dropped by outcome, and each hop's
+// queue wait and service time quantiles (in pipeline order, unknown hops
+// last).
 func liveLine(cur, prev stages.Snapshot, hops map[string]*trace.Hop) string {
 	var b strings.Builder
 	dt := (cur.Elapsed - prev.Elapsed).Seconds()
 	tps := float64(cur.Executed()-prev.Executed()) / max(dt, 1e-9)
-	fmt.Fprintf(&b, "%5.1fs received %d verified %d executed %d (ok %d, failed %d) buffered %d tps %.0f",
-		cur.Elapsed.Seconds(), cur.Received, cur.Verified, cur.Executed(), cur.Outcomes[packet.OutcomeExecutedOK],
+	fmt.Fprintf(&b, "%5.1fs received %d", cur.Elapsed.Seconds(), cur.Received)
+	if cur.SocketDropped > 0 {
+		fmt.Fprintf(&b, " socket dropped %d", cur.SocketDropped)
+	}
+	fmt.Fprintf(&b, " verified %d executed %d (ok %d, failed %d) buffered %d tps %.0f",
+		cur.Verified, cur.Executed(), cur.Outcomes[packet.OutcomeExecutedOK],
 		cur.Outcomes[packet.OutcomeExecutedFailed], cur.Buffered, tps)
 	var drops []string
 	for o := packet.OutcomeNone + 1; o < packet.NumOutcomes; o++ {
@@ -90,18 +96,22 @@ type latencyQuantiles struct {
 // (--summary-json). The JSON field names are an interface: scripts read
 // them.
 type summary struct {
-	Received     uint64               `json:"received"`
-	Outcomes     map[string]uint64    `json:"outcomes"` // every terminal outcome, zero counts included
-	Executed     uint64               `json:"executed"` // executed_ok + executed_failed
-	TPS          float64              `json:"tps"`      // executed / seconds
-	Hops         map[string]quantiles `json:"hops"`     // each hop's queue wait + service
-	Latency      latencyQuantiles     `json:"latency_us"`
-	LiveBatches  uint64               `json:"live_batches"`
-	AccountingOK bool                 `json:"accounting_ok"` // received == outcomes + buffered
-	Buffered     uint64               `json:"buffered"`
-	Slots        uint64               `json:"slots"`
-	Seconds      float64              `json:"seconds"` // how long the load ran
-	Errors       map[string]uint64    `json:"errors,omitempty"`
+	Received uint64 `json:"received"`
+	// SocketDropped is what the kernel dropped at fetch's sockets: never
+	// received, so no outcome; sent = socket_dropped + received. 0 where
+	// the kernel cannot tell (every OS but Linux).
+	SocketDropped uint64               `json:"socket_dropped"`
+	Outcomes      map[string]uint64    `json:"outcomes"` // every terminal outcome, zero counts included
+	Executed      uint64               `json:"executed"` // executed_ok + executed_failed
+	TPS           float64              `json:"tps"`      // executed / seconds
+	Hops          map[string]quantiles `json:"hops"`     // each hop's queue wait + service
+	Latency       latencyQuantiles     `json:"latency_us"`
+	LiveBatches   uint64               `json:"live_batches"`
+	AccountingOK  bool                 `json:"accounting_ok"` // received == outcomes + buffered
+	Buffered      uint64               `json:"buffered"`
+	Slots         uint64               `json:"slots"`
+	Seconds       float64              `json:"seconds"` // how long the load ran
+	Errors        map[string]uint64    `json:"errors,omitempty"`
 
 	// The process while the load ran (addProcess, addCeiling).
 	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores: the mean of before and after
@@ -119,16 +129,17 @@ type summary struct {
 // load ran (for TPS).
 func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Histogram, seconds float64) summary {
 	out := summary{
-		Received:     s.Received,
-		Outcomes:     map[string]uint64{},
-		Executed:     s.Executed(),
-		Hops:         map[string]quantiles{},
-		LiveBatches:  s.Live,
-		AccountingOK: s.AccountingOK(),
-		Buffered:     s.Buffered,
-		Slots:        s.Slots,
-		Seconds:      seconds,
-		Errors:       s.Errors,
+		Received:      s.Received,
+		SocketDropped: s.SocketDropped,
+		Outcomes:      map[string]uint64{},
+		Executed:      s.Executed(),
+		Hops:          map[string]quantiles{},
+		LiveBatches:   s.Live,
+		AccountingOK:  s.AccountingOK(),
+		Buffered:      s.Buffered,
+		Slots:         s.Slots,
+		Seconds:       seconds,
+		Errors:        s.Errors,
 	}
 	for _, o := range packet.Terminal() {
 		out.Outcomes[o.String()] = s.Outcomes[o]
@@ -171,6 +182,7 @@ func (s summary) print(w io.Writer, sent int) {
 	} else {
 		fmt.Fprintf(w, "received %d packets in %.1fs\n", s.Received, s.Seconds)
 	}
+	fmt.Fprintf(w, "socket dropped %d (by the kernel, before fetch read them: never received; 0 where it cannot tell)\n", s.SocketDropped)
 	ok, failed := packet.OutcomeExecutedOK.String(), packet.OutcomeExecutedFailed.String()
 	fmt.Fprintf(w, "executed %d (%.0f tx/s): ok %d, failed %d; %d slots committed\n", s.Executed, s.TPS,
 		s.Outcomes[ok], s.Outcomes[failed], s.Slots)

@@ -16,11 +16,13 @@ import (
 )
 
 // testSnapshot: 100 received, 60 executed (50 ok, 10 failed), 15 bad
-// signatures, 5 parse failures, 20 buffered: all accounted for.
+// signatures, 5 parse failures, 20 buffered: all accounted for; 20 more
+// dropped by the kernel at the socket (120 sent).
 func testSnapshot() stages.Snapshot {
 	var s stages.Snapshot
 	s.Elapsed = 3 * time.Second
 	s.Received = 100
+	s.SocketDropped = 20
 	s.Outcomes[packet.OutcomeExecutedOK] = 50
 	s.Outcomes[packet.OutcomeExecutedFailed] = 10
 	s.Outcomes[packet.OutcomeBadSignature] = 15
@@ -125,12 +127,12 @@ func TestSummaryJSON(t *testing.T) {
 		if !strings.Contains(string(m["hops"]), `"sigverify":{"p50_us":`) || !strings.HasPrefix(string(m["latency_us"]), `{"p50":0,"p90":0,"p99":0}`) {
 			t.Errorf("hops %s, latency_us %s", m["hops"], m["latency_us"])
 		}
-		if string(m["received"]) != "100" || string(m["executed"]) != "60" || string(m["accounting_ok"]) != "true" {
-			t.Errorf("received %s executed %s accounting_ok %s", m["received"], m["executed"], m["accounting_ok"])
+		if string(m["received"]) != "100" || string(m["executed"]) != "60" || string(m["accounting_ok"]) != "true" || string(m["socket_dropped"]) != "20" {
+			t.Errorf("received %s executed %s accounting_ok %s socket_dropped %s", m["received"], m["executed"], m["accounting_ok"], m["socket_dropped"])
 		}
 		return slices.Sorted(maps.Keys(m))
 	}
-	base := []string{"accounting_ok", "buffered", "errors", "executed", "hops", "latency_us", "live_batches", "outcomes", "received", "seconds", "slots", "tps"}
+	base := []string{"accounting_ok", "buffered", "errors", "executed", "hops", "latency_us", "live_batches", "outcomes", "received", "seconds", "slots", "socket_dropped", "tps"}
 	if got := keys(); !slices.Equal(got, base) {
 		t.Errorf("fields %v\nwant %v", got, base)
 	}
@@ -156,6 +158,7 @@ func TestSummaryPrint(t *testing.T) {
 	want := []string{
 		"\n== tpu run summary ==\n",
 		"sent 120, received 100 packets in 2.0s\n",
+		"socket dropped 20 (by the kernel, before fetch read them: never received; 0 where it cannot tell)\n",
 		"executed 60 (30 tx/s): ok 50, failed 10; 3 slots committed\n",
 		"  dropped bad_signature            15\n",
 		"  dropped parse                    5\n",
@@ -197,7 +200,7 @@ func TestLiveLine(t *testing.T) {
 	prev.Outcomes[packet.OutcomeExecutedOK] = 20 // 30 executed half a second ago: 60 tx/s
 	hops := testHops(time.Millisecond, "banking.commit", "zz", "sigverify", "fetch")
 	line := liveLine(cur, prev, hops)
-	if !strings.HasPrefix(line, "  3.0s received 100 verified 80 executed 60 (ok 50, failed 10) buffered 20 tps 60 | dropped: parse 5, bad_signature 15 | wait/service p50 p99 (us): fetch ") {
+	if !strings.HasPrefix(line, "  3.0s received 100 socket dropped 20 verified 80 executed 60 (ok 50, failed 10) buffered 20 tps 60 | dropped: parse 5, bad_signature 15 | wait/service p50 p99 (us): fetch ") {
 		t.Fatalf("live line %q", line)
 	}
 	at := -1
@@ -210,5 +213,10 @@ func TestLiveLine(t *testing.T) {
 	}
 	if !strings.Contains(line, " sigverify "+us(hops["sigverify"].QueueWait.Quantile(0.5))+"/") {
 		t.Errorf("sigverify's queue wait missing from %q", line)
+	}
+	// Nothing dropped at the socket (or not known): not shown.
+	cur.SocketDropped = 0
+	if line := liveLine(cur, prev, hops); !strings.HasPrefix(line, "  3.0s received 100 verified 80 ") {
+		t.Errorf("live line without socket drops %q", line)
 	}
 }

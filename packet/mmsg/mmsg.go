@@ -31,6 +31,10 @@ type Conn struct {
 // ErrSize reports a Conn asked to hold fewer than one datagram per call.
 var ErrSize = errors.New("mmsg: need room for at least one datagram per call")
 
+// ErrNoDropCount reports a Conn that cannot count what the kernel drops
+// (CountDrops): the portable path, every OS but Linux.
+var ErrNoDropCount = errors.New("mmsg: the kernel's drop count is not available here")
+
 // New prepares conn for up to n datagrams per call.
 func New(conn *net.UDPConn, n int) (*Conn, error) {
 	if n < 1 {
@@ -73,6 +77,34 @@ func (c *Conn) Read(ds []Datagram) (int, error) {
 	copy(d.Buf, c.scratch[:n])
 	d.N, d.Addr = n, from
 	return 1, nil
+}
+
+// CountDrops asks the kernel to report, with the datagrams Read receives,
+// how many it has dropped at the socket (SO_RXQ_OVFL on Linux: mostly a
+// full receive buffer), so that Dropped can tell. It returns
+// ErrNoDropCount on the portable path, and the socket option's error if
+// the kernel refuses it; Dropped then stays 0.
+func (c *Conn) CountDrops() error {
+	if c.b == nil {
+		return ErrNoDropCount
+	}
+	return c.b.enableDrops()
+}
+
+// Dropped returns how many datagrams the kernel has dropped at the socket
+// since it was opened (not since CountDrops), as of the last datagram a
+// Read received: the kernel stamps each datagram with the count when it
+// queues it, so drops after the last datagram read show once another
+// arrives and is read. Those datagrams were never received: for a load
+// sent to this socket alone, sent = dropped + received once the socket is
+// drained and a last datagram has arrived. Without CountDrops, or on the
+// portable path, it is 0, meaning unknown. Like Read, it is not safe for
+// use concurrently with Read.
+func (c *Conn) Dropped() uint64 {
+	if c.b == nil {
+		return 0
+	}
+	return c.b.drops()
 }
 
 // Write sends each ds[i].Buf to to, in order, and returns how many were

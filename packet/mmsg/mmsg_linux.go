@@ -4,6 +4,7 @@ package mmsg
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -26,6 +27,13 @@ type batch struct {
 	gso   bool                    // write segments runs (UDP_SEGMENT)
 	ctrl  []byte                  // a UDP_SEGMENT control message per header
 	runs  []int                   // datagrams per header of the last send
+
+	// With CountDrops: rctrl holds a control buffer of rctrlSize bytes
+	// per header for reads (nil: not counting), last is the kernel's
+	// 32-bit count as last seen and dropped its running total.
+	rctrl   []byte
+	last    uint32
+	dropped uint64
 
 	// The poller callbacks and their arguments and results, made once: a
 	// closure per call would allocate.
@@ -84,6 +92,10 @@ func (m *batch) read(ds []Datagram) (int, error) {
 		m.iovs[i].SetLen(len(b))
 		h := &m.hdrs[i].hdr
 		h.Iov, h.Iovlen, h.Control, h.Controllen = &m.iovs[i], 1, nil, 0
+		if m.rctrl != nil {
+			h.Control = &m.rctrl[i*rctrlSize]
+			h.SetControllen(rctrlSize)
+		}
 		h.Name = (*byte)(unsafe.Pointer(&m.addrs[i]))
 		h.Namelen = uint32(unsafe.Sizeof(m.addrs[i]))
 		h.Flags = 0
@@ -98,7 +110,73 @@ func (m *batch) read(ds []Datagram) (int, error) {
 		ds[i].N = int(m.hdrs[i].len)
 		ds[i].Addr = sockaddrToAddrPort(&m.addrs[i])
 	}
+	if m.rctrl != nil && got > 0 {
+		m.countDrops(got)
+	}
 	return got, err
+}
+
+// rctrlSize is a read's control buffer per datagram: room for the
+// SO_RXQ_OVFL message (a uint32) and one more of up to 16 bytes, should
+// the socket's owner have asked for another.
+var rctrlSize = unix.CmsgSpace(4) + unix.CmsgSpace(16)
+
+// enableDrops is Conn.CountDrops on the batch path: it sets SO_RXQ_OVFL
+// and gives each header a control buffer for reads.
+func (m *batch) enableDrops() error {
+	var serr error
+	err := m.raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RXQ_OVFL, 1)
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("mmsg: SO_RXQ_OVFL: %w", err)
+	}
+	if m.rctrl == nil {
+		m.rctrl = make([]byte, len(m.hdrs)*rctrlSize)
+	}
+	return nil
+}
+
+// countDrops updates the drop count from the last of the got datagrams
+// just read. The kernel stamps each datagram, as it queues it, with the
+// socket's drop count then (and sends no message while that is 0), so
+// the count only grows along the queue and the last datagram's is the
+// latest. The 32-bit count wraps; dropped adds up the differences.
+func (m *batch) countDrops(got int) {
+	h := &m.hdrs[got-1].hdr
+	c := m.rctrl[(got-1)*rctrlSize : got*rctrlSize]
+	v, ok := rxqOvfl(c[:min(int(h.Controllen), len(c))])
+	if !ok {
+		return
+	}
+	m.dropped += uint64(v - m.last)
+	m.last = v
+}
+
+// rxqOvfl finds the SO_RXQ_OVFL message among the control messages in c
+// and returns its count, without allocating (unix.ParseSocketControlMessage
+// would).
+func rxqOvfl(c []byte) (uint32, bool) {
+	hl := unix.CmsgLen(0)
+	for len(c) >= hl {
+		cm := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+		l := int(cm.Len)
+		if l < hl || l > len(c) {
+			return 0, false
+		}
+		if cm.Level == unix.SOL_SOCKET && cm.Type == unix.SO_RXQ_OVFL && l >= unix.CmsgLen(4) {
+			return *(*uint32)(unsafe.Pointer(&c[hl])), true
+		}
+		next := unix.CmsgSpace(l - hl)
+		if next >= len(c) {
+			break
+		}
+		c = c[next:]
+	}
+	return 0, false
 }
 
 // write is Conn.Write with sendmmsg, as many datagrams per call as the
@@ -222,3 +300,6 @@ func addrPortToSockaddr(ap netip.AddrPort, sa *unix.RawSockaddrInet6) uint32 {
 	sa.Addr = ap.Addr().As16()
 	return unix.SizeofSockaddrInet6
 }
+
+// drops is Conn.Dropped on the batch path.
+func (m *batch) drops() uint64 { return m.dropped }

@@ -4,11 +4,17 @@ package mmsg
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // On Linux, New takes the recvmmsg and sendmmsg path.
@@ -94,5 +100,139 @@ func TestWriteSegments(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With CountDrops, Dropped counts exactly the datagrams the kernel threw
+// away at a full receive buffer: a burst far larger than the buffer,
+// read only after it is sent, comes out as received + dropped == sent.
+// The kernel stamps a datagram with the count as it queues it, so the
+// drops after the last queued datagram show with the next one: a last
+// datagram, sent once the socket is drained, carries the final count.
+func TestDropped(t *testing.T) {
+	in, r, out, _ := loopbackPair(t, 16, New)
+	if r.Dropped() != 0 {
+		t.Fatalf("Dropped before CountDrops: %d, want 0", r.Dropped())
+	}
+	if err := r.CountDrops(); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.SetReadBuffer(4096); err != nil { // the kernel doubles it, to about 8 KB
+		t.Fatal(err)
+	}
+	to := in.LocalAddr().(*net.UDPAddr).AddrPort()
+	const burst = 2000
+	msg := make([]byte, 100)
+	// One datagram at a time, from one socket, to loopback: the kernel
+	// queues or drops each at the receiver before the send returns.
+	for range burst {
+		if _, err := out.WriteToUDPAddrPort(msg, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds := make([]Datagram, 16)
+	for i := range ds {
+		ds[i].Buf = make([]byte, 128)
+	}
+	received := 0
+	drain := func() error {
+		in.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		for {
+			n, err := r.Read(ds)
+			received += n
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if err := drain(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read: %v", err)
+	}
+	if _, err := out.WriteToUDPAddrPort(msg, to); err != nil {
+		t.Fatal(err)
+	}
+	in.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := r.Read(ds)
+	if n != 1 || err != nil {
+		t.Fatalf("the last datagram: %d read, %v", n, err)
+	}
+	received += n
+	sent, dropped := burst+1, r.Dropped()
+	t.Logf("sent %d: received %d, dropped %d", sent, received, dropped)
+	if dropped == 0 {
+		t.Fatal("nothing dropped: the burst fit in the receive buffer, or the count is not read")
+	}
+	if uint64(received)+dropped != uint64(sent) {
+		t.Fatalf("received %d + dropped %d != sent %d", received, dropped, sent)
+	}
+}
+
+// A read with the drop count's control buffers allocates nothing, whether
+// or not the datagrams carry a count.
+func TestDroppedAllocs(t *testing.T) {
+	in, r, _, w := loopbackPair(t, 8, New)
+	if err := r.CountDrops(); err != nil {
+		t.Fatal(err)
+	}
+	to := in.LocalAddr().(*net.UDPAddr).AddrPort()
+	send, recv := make([]Datagram, 8), make([]Datagram, 8)
+	for i := range send {
+		send[i].Buf = make([]byte, 64)
+		recv[i].Buf = make([]byte, 128)
+	}
+	in.SetReadDeadline(time.Now().Add(10 * time.Second))
+	roundTrip := func() {
+		if n, err := w.Write(send, to); n != len(send) || err != nil {
+			t.Fatalf("write: %d %v", n, err)
+		}
+		for got := 0; got < len(send); {
+			n, err := r.Read(recv)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			got += n
+		}
+	}
+	roundTrip()
+	if a := testing.AllocsPerRun(50, roundTrip); a != 0 {
+		t.Fatalf("%.1f allocations per round trip with the drop count, want 0", a)
+	}
+}
+
+// rxqOvfl finds the count among other control messages and refuses
+// malformed ones.
+func TestRxqOvflParse(t *testing.T) {
+	msg := func(level, typ int32, data []byte) []byte {
+		b := make([]byte, unix.CmsgSpace(len(data)))
+		cm := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		cm.Level, cm.Type = level, typ
+		cm.SetLen(unix.CmsgLen(len(data)))
+		copy(b[unix.CmsgLen(0):], data)
+		return b
+	}
+	count := binary.NativeEndian.AppendUint32(nil, 70000)
+	other := msg(unix.SOL_IP, unix.IP_PKTINFO, make([]byte, 12))
+	short := msg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, []byte{1, 2})
+	tests := []struct {
+		name string
+		c    []byte
+		want uint32
+		ok   bool
+	}{
+		{"empty", nil, 0, false},
+		{"alone", msg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, count), 70000, true},
+		{"after another", append(slices.Clone(other), msg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, count)...), 70000, true},
+		{"another only", other, 0, false},
+		{"too short", short, 0, false},
+		{"cut", msg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, count)[:unix.CmsgLen(2)], 0, false},
+		{"header only", make([]byte, unix.CmsgLen(0)), 0, false},
+	}
+	for _, tc := range tests {
+		// Copy into a fresh, aligned buffer, as the kernel's would be.
+		c := make([]byte, len(tc.c))
+		copy(c, tc.c)
+		if got, ok := rxqOvfl(c); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %d %v, want %d %v", tc.name, got, ok, tc.want, tc.ok)
+		}
 	}
 }

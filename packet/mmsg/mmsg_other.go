@@ -18,3 +18,7 @@ func (*batch) read([]Datagram) (int, error) { panic("mmsg: no batch path on this
 func (*batch) write([]Datagram, netip.AddrPort) (int, error) {
 	panic("mmsg: no batch path on this OS")
 }
+
+func (*batch) enableDrops() error { panic("mmsg: no batch path on this OS") }
+
+func (*batch) drops() uint64 { panic("mmsg: no batch path on this OS") }
