@@ -198,12 +198,35 @@ func (p *Provider) Hop(name string) *Hop {
 	}
 	h := &Hop{Name: name, p: p}
 	h.otelWait, _ = p.meter.Float64Histogram("tpu.hop.queue_wait", metric.WithUnit("s"),
-		metric.WithDescription("time from a batch's send by the previous hop to its receipt"))
+		metric.WithDescription("time from a batch's send by the previous hop to its receipt"),
+		metric.WithExplicitBucketBoundaries(latencyBuckets...))
 	h.otelService, _ = p.meter.Float64Histogram("tpu.hop.service", metric.WithUnit("s"),
-		metric.WithDescription("time a hop spends on a batch"))
+		metric.WithDescription("time a hop spends on a batch"),
+		metric.WithExplicitBucketBoundaries(latencyBuckets...))
 	h.attrs = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("hop", name)))}
 	p.hops[name] = h
 	return h
+}
+
+// latencyBuckets are the upper bounds, in seconds, of the OTel latency
+// histograms' buckets (the hops' queue wait and service time): 1-2-5 steps
+// from 1 us to 10 s, and above 10 s the overflow bucket. The SDK's default
+// bounds (0, 5, 10, 25, ... 10000) are meant for milliseconds and would put
+// every hop observation, in seconds, in one bucket. Explicit bounds rather
+// than the SDK's base-2 exponential aggregation because the Prometheus
+// exporter serves an exponential histogram as a native histogram, which the
+// text format scraped at /metrics cannot carry: there it shows a count, a
+// sum and the +Inf bucket only (exporter v0.69.0). A bucket holds the
+// values above the bound before it up to and including its own.
+var latencyBuckets = []float64{
+	1e-6, 2e-6, 5e-6,
+	1e-5, 2e-5, 5e-5,
+	1e-4, 2e-4, 5e-4,
+	1e-3, 2e-3, 5e-3,
+	1e-2, 2e-2, 5e-2,
+	1e-1, 2e-1, 5e-1,
+	1, 2, 5,
+	10,
 }
 
 // Hops returns the hops created so far, by name.
