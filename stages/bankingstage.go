@@ -19,13 +19,17 @@ import (
 type BankingConfig struct {
 	Bank      banking.Config
 	Scheduler banking.SchedulerConfig
-	// SlotTime is the slot clock's period. Zero means 400 ms.
+	// SlotTime is the slot clock's period. Zero means DefaultSlotTime (400 ms).
 	SlotTime time.Duration
 }
 
+// DefaultSlotTime is BankingConfig.SlotTime when it is left zero (Agave's
+// 400 ms).
+const DefaultSlotTime = 400 * time.Millisecond
+
 func (c BankingConfig) withDefaults() BankingConfig {
 	if c.SlotTime == 0 {
-		c.SlotTime = 400 * time.Millisecond
+		c.SlotTime = DefaultSlotTime
 	}
 	return c
 }

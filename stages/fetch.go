@@ -30,7 +30,8 @@ type FetchConfig struct {
 	// (Linux, macOS, the BSDs): elsewhere the graph fails to listen.
 	Sockets int
 	// Coalesce is how long a partly filled batch waits for more packets
-	// before it is sent, so that a trickle is not delayed. Zero means 1 ms.
+	// before it is sent, so that a trickle is not delayed. Zero means
+	// DefaultCoalesce (1 ms).
 	Coalesce time.Duration
 	// TracerEvery flags one packet in TracerEvery as a tracer
 	// (packet.FlagTracer), whose path is recorded end to end. Zero: none.
@@ -41,6 +42,9 @@ type FetchConfig struct {
 	MaxLiveBatches int
 }
 
+// DefaultCoalesce is FetchConfig.Coalesce when it is left zero.
+const DefaultCoalesce = time.Millisecond
+
 func (c FetchConfig) withDefaults() FetchConfig {
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:8003"
@@ -49,7 +53,7 @@ func (c FetchConfig) withDefaults() FetchConfig {
 		c.Sockets = 1
 	}
 	if c.Coalesce == 0 {
-		c.Coalesce = time.Millisecond
+		c.Coalesce = DefaultCoalesce
 	}
 	if c.MaxLiveBatches == 0 {
 		c.MaxLiveBatches = 4096

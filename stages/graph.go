@@ -30,7 +30,8 @@ type Config struct {
 	// BatchSize is the packets per batch. Zero means 64.
 	BatchSize int
 	// FetchBudget and BankingBudget are the batches in flight allowed on
-	// the fetch -> sigverify and sigverify -> banking hops. Zero means 64.
+	// the fetch -> sigverify and sigverify -> banking hops. Zero means
+	// DefaultBudget (64).
 	FetchBudget, BankingBudget int
 	// Trace records spans and hop metrics. Nil: metrics only, no export.
 	Trace *trace.Provider
@@ -42,6 +43,9 @@ type Config struct {
 	// letters) at Debug.
 	ActorLogs *slog.Logger
 }
+
+// DefaultBudget is a hop's batches in flight when Config leaves it zero.
+const DefaultBudget = 64
 
 // Validate reports a configuration Start would reject.
 func (c Config) Validate() error {
@@ -91,10 +95,10 @@ func Start(cfg Config) (*Graph, error) {
 		cfg.BatchSize = packet.DefaultBatchCap
 	}
 	if cfg.FetchBudget == 0 {
-		cfg.FetchBudget = 64
+		cfg.FetchBudget = DefaultBudget
 	}
 	if cfg.BankingBudget == 0 {
-		cfg.BankingBudget = 64
+		cfg.BankingBudget = DefaultBudget
 	}
 	cfg.Fetch = cfg.Fetch.withDefaults()
 	cfg.Sigverify = cfg.Sigverify.withDefaults()

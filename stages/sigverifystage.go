@@ -22,13 +22,16 @@ type SigverifyConfig struct {
 	// excess is shed, fairly by source. It bounds the stage's latency (a
 	// pass of 1024 one-signature packets takes about 20 ms on two cores,
 	// and a packet waits for at most the pass ahead of its own). Zero
-	// means 1024.
+	// means DefaultMaxPending (1024).
 	MaxPending int
 }
 
+// DefaultMaxPending is SigverifyConfig.MaxPending when it is left zero.
+const DefaultMaxPending = 1024
+
 func (c SigverifyConfig) withDefaults() SigverifyConfig {
 	if c.MaxPending == 0 {
-		c.MaxPending = 1024
+		c.MaxPending = DefaultMaxPending
 	}
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -57,11 +58,36 @@ type runFlags struct {
 	sockets, procs                                                        int
 	blockCostLimit                                                        uint64
 	contention                                                            banking.Contention
+
+	// The knobs that shape latency. Their flags default to the configs'
+	// own defaults, so 0 is never needed to mean "the default" and is
+	// refused where the config would read it so.
+	fetchCoalesce, slotTime, dedupMaxAge     time.Duration
+	fetchCredits, bankingCredits, maxPending int
+	dedupBits                                uint64
 }
 
 func runRun(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu run", runHelp)
-	var f runFlags
+	f := defineRunFlags(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "tpu run: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	code, err := runPipeline(env, *f)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tpu run: %v\n", err)
+	}
+	return code
+}
+
+// defineRunFlags defines tpu run's flags on fs; parsing fs fills the
+// result.
+func defineRunFlags(fs *flag.FlagSet) *runFlags {
+	f := new(runFlags)
 	fs.StringVar(&f.addr, "tpu-addr", "127.0.0.1:8003", "UDP address fetch listens on")
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
@@ -81,6 +107,13 @@ func runRun(env *cliEnv, args []string) int {
 	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (buffered transactions keep their batch) or copy")
 	fs.IntVar(&f.batchSize, "batch-size", 64, "packets per batch")
 	fs.IntVar(&f.capacity, "buffer", 100_000, "transactions banking buffers before it evicts the lowest priority")
+	fs.DurationVar(&f.fetchCoalesce, "fetch-coalesce", stages.DefaultCoalesce, "how long fetch holds a partly filled batch for more packets before sending it")
+	fs.IntVar(&f.fetchCredits, "fetch-credits", stages.DefaultBudget, "batches in flight allowed from fetch to sigverify; beyond them fetch drops what it reads (no_credits)")
+	fs.IntVar(&f.bankingCredits, "banking-credits", stages.DefaultBudget, "batches in flight allowed from sigverify to banking; beyond them sigverify drops what it verified (no_credits)")
+	fs.IntVar(&f.maxPending, "sigverify-max-pending", stages.DefaultMaxPending, "live packets one sigverify pass checks (at most 2 passes under way); the excess is shed, fairly by source")
+	fs.Uint64Var(&f.dedupBits, "dedup-bits", sigverify.DefaultDedupBits, "size of sigverify's duplicate filter in bits, 64 to 2^32")
+	fs.DurationVar(&f.dedupMaxAge, "dedup-max-age", sigverify.DefaultDedupMaxAge, "longest the duplicate filter runs before it is reset (it is also reset when its false-positive rate reaches 0.1%)")
+	fs.DurationVar(&f.slotTime, "slot-time", stages.DefaultSlotTime, "the slot clock's period")
 	fs.StringVar(&f.syncMode, "sync", "sync", "ledger commits: sync (fsync each slot) or nosync")
 	fs.Uint64Var(&f.blockCostLimit, "block-cost-limit", 0, "compute units per slot (0: Agave's 60M); lower it to make transactions wait in the buffer")
 	fs.Float64Var(&f.traceSample, "trace-sample", 0, "fraction of batches whose spans are recorded (0: metrics only)")
@@ -94,18 +127,7 @@ func runRun(env *cliEnv, args []string) int {
 	fs.IntVar(&f.procs, "gomaxprocs", 0, "Go scheduler Ps for the run (0: one per core and one more, so that fetch, banking and the load generator are not queued behind the signature checks)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file, and FILE.base before the load (pprof -base FILE.base FILE)")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "tpu run: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	code, err := runPipeline(env, f)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "tpu run: %v\n", err)
-	}
-	return code
+	return f
 }
 
 // runPipeline is tpu run: configs from the flags, the graph and the load
@@ -298,17 +320,29 @@ loop:
 	return d
 }
 
+// graphConfig turns the flags into the graph's config. Its errors are
+// usage errors.
 func graphConfig(f runFlags) (stages.Config, error) {
 	var cfg stages.Config
-	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery}
+	if err := checkKnobs(f); err != nil {
+		return cfg, err
+	}
+	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery, Coalesce: f.fetchCoalesce}
 	cfg.BatchSize = f.batchSize
+	cfg.FetchBudget, cfg.BankingBudget = f.fetchCredits, f.bankingCredits
 	cfg.Sigverify.Verify.Backend = f.backend
+	cfg.Sigverify.MaxPending = f.maxPending
+	cfg.Sigverify.Dedup = sigverify.DedupConfig{Bits: f.dedupBits, MaxAge: f.dedupMaxAge}
+	if err := cfg.Sigverify.Dedup.Validate(); err != nil {
+		return cfg, fmt.Errorf("--dedup-bits: %w", err) // the max age is checked above
+	}
 	var err error
 	bc := &cfg.Banking
 	bc.Bank = banking.Config{Dir: f.ledger, Genesis: banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts}, BlockCostLimit: f.blockCostLimit}
 	if bc.Bank.Sync, err = banking.ParseSyncMode(f.syncMode); err != nil {
 		return cfg, err
 	}
+	bc.SlotTime = f.slotTime
 	bc.Scheduler = banking.SchedulerConfig{Workers: f.workers, Capacity: f.capacity}
 	if bc.Scheduler.Method, err = banking.ParseMethod(f.method); err != nil {
 		return cfg, err
@@ -326,6 +360,34 @@ func graphConfig(f runFlags) (stages.Config, error) {
 		return cfg, errors.New("the load generator needs --duration or --count")
 	}
 	return cfg, cfg.Validate()
+}
+
+// checkKnobs refuses a knob below 1 (below 1 ns for a duration): the
+// configs read 0 as their default, which the flag already defaults to, so
+// a 0 given on the command line would silently mean something else.
+func checkKnobs(f runFlags) error {
+	var errs []error
+	for _, k := range []struct {
+		name string
+		v    int64
+		show any // as given
+	}{
+		{"fetch-coalesce", int64(f.fetchCoalesce), f.fetchCoalesce},
+		{"fetch-credits", int64(f.fetchCredits), f.fetchCredits},
+		{"banking-credits", int64(f.bankingCredits), f.bankingCredits},
+		{"sigverify-max-pending", int64(f.maxPending), f.maxPending},
+		{"dedup-max-age", int64(f.dedupMaxAge), f.dedupMaxAge},
+		{"slot-time", int64(f.slotTime), f.slotTime},
+		{"buffer", int64(f.capacity), f.capacity},
+	} {
+		if k.v <= 0 {
+			errs = append(errs, fmt.Errorf("--%s %v: must be more than 0 (leave the flag out for its default)", k.name, k.show))
+		}
+	}
+	if f.dedupBits == 0 {
+		errs = append(errs, errors.New("--dedup-bits 0: must be more than 0 (leave the flag out for its default)"))
+	}
+	return errors.Join(errs...)
 }
 
 func buildLoad(env *cliEnv, g *stages.Graph, f runFlags) (*loadgen.Load, error) {

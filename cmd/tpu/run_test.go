@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/stages/sigverify"
 )
 
 // TestRunCommand runs the pipeline through the CLI on a free port with a
@@ -106,5 +109,82 @@ func TestRunFlagErrors(t *testing.T) {
 		if code, _, _ := run(t, "", args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+	// The latency knobs: negative, 0 (which the configs would read as
+	// their default) or out of range; the error names the flag.
+	for _, args := range [][]string{
+		{"--fetch-coalesce", "0s"},
+		{"--fetch-coalesce", "-1ms"},
+		{"--fetch-credits", "0"},
+		{"--fetch-credits", "-1"},
+		{"--banking-credits", "0"},
+		{"--banking-credits", "-1"},
+		{"--sigverify-max-pending", "0"},
+		{"--sigverify-max-pending", "-5"},
+		{"--dedup-bits", "0"},
+		{"--dedup-bits", "63"},
+		{"--dedup-bits", "4294967297"},
+		{"--dedup-bits", "-1"},
+		{"--dedup-max-age", "0s"},
+		{"--dedup-max-age", "-2s"},
+		{"--slot-time", "0s"},
+		{"--slot-time", "-400ms"},
+		{"--buffer", "0"},
+		{"--buffer", "-1"},
+	} {
+		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
+		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash
+		if code != 2 || !strings.Contains(errOut, name) {
+			t.Errorf("%v: exit %d, want 2 and an error naming %s:\n%s", args, code, name, errOut)
+		}
+	}
+}
+
+// TestRunKnobsReachConfig parses tpu run's latency knobs and checks that
+// each lands in its config field, and that left alone they give the
+// configs' own defaults.
+func TestRunKnobsReachConfig(t *testing.T) {
+	parse := func(args ...string) stages.Config {
+		t.Helper()
+		fs := flag.NewFlagSet("tpu run", flag.ContinueOnError)
+		f := defineRunFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := graphConfig(*f)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return cfg
+	}
+	type knobs struct {
+		Coalesce, SlotTime, DedupMaxAge        time.Duration
+		FetchBudget, BankingBudget, MaxPending int
+		Capacity                               int
+		DedupBits                              uint64
+		DedupFalsePositiveRate                 float64
+	}
+	of := func(c stages.Config) knobs {
+		return knobs{
+			Coalesce: c.Fetch.Coalesce, SlotTime: c.Banking.SlotTime, DedupMaxAge: c.Sigverify.Dedup.MaxAge,
+			FetchBudget: c.FetchBudget, BankingBudget: c.BankingBudget, MaxPending: c.Sigverify.MaxPending,
+			Capacity: c.Banking.Scheduler.Capacity, DedupBits: c.Sigverify.Dedup.Bits,
+			DedupFalsePositiveRate: c.Sigverify.Dedup.FalsePositiveRate,
+		}
+	}
+	got := of(parse("--fetch-coalesce", "3ms", "--fetch-credits", "7", "--banking-credits", "9",
+		"--sigverify-max-pending", "256", "--dedup-bits", "1048576", "--dedup-max-age", "500ms",
+		"--slot-time", "50ms", "--buffer", "2000"))
+	want := knobs{Coalesce: 3 * time.Millisecond, SlotTime: 50 * time.Millisecond, DedupMaxAge: 500 * time.Millisecond,
+		FetchBudget: 7, BankingBudget: 9, MaxPending: 256, Capacity: 2000, DedupBits: 1 << 20}
+	if got != want {
+		t.Errorf("flags given:\n got  %+v\n want %+v", got, want)
+	}
+	got = of(parse())
+	want = knobs{Coalesce: stages.DefaultCoalesce, SlotTime: stages.DefaultSlotTime, DedupMaxAge: sigverify.DefaultDedupMaxAge,
+		FetchBudget: stages.DefaultBudget, BankingBudget: stages.DefaultBudget, MaxPending: stages.DefaultMaxPending,
+		Capacity: 100_000, DedupBits: sigverify.DefaultDedupBits}
+	if got != want {
+		t.Errorf("no flags:\n got  %+v\n want %+v", got, want)
 	}
 }
