@@ -37,6 +37,22 @@ func (l *locking) requeue(t *pendingTx)    { l.s.heap.Push(t) }
 func (l *locking) writing(a *Account) bool { return l.locks.writing(a) }
 func (l *locking) pin(bool)                {}
 
+// lockAndPlace places t on the worker with the least work among those in
+// allowed that its thread-aware locks admit, taking its locks. It reports
+// whether it could, and the workers still open for more.
+func (l *locking) lockAndPlace(t *pendingTx, allowed threadSet) (bool, threadSet) {
+	set := l.locks.lockable(t, allowed)
+	if set == 0 {
+		return false, allowed
+	}
+	th := l.s.pickThread(set)
+	l.locks.lock(t, th)
+	if l.s.place(t, th) {
+		allowed = l.s.schedulableThreads()
+	}
+	return true, allowed
+}
+
 func (g *greedy) schedule() {
 	s := g.s
 	allowed := s.schedulableThreads()
@@ -51,18 +67,13 @@ func (g *greedy) schedule() {
 			s.deferCost(t)
 			continue
 		}
-		set := g.locks.lockable(t, allowed)
-		if set == 0 {
+		placed, open := g.lockAndPlace(t, allowed)
+		if !placed {
 			g.retry = append(g.retry, t)
 			misses++
 			continue
 		}
-		misses = 0
-		th := s.pickThread(set)
-		g.locks.lock(t, th)
-		if s.place(t, th) {
-			allowed = s.schedulableThreads()
-		}
+		misses, allowed = 0, open
 	}
 	s.sealAll()
 	for _, t := range g.retry {

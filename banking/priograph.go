@@ -94,19 +94,14 @@ func (g *prioGraph) schedule() {
 				s.deferCost(t)
 				continue
 			}
-			set := g.locks.lockable(t, allowed)
-			if set == 0 {
+			placed, open := g.lockAndPlace(t, allowed)
+			if !placed {
 				g.block(t)
 				g.back = append(g.back, t)
 				misses++
 				continue
 			}
-			misses = 0
-			th := s.pickThread(set)
-			g.locks.lock(t, th)
-			if s.place(t, th) {
-				allowed = s.schedulableThreads()
-			}
+			misses, allowed = 0, open
 		}
 		if allowed != 0 {
 			// Top the window up by what left it, as far as the workers
