@@ -143,19 +143,16 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	// of the pipeline beside them, time-sliced by the kernel, rather than
 	// behind them until a check ends or the Go scheduler preempts it
 	// (10 ms). See docs/BENCHMARKS.md.
-	cores := runtime.GOMAXPROCS(0)
-	if f.procs < 0 {
-		return 2, errors.New("--gomaxprocs must not be negative")
+	cfg, err := graphConfig(f) // checks every flag first
+	if err != nil {
+		return 2, err
 	}
+	cores := runtime.GOMAXPROCS(0)
 	procs := f.procs
 	if procs == 0 {
 		procs = cores + 1
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	cfg, err := graphConfig(f)
-	if err != nil {
-		return 2, err
-	}
 	cfg.Sigverify.Verify.Workers = min(cores, procs)
 	cfg.Logger = log // protoactor's own lines reach it at debug level
 	prov, closeTrace, err := startTrace(f, log)
@@ -365,6 +362,10 @@ func graphConfig(f runFlags) (stages.Config, error) {
 // checkKnobs refuses a knob below 1 (below 1 ns for a duration): the
 // configs read 0 as their default, which the flag already defaults to, so
 // a 0 given on the command line would silently mean something else.
+// maxProcs bounds --gomaxprocs: far above anything useful on this kind of
+// machine, far below what exhausts the process's threads.
+const maxProcs = 256
+
 func checkKnobs(f runFlags) error {
 	var errs []error
 	for _, k := range []struct {
@@ -379,10 +380,19 @@ func checkKnobs(f runFlags) error {
 		{"dedup-max-age", int64(f.dedupMaxAge), f.dedupMaxAge},
 		{"slot-time", int64(f.slotTime), f.slotTime},
 		{"buffer", int64(f.capacity), f.capacity},
+		{"num-workers", int64(f.workers), f.workers},
+		{"batch-size", int64(f.batchSize), f.batchSize},
+		{"accounts", int64(f.accounts), f.accounts},
 	} {
 		if k.v <= 0 {
 			errs = append(errs, fmt.Errorf("--%s %v: must be more than 0 (leave the flag out for its default)", k.name, k.show))
 		}
+	}
+	if f.ledger == "" {
+		errs = append(errs, errors.New(`--ledger "": name a directory (the ledger is kept on disk; it is created if missing)`))
+	}
+	if f.procs < 0 || f.procs > maxProcs {
+		errs = append(errs, fmt.Errorf("--gomaxprocs %d: want 0 (the cores and one more) to %d", f.procs, maxProcs))
 	}
 	if f.dedupBits == 0 {
 		errs = append(errs, errors.New("--dedup-bits 0: must be more than 0 (leave the flag out for its default)"))

@@ -101,7 +101,6 @@ func TestRunFlagErrors(t *testing.T) {
 		{"run", "--invalid-fraction", "2"},
 		{"run", "--handoff", "share"},
 		{"run", "--sync", "maybe"},
-		{"run", "--gomaxprocs", "-1"},
 		{"run", "--trace-sample", "NaN"},
 		{"run", "--metrics-addr", "9090"},
 		{"run", "extra"},
@@ -131,6 +130,15 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--slot-time", "-400ms"},
 		{"--buffer", "0"},
 		{"--buffer", "-1"},
+		{"--num-workers", "0"},
+		{"--num-workers", "-2"},
+		{"--batch-size", "0"},
+		{"--batch-size", "-1"},
+		{"--accounts", "0"},
+		{"--accounts", "-1"},
+		{"--ledger", ""},
+		{"--gomaxprocs", "-1"},
+		{"--gomaxprocs", "100000"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
 		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash
