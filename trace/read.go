@@ -18,6 +18,7 @@ import (
 //	 "StartTime": "<RFC 3339>", "EndTime": "<RFC 3339>",
 //	 "Attributes": [{"Key": "tpu.batch", "Value": {"Type": "INT64", "Value": 7}}, ...],
 //	 "Events": [{"Name": "tracer.received", "Time": "<RFC 3339>", "Attributes": [...]}, ...],
+//	 "Links": [{"SpanContext": {"TraceID": ..., "SpanID": ...}, ...}, ...],
 //	 ...}
 
 // SpanRecord is one span read back from a trace file.
@@ -29,6 +30,12 @@ type SpanRecord struct {
 	Start, End time.Time
 	Attributes map[string]any
 	Events     []EventRecord
+	Links      []LinkRecord // OTel span links, in the order the span has them
+}
+
+// LinkRecord is a span link: the span it names.
+type LinkRecord struct {
+	TraceID, SpanID string
 }
 
 // Duration returns End - Start.
@@ -60,6 +67,9 @@ type jsonSpan struct {
 		Name       string
 		Time       time.Time
 		Attributes []jsonAttr
+	}
+	Links []struct {
+		SpanContext struct{ TraceID, SpanID string }
 	}
 }
 
@@ -95,6 +105,9 @@ func ReadSpans(r io.Reader) ([]SpanRecord, error) {
 		}
 		for _, e := range js.Events {
 			s.Events = append(s.Events, EventRecord{Name: e.Name, Time: e.Time, Attributes: attrMap(e.Attributes)})
+		}
+		for _, l := range js.Links {
+			s.Links = append(s.Links, LinkRecord{TraceID: l.SpanContext.TraceID, SpanID: l.SpanContext.SpanID})
 		}
 		out = append(out, s)
 	}
