@@ -32,9 +32,9 @@
 //     moment the ledger reported the slot durable (after its sync; the
 //     committer's own time, not when banking heard of it). It starts a
 //     trace of its own and links to the execute spans of the work that
-//     executed in the slot; it is recorded if any of them is. The SDK
-//     keeps at most 128 links per span: a busy slot's commit span names
-//     the first 128 recorded work batches.
+//     executed in the slot; it is recorded if any of them is. A span
+//     keeps at most MaxSpanLinks links and MaxSpanEvents events: a
+//     busier slot's commit span names the first ones only.
 //
 // A link is made only to a recorded span, so a sampled-out batch leaves
 // no link that names nothing.

@@ -51,6 +51,15 @@ type Config struct {
 	MetricsAddr string
 }
 
+// MaxSpanEvents and MaxSpanLinks are the most events and links a span
+// keeps (the SDK's default, 128, is less than the tracer steps and the
+// work batches a busy slot's commit span holds). Beyond them the SDK
+// drops the newest and counts them on the span.
+const (
+	MaxSpanEvents = 4096
+	MaxSpanLinks  = 4096
+)
+
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("trace: invalid config")
 
@@ -137,7 +146,9 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 	if len(opts) > 0 || cfg.SampleRatio > 0 {
 		// start decides which batches are recorded and asks the SDK only
 		// for those spans: the sampler records what it is given.
-		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithResource(res))
+		limits := sdktrace.NewSpanLimits()
+		limits.EventCountLimit, limits.LinkCountLimit = MaxSpanEvents, MaxSpanLinks
+		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))
 		p.tp = sdktrace.NewTracerProvider(opts...)
 		p.tracer = p.tp.Tracer("github.com/tpugo/tpu")
 	} else {
