@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/panjf2000/ants/v2"
 
@@ -115,6 +116,18 @@ type SchedulerConfig struct {
 	// its receive time (packet.Meta.RecvNanos), its first signature and
 	// its flags. It must not keep sig.
 	OnDone func(o packet.Outcome, recvNanos int64, sig *[64]byte, flags packet.Flags)
+	// OnSourceDone, when not nil, is called on the scheduler's goroutine
+	// once no transaction of a submitted packet batch is left in banking
+	// (all executed or dropped; at the end of Submit if none was
+	// buffered), with the batch's Seq: the source WorkBatch.Sources
+	// names. A caller that keeps something per source batch (the banking
+	// stage: its schedule span) forgets it here.
+	OnSourceDone func(source uint64)
+	// ExecDelay is added to every transaction's execution: the worker
+	// sleeps that long before executing it, as if execution were slower.
+	// For tests and latency experiments that need banking to fall behind
+	// and buffer. Zero (the default) means none; negative is invalid.
+	ExecDelay time.Duration
 }
 
 // ErrSchedulerConfig reports an invalid SchedulerConfig.
@@ -129,6 +142,8 @@ func (c SchedulerConfig) Validate() error {
 		return fmt.Errorf("%w: method %d", ErrSchedulerConfig, c.Method)
 	case c.Capacity < 0 || c.BatchSize < 0 || c.LookAhead < 0 || c.MaxQueuedBatches < 0 || c.MaxAccountLocks < 0:
 		return fmt.Errorf("%w: negative size", ErrSchedulerConfig)
+	case c.ExecDelay < 0:
+		return fmt.Errorf("%w: negative execution delay", ErrSchedulerConfig)
 	case c.Handoff > HandoffCopy:
 		return fmt.Errorf("%w: handoff %d", ErrSchedulerConfig, c.Handoff)
 	}
@@ -161,7 +176,7 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 type pendingTx struct {
 	seq       uint64
 	view      txview.View
-	held      *heldBatch // refcount handoff
+	held      *heldBatch // its source batch
 	buf       []byte     // copy handoff: the owned bytes
 	recvNanos int64
 	flags     packet.Flags
@@ -183,6 +198,9 @@ type pendingTx struct {
 	writable   uint64
 	thread     int
 	result     execResult
+	// execStart and execEnd are packet.Now() when its worker began and
+	// ended it, stamped for tracer transactions (packet.FlagTracer) only.
+	execStart, execEnd int64
 
 	// strat is the strategy's index of the transaction in its own
 	// tables (Unbatched: its usages; PrioGraph: its node in this pass's
@@ -190,11 +208,13 @@ type pendingTx struct {
 	strat int32
 }
 
-// heldBatch is a packet batch whose reference banking holds while live of
-// its transactions are buffered.
+// heldBatch is a submitted packet batch while any of its transactions is
+// buffered or executing: with the refcount handoff it holds the batch's
+// reference; with the copy handoff, only its source tag.
 type heldBatch struct {
-	b    *packet.Batch
-	live int
+	b      *packet.Batch // nil with the copy handoff, after Submit
+	source uint64        // b.Seq()
+	live   int
 }
 
 // WorkBatch is a batch of transactions handed to one worker. Completions
@@ -205,13 +225,63 @@ type WorkBatch struct {
 	cus    uint64
 
 	// Sealed, Started and Finished are packet.Now() when the batch was
-	// closed for its worker, when the worker began it and when it ended:
-	// the execute hop's queue wait and service time.
+	// closed for its worker (handed over: it joins the worker's run queue
+	// in the same scheduler call), when the worker began it and when it
+	// ended: the execute hop's queue wait and service time.
 	Sealed, Started, Finished int64
 }
 
 // Len returns the number of transactions in the batch.
 func (wb *WorkBatch) Len() int { return len(wb.txs) }
+
+// Sources appends to dst the distinct source batches of the batch's
+// transactions (the packet.Batch.Seq of the batch each arrived in), in
+// the order of their first transaction, and returns it. It allocates
+// only if dst is too short; a caller reuses one dst.
+func (wb *WorkBatch) Sources(dst []uint64) []uint64 {
+	n := len(dst)
+next:
+	for _, t := range wb.txs {
+		src := t.held.source
+		for i := len(dst) - 1; i >= n; i-- { // the last one first: runs of one source are common
+			if dst[i] == src {
+				continue next
+			}
+		}
+		dst = append(dst, src)
+	}
+	return dst
+}
+
+// TxTimes is what a worker's batch tells of one tracer transaction.
+type TxTimes struct {
+	Sig    *[64]byte // its first signature; valid until the batch is passed to Complete
+	Source uint64    // its source batch (see Sources)
+	// Start and End are packet.Now() when the worker began and ended it
+	// (SchedulerConfig.ExecDelay included).
+	Start, End int64
+	Outcome    packet.Outcome // what Complete will book for it
+}
+
+// Tracers appends to dst the tracer transactions (packet.FlagTracer) of
+// a batch the worker finished, in execution order, and returns it. Call
+// it before Complete.
+func (wb *WorkBatch) Tracers(dst []TxTimes) []TxTimes {
+	for _, t := range wb.txs {
+		if t.flags&packet.FlagTracer == 0 {
+			continue
+		}
+		o := packet.OutcomeExecutedOK
+		switch {
+		case t.result.dropped:
+			o = packet.OutcomeFeePayerCannotPay
+		case t.result.err.IsErr():
+			o = packet.OutcomeExecutedFailed
+		}
+		dst = append(dst, TxTimes{Sig: t.view.Signature(0), Source: t.held.source, Start: t.execStart, End: t.execEnd, Outcome: o})
+	}
+	return dst
+}
 
 // Worker returns the index of the worker that ran the batch.
 func (wb *WorkBatch) Worker() int { return wb.thread }
@@ -260,7 +330,7 @@ func (q *runQueue) drain() {
 			q.batches, q.head = q.batches[:n], 0
 		}
 		q.mu.Unlock()
-		wb.run()
+		wb.run(q.s.cfg.ExecDelay)
 		if f := q.s.cfg.OnComplete; f != nil {
 			f(wb)
 		} else {
@@ -380,6 +450,10 @@ func (s *Scheduler) Close() { s.pool.Release() }
 // scheduler's goroutine.
 func (s *Scheduler) Completions() <-chan *WorkBatch { return s.done }
 
+// SetOnSourceDone replaces the OnSourceDone callback
+// (SchedulerConfig.OnSourceDone). Call it on the scheduler's goroutine.
+func (s *Scheduler) SetOnSourceDone(f func(source uint64)) { s.cfg.OnSourceDone = f }
+
 // SetOnDone replaces the OnDone callback (SchedulerConfig.OnDone). Call
 // it on the scheduler's goroutine.
 func (s *Scheduler) SetOnDone(f func(o packet.Outcome, recvNanos int64, sig *[64]byte, flags packet.Flags)) {
@@ -452,14 +526,16 @@ func (s *Scheduler) Submit(b *packet.Batch) {
 		if t == nil {
 			continue
 		}
+		t.held = h
+		h.live++
 		if s.cfg.Handoff == HandoffCopy {
 			t.buf = s.copyBuf(p.Data())
 			t.view, _ = txview.Parse(t.buf) // the same bytes: parsed before
-		} else {
-			t.held = h
-			h.live++
 		}
 		s.insert(t)
+	}
+	if s.cfg.Handoff == HandoffCopy {
+		s.releaseBatch(h)
 	}
 	h.live--
 	if h.live == 0 {
@@ -532,6 +608,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	t.costExec, t.costLoad = tc.Execution, tc.LoadedData
 	t.blockhash, t.statuses, t.statusIdx, t.heapIdx = *v.RecentBlockhash(), statuses, statusIdx, -1
 	t.held, t.buf, t.n, t.resolvedIn, t.thread, t.result, t.strat = nil, nil, 0, 0, 0, execResult{}, -1
+	t.execStart, t.execEnd = 0, 0
 	t.writable = shape.writable(v)
 	s.stats.Buffered++
 	return t
@@ -757,12 +834,24 @@ func (s *Scheduler) dispatch() {
 	}
 }
 
-// run executes the batch's transactions in order, on a pool worker.
-func (wb *WorkBatch) run() {
+// run executes the batch's transactions in order, on a pool worker, each
+// after sleeping delay (SchedulerConfig.ExecDelay). It stamps each tracer
+// transaction's start and end.
+func (wb *WorkBatch) run(delay time.Duration) {
 	wb.Started = packet.Now()
 	for _, t := range wb.txs {
+		traced := t.flags&packet.FlagTracer != 0
+		if traced {
+			t.execStart = packet.Now()
+		}
+		if delay > 0 {
+			time.Sleep(delay)
+		}
 		tx := execTx{view: t.view, accounts: t.accounts[:t.n], writable: t.writable, fee: t.fee, cb: t.cb}
 		t.result = execute(&tx)
+		if traced {
+			t.execEnd = packet.Now()
+		}
 	}
 	wb.Finished = packet.Now()
 }
@@ -969,15 +1058,27 @@ func (s *Scheduler) newHeld(b *packet.Batch) *heldBatch {
 	} else {
 		h = new(heldBatch)
 	}
-	h.b, h.live = b, 0
+	h.b, h.source, h.live = b, b.Seq(), 0
 	return h
 }
 
+// releaseHeld lets go of a source batch none of whose transactions is
+// left.
 func (s *Scheduler) releaseHeld(h *heldBatch) {
-	s.stats.HeldBatches--
-	h.b.Release()
-	h.b = nil
+	s.releaseBatch(h)
+	if f := s.cfg.OnSourceDone; f != nil {
+		f(h.source)
+	}
 	s.freeHeld = append(s.freeHeld, h)
+}
+
+// releaseBatch releases h's packet batch, if it still holds it.
+func (s *Scheduler) releaseBatch(h *heldBatch) {
+	if h.b != nil {
+		s.stats.HeldBatches--
+		h.b.Release()
+		h.b = nil
+	}
 }
 
 func (s *Scheduler) copyBuf(data []byte) []byte {
