@@ -12,7 +12,6 @@ import (
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
-	"github.com/tpugo/tpu/txview"
 )
 
 // BankingConfig configures the banking stage.
@@ -52,22 +51,25 @@ func (c BankingConfig) Validate() error {
 // (SchedulerConfig.OnComplete), the slot clock is the actor's own timer,
 // the ledger's commits arrive as committedMsg.
 type bankingStage struct {
-	drv      *banking.Driver
-	sched    *banking.Scheduler
-	upstream *Credits // sigverify -> banking: given back once a batch is buffered
-	slotTime time.Duration
-	log      *slog.Logger
-	prov     *trace.Provider
-	schedule *trace.Hop
-	execute  *trace.Hop
-	commit   *trace.Hop
-	latency  *trace.Histogram // socket to executed, per transaction
-	tracers  *tracers
+	drv        *banking.Driver
+	sched      *banking.Scheduler
+	upstream   *Credits // sigverify -> banking: given back once a batch is buffered
+	slotTime   time.Duration
+	log        *slog.Logger
+	prov       *trace.Provider
+	schedule   *trace.Hop
+	execute    *trace.Hop
+	commit     *trace.Hop
+	latency    *trace.Histogram  // socket to executed, per transaction
+	spans      *spanBook         // nil when no span can be recorded
+	asks       map[uint64]int64  // slot -> packet.Now() of its end's ask, until durable
+	submitting trace.Span        // the schedule span of the batch being submitted
+	srcs       []uint64          // scratch: a work batch's sources
+	tts        []banking.TxTimes // scratch: a work batch's tracers
 
 	root     *actor.RootContext
-	clock    scheduler.CancelFunc // the slot clock
-	flushers []*actor.PID         // waiting for a flush or an abort
-	lastSpan trace.SpanContext
+	clock    scheduler.CancelFunc      // the slot clock
+	flushers []*actor.PID              // waiting for a flush or an abort
 	outcomes [packet.NumOutcomes]int64 // since the last flush to the meter
 }
 
@@ -76,7 +78,11 @@ func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Cred
 		sched: sched, upstream: upstream, slotTime: cfg.SlotTime, log: log, prov: prov, latency: latency,
 		schedule: prov.Hop("banking.schedule"), execute: prov.Hop("banking.execute"), commit: prov.Hop("banking.commit"),
 	}
-	s.tracers = newTracers(s.execute, s.commit)
+	s.asks = map[uint64]int64{}
+	if prov.Tracing() {
+		s.spans = newSpanBook(s.execute, s.commit)
+		sched.SetOnSourceDone(s.spans.sourceDone)
+	}
 	s.drv = banking.NewDriver(sched, banking.DriverConfig{SlotEnded: s.slotEnded, Flushed: s.flushed})
 	sched.SetOnDone(s.onDone)
 	return s
@@ -95,14 +101,17 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 	case workDoneMsg:
 		wb := msg.batch
 		s.execute.Record(time.Duration(wb.Started-wb.Sealed), time.Duration(wb.Finished-wb.Started))
-		span := s.execute.Span(s.lastSpan, wb.Started, false)
-		span.SetAttributes(attribute.Int("tpu.worker", wb.Worker()), attribute.Int("tpu.transactions", wb.Len()))
-		span.EndAt(wb.Finished)
+		if s.spans != nil {
+			s.srcs, s.tts = wb.Sources(s.srcs[:0]), wb.Tracers(s.tts[:0])
+			// The work ran in the working slot: a slot end waits for it.
+			s.spans.work(s.srcs, s.tts, workTimes{sealed: wb.Sealed, started: wb.Started, finished: wb.Finished, worker: wb.Worker(), n: wb.Len()}, s.sched.Bank().Slot())
+			clear(s.tts) // it held signatures into the batch's packets
+		}
 		s.drv.OnCompletion(wb)
 	case slotTickMsg:
 		s.drv.OnTick()
 	case committedMsg:
-		s.tracers.committed(msg.record.Slot)
+		s.committed(msg.record.Slot, msg.at)
 		s.drv.OnCommitted(msg.record.Slot)
 	case flushMsg:
 		s.flushers = append(s.flushers, ctx.Sender())
@@ -123,6 +132,9 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		if s.sched.Busy() {
 			s.log.Error("banking stopped with work in flight: its completions are lost")
 		}
+		if s.spans != nil {
+			s.spans.close(packet.Now())
+		}
 	}
 }
 
@@ -134,20 +146,19 @@ func (s *bankingStage) submit(m *BatchMsg) {
 	span := s.schedule.Start(m.Span, m.Sent, tracer)
 	span.SetAttributes(attribute.Int("tpu.packets", b.Len()), attribute.Int64("tpu.batch", int64(b.Seq())))
 	if tracer {
+		now := packet.Now()
 		for i := range b.Packets() {
-			p := b.At(i)
-			if p.Has(packet.FlagTracer) && !p.Discarded() {
-				sig, ok := txview.FirstSignature(p.Data())
-				if !ok {
-					continue // banking drops it as unparsable
-				}
-				s.tracers.buffered(sig, span.Context())
-				span.Event("tracer.buffered", attribute.String(trace.TracerSigKey, tracerSig(p)), attribute.Int("tpu.index", i))
+			if p := b.At(i); p.Has(packet.FlagTracer) && !p.Discarded() {
+				span.EventAt("tracer.buffered", now, attribute.String(trace.TracerSigKey, tracerSig(p)), attribute.Int("tpu.index", i))
 			}
 		}
 	}
-	s.lastSpan = span.Context()
+	if s.spans != nil {
+		s.spans.source(b.Seq(), span.Context()) // before Submit: it may say the batch is done
+	}
+	s.submitting = span
 	s.drv.OnBatch(b) // consumes b
+	s.submitting = trace.Span{}
 	span.End()
 	s.upstream.Release()
 }
@@ -158,8 +169,16 @@ func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags
 	if recv > 0 && (o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed) {
 		s.latency.Record(time.Duration(packet.Now() - recv))
 	}
-	if flags&packet.FlagTracer != 0 && sig != nil {
-		s.tracers.done(sig, o, s.sched.Bank().Slot())
+	if flags&packet.FlagTracer != 0 && sig != nil && s.spans != nil {
+		switch o {
+		case packet.OutcomeExecutedOK, packet.OutcomeExecutedFailed:
+			s.spans.tracerDone(sig, o, s.sched.Bank().Slot())
+		default:
+			// Dropped at admission: a step of the batch being submitted.
+			// (One dropped later, evicted or expired, has no span of its
+			// own to show it: its path ends where it was.)
+			s.submitting.Event("tracer.dropped", attribute.String(trace.TracerSigKey, trace.TracerSig(sig[:])), attribute.String("tpu.outcome", o.String()))
+		}
 	}
 }
 
@@ -174,14 +193,29 @@ func (s *bankingStage) flushOutcomes() {
 	}
 }
 
-// slotEnded records a slot end: the commit hop's time from the ask to
-// the end, and its span.
+// slotEnded records a slot end: its commit, from the ask, lasts until
+// the ledger says the slot is durable (committed).
 func (s *bankingStage) slotEnded(slot uint64, asked int64) {
-	now := s.sched.EndedAt() // not after the new slot's scheduling
-	s.commit.Record(-1, time.Duration(now-asked))
-	span := s.commit.Span(s.lastSpan, asked, false)
-	span.SetAttributes(attribute.Int64("tpu.slot", int64(slot)))
-	span.EndAt(now)
+	s.asks[slot] = asked
+	if s.spans != nil {
+		s.spans.slotEnded(slot, asked)
+	}
+}
+
+// committed records that slot, and every slot before it, became durable
+// at (packet.Now() when the ledger's committer reported it, after its
+// sync): the commit hop's time from each slot end's ask to then, and the
+// slots' commit spans and tracer steps.
+func (s *bankingStage) committed(slot uint64, at int64) {
+	for sl, asked := range s.asks {
+		if sl <= slot {
+			s.commit.Record(-1, time.Duration(at-asked))
+			delete(s.asks, sl)
+		}
+	}
+	if s.spans != nil {
+		s.spans.committed(slot, at)
+	}
 }
 
 // flushed answers everyone waiting for a flush or an abort.

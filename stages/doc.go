@@ -6,7 +6,8 @@
 // package that imports protoactor-go; the logic each actor runs lives in
 // plain types, tested without actors: the sigverify logic in
 // stages/sigverify, the scheduler and its calling protocol
-// (banking.Driver) in banking, the tracer bookkeeping in tracers.go.
+// (banking.Driver) in banking, the span and tracer bookkeeping
+// (links to source batches, per-slot commit spans) in tracers.go.
 //
 // # The actors
 //

@@ -174,7 +174,7 @@ func Start(cfg Config) (*Graph, error) {
 		sigverify: func(m *BatchMsg) { root().Send(g.svPID, m) },
 	}
 	// The ledger's commits come back on the banking actor's mailbox.
-	g.bank.OnCommit(func(r banking.SlotRecord) { root().Send(g.bankPID, committedMsg{r}) })
+	g.bank.OnCommit(func(r banking.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
 	g.started = time.Now()
 	g.fetchPID = g.spawn("fetch", &fetchActor{f: g.fetch})
 	g.log.Info("tpu pipeline started", "tpu_addr", g.fetch.Addr().String(), "slot", startSlot,

@@ -282,13 +282,13 @@ func TestTracing(t *testing.T) {
 			t.Errorf("no %s spans (hops: %v)", hop, a.Hops)
 		}
 	}
-	if a.Orphans != 0 || a.Children == 0 {
-		t.Errorf("%d spans whose parent is missing, %d with their parent", a.Orphans, a.Children)
+	if a.Orphans != 0 || a.Children == 0 || a.Dangling != 0 || a.Links == 0 {
+		t.Errorf("%d spans whose parent is missing, %d with their parent; %d links to a missing span, %d found", a.Orphans, a.Children, a.Dangling, a.Links)
 	}
 	if len(a.Tracers) != 8 {
 		t.Fatalf("%d tracer paths, want 8 (one packet in 50 of 400)", len(a.Tracers))
 	}
-	want := []string{"tracer.received", "tracer.sigverify", "tracer.buffered", "tracer.done", "tracer.committed"}
+	want := []string{"tracer.received", "tracer.verified", "tracer.buffered", "tracer.scheduled", "tracer.execute_start", "tracer.executed", "tracer.committed"}
 	for _, p := range a.Tracers {
 		var got []string
 		for _, s := range p.Steps {

@@ -72,8 +72,13 @@ type workDoneMsg struct{ batch *banking.WorkBatch }
 // working slot.
 type slotTickMsg struct{}
 
-// committedMsg: the ledger's committer -> banking. Slot is durable.
-type committedMsg struct{ record banking.SlotRecord }
+// committedMsg: the ledger's committer -> banking. Slot is durable, since
+// at (packet.Now() on the committer, when it reported the commit after
+// its sync).
+type committedMsg struct {
+	record banking.SlotRecord
+	at     int64
+}
 
 // statsReq: the graph -> a stage, answered with the stage's counters
 // (sigverify: *stageCounts; banking: banking.Stats).

@@ -1,92 +1,158 @@
 package stages
 
 import (
+	"math"
+
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
 )
 
-// tracers follows tracer transactions (packet.FlagTracer) through
-// banking, for their spans: buffered (the schedule hop's span of their
-// batch is their parent), done (executed or dropped: an execute span with
-// a tracer.done event), committed (once the slot they executed in is
-// durable: a commit span with a tracer.committed event). It belongs to
-// the banking actor's goroutine.
-type tracers struct {
+// spanBook keeps what banking's spans need to follow the work
+// (trace/doc.go, "Spans follow the work"): the schedule span of every
+// source batch that still has transactions in banking, the execute spans
+// of the working slot (the links of its commit span), the commit spans
+// of the slots not yet durable, and the tracer transactions executed in
+// them. It belongs to the banking actor's goroutine, and is used only
+// when spans may be recorded (trace.Provider.Tracing).
+type spanBook struct {
 	execute, commit *trace.Hop
-	live            map[[64]byte]liveTracer    // buffered, or dropped or executing and not done
-	pending         map[uint64][]pendingTracer // slot -> executed in it, not committed
+
+	sources       map[uint64]sourceSpan // by packet.Batch.Seq
+	arrivals      uint64                // batches received, for "oldest"
+	links         []trace.SpanContext   // scratch: one execute span's links
+	slotWork      []trace.SpanContext   // recorded execute spans of the working slot
+	slotHasTracer bool
+	commits       map[uint64]*slotCommit     // ended, not yet durable
+	pending       map[uint64][]pendingTracer // slot -> tracers executed in it
 }
 
-// liveTracer is a tracer transaction banking holds.
-type liveTracer struct {
-	parent trace.SpanContext // the first copy's schedule span
-	n      int               // copies buffered and not done
+// sourceSpan is a source batch's schedule span, and when the batch
+// reached banking (in arrivals).
+type sourceSpan struct {
+	ctx   trace.SpanContext
+	order uint64
+}
+
+// slotCommit is a slot's commit span, open from the slot-end ask until
+// the ledger says the slot is durable.
+type slotCommit struct {
+	span trace.Span
 }
 
 // pendingTracer is a tracer transaction executed in a slot not yet
 // committed.
 type pendingTracer struct {
 	sig     [64]byte
-	parent  trace.SpanContext
 	outcome packet.Outcome
 }
 
-func newTracers(execute, commit *trace.Hop) *tracers {
-	return &tracers{execute: execute, commit: commit, live: map[[64]byte]liveTracer{}, pending: map[uint64][]pendingTracer{}}
+func newSpanBook(execute, commit *trace.Hop) *spanBook {
+	return &spanBook{
+		execute: execute, commit: commit,
+		sources: map[uint64]sourceSpan{}, commits: map[uint64]*slotCommit{}, pending: map[uint64][]pendingTracer{},
+	}
 }
 
-// buffered records a tracer transaction handed to banking under the
-// schedule span parent. A second copy of one banking holds keeps the
-// first one's parent: each copy's done is recorded under it.
-func (t *tracers) buffered(sig *[64]byte, parent trace.SpanContext) {
-	tr, ok := t.live[*sig]
-	if !ok {
-		tr.parent = parent
-	}
-	tr.n++
-	t.live[*sig] = tr
+// source records the schedule span of a batch banking received.
+func (b *spanBook) source(seq uint64, ctx trace.SpanContext) {
+	b.arrivals++
+	b.sources[seq] = sourceSpan{ctx: ctx, order: b.arrivals}
 }
 
-// done records a transaction that left banking with outcome o in the
-// working slot; it does nothing for one that is not a buffered tracer.
-// An executed one waits for its slot's commit.
-func (t *tracers) done(sig *[64]byte, o packet.Outcome, slot uint64) {
-	tr, ok := t.live[*sig]
-	if !ok {
-		return
+// sourceDone forgets a batch none of whose transactions is left in
+// banking (banking.SchedulerConfig.OnSourceDone).
+func (b *spanBook) sourceDone(seq uint64) { delete(b.sources, seq) }
+
+// work records a work batch a worker ran in slot: its execute span, from
+// the worker's start to its end, parented on the oldest recorded source
+// and linked to every source (srcs: banking.WorkBatch.Sources), with the
+// steps of its tracer transactions (tts: banking.WorkBatch.Tracers) at
+// their own times. It borrows srcs and tts.
+func (b *spanBook) work(srcs []uint64, tts []banking.TxTimes, wb workTimes, slot uint64) {
+	b.links = b.links[:0]
+	var parent trace.SpanContext
+	oldest := uint64(math.MaxUint64)
+	for _, src := range srcs {
+		ss, ok := b.sources[src]
+		if !ok {
+			continue // not known: submitted before tracing could see it
+		}
+		b.links = append(b.links, ss.ctx)
+		// The oldest recorded source, so that the parent is in the trace
+		// file; the oldest of all if none is.
+		rec := ss.ctx.Sampled()
+		if !parent.IsValid() || (rec && !parent.Sampled()) || (rec == parent.Sampled() && ss.order < oldest) {
+			parent, oldest = ss.ctx, ss.order
+		}
 	}
-	now := packet.Now()
-	span := t.execute.Span(tr.parent, now, true)
-	span.Event("tracer.done", attribute.String(trace.TracerSigKey, trace.TracerSig(sig[:])), attribute.String("tpu.outcome", o.String()))
-	span.EndAt(now)
+	span := b.execute.LinkedSpan(parent, b.links, wb.started, len(tts) > 0)
+	if span.Recording() {
+		span.SetAttributes(attribute.Int("tpu.worker", wb.worker), attribute.Int("tpu.transactions", wb.n), attribute.Int("tpu.sources", len(srcs)))
+		for _, tt := range tts {
+			sig := attribute.String(trace.TracerSigKey, trace.TracerSig(tt.Sig[:]))
+			span.EventAt("tracer.scheduled", wb.sealed, sig)
+			span.EventAt("tracer.execute_start", tt.Start, sig)
+			span.EventAt("tracer.executed", tt.End, sig, attribute.String("tpu.outcome", tt.Outcome.String()))
+		}
+		b.slotWork = append(b.slotWork, span.Context())
+		b.slotHasTracer = b.slotHasTracer || len(tts) > 0
+	}
+	span.EndAt(wb.finished)
+}
+
+// workTimes is what the execute span says of a work batch.
+type workTimes struct {
+	sealed, started, finished int64
+	worker, n                 int
+}
+
+// tracerDone records a tracer transaction that left banking with outcome
+// o in the working slot: an executed one waits for its slot's commit.
+func (b *spanBook) tracerDone(sig *[64]byte, o packet.Outcome, slot uint64) {
 	if o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed {
-		t.pending[slot] = append(t.pending[slot], pendingTracer{sig: *sig, parent: tr.parent, outcome: o})
-	}
-	if tr.n--; tr.n > 0 {
-		t.live[*sig] = tr
-	} else {
-		delete(t.live, *sig)
+		b.pending[slot] = append(b.pending[slot], pendingTracer{sig: *sig, outcome: o})
 	}
 }
 
-// committed records that slot, and every slot before it, is durable: the
-// tracer transactions executed in them get their commit span.
-func (t *tracers) committed(slot uint64) {
-	for s, trs := range t.pending {
+// slotEnded opens slot's commit span at asked (the slot-end ask), linked
+// to the execute spans of the work done in it.
+func (b *spanBook) slotEnded(slot uint64, asked int64) {
+	span := b.commit.LinkedSpan(trace.SpanContext{}, b.slotWork, asked, b.slotHasTracer)
+	span.SetAttributes(attribute.Int64("tpu.slot", int64(slot)), attribute.Int("tpu.work_batches", len(b.slotWork)))
+	b.commits[slot] = &slotCommit{span: span}
+	clear(b.slotWork)
+	b.slotWork, b.slotHasTracer = b.slotWork[:0], false
+}
+
+// committed records that slot, and every slot before it, became durable
+// at (packet.Now() when the ledger reported it): their commit spans end
+// there, with a tracer.committed step for each tracer executed in them.
+func (b *spanBook) committed(slot uint64, at int64) {
+	for s, c := range b.commits {
 		if s > slot {
 			continue
 		}
-		now := packet.Now()
-		for _, tr := range trs {
-			span := t.commit.Span(tr.parent, now, true)
-			span.Event("tracer.committed", attribute.String(trace.TracerSigKey, trace.TracerSig(tr.sig[:])),
+		for _, tr := range b.pending[s] {
+			c.span.EventAt("tracer.committed", at, attribute.String(trace.TracerSigKey, trace.TracerSig(tr.sig[:])),
 				attribute.Int64("tpu.slot", int64(s)), attribute.String("tpu.outcome", tr.outcome.String()))
-			span.EndAt(now)
 		}
-		delete(t.pending, s)
+		delete(b.pending, s)
+		c.span.EndAt(at)
+		delete(b.commits, s)
+	}
+}
+
+// close ends the commit spans of slots that never became durable (the
+// graph stopped, or the ledger failed), marked so.
+func (b *spanBook) close(now int64) {
+	for s, c := range b.commits {
+		c.span.SetAttributes(attribute.Bool("tpu.committed", false))
+		c.span.EndAt(now)
+		delete(b.commits, s)
 	}
 }
 
