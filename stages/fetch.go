@@ -281,7 +281,9 @@ func (f *fetcher) sendBatch(b *packet.Batch, first int64) {
 	if tracer {
 		for i := range b.Packets() {
 			if p := b.At(i); p.Has(packet.FlagTracer) {
-				span.Event("tracer.received", attribute.String(trace.TracerSigKey, tracerSig(p)),
+				// At the socket receive, not now: the gap to the span's
+				// end is the coalescing wait.
+				span.EventAt("tracer.received", p.Meta.RecvNanos, attribute.String(trace.TracerSigKey, tracerSig(p)),
 					attribute.String("tpu.source", p.Meta.Addr.String()), attribute.Int("tpu.index", i))
 			}
 		}

@@ -96,6 +96,9 @@ type svPass struct {
 	vp      *sigverify.Pass
 	onDone  func(*sigverify.Pass) // tells the stage, from a worker
 	done    bool                  // the workers are done with it
+	// doneAt is packet.Now() when the workers finished the pass's
+	// checks (stamped by the worker before it tells the stage).
+	doneAt int64
 }
 
 func (s *sigverifyStage) Receive(ctx actor.Context) {
@@ -143,7 +146,7 @@ func (s *sigverifyStage) shutdown() {
 	}
 	for i, m := range s.pending {
 		dropLive(m.Batch, packet.OutcomeShutdown)
-		s.countAndRelease(m.Batch, s.spans[i])
+		s.countAndRelease(m.Batch, s.spans[i], packet.Now())
 	}
 	clear(s.pending)
 	s.pending = s.pending[:0]
@@ -194,7 +197,10 @@ func (s *sigverifyStage) startPass() {
 		p, s.free = s.free[n-1], s.free[:n-1]
 	} else {
 		p = &svPass{}
-		p.onDone = func(*sigverify.Pass) { s.self(passDoneMsg{p}) }
+		p.onDone = func(*sigverify.Pass) {
+			p.doneAt = packet.Now()
+			s.self(passDoneMsg{p}) // the message orders the write before the stage's read
+		}
 	}
 	// The pass takes the pending lists; the pass's emptied lists become
 	// the new pending ones.
@@ -235,9 +241,13 @@ func (s *sigverifyStage) finishPass() {
 	p := s.passes[0]
 	s.passes = slices.Delete(s.passes, 0, 1)
 	s.verifier.Recycle(p.vp)
+	checked := p.doneAt
+	if checked == 0 { // a shutdown's: the pass never said it was done
+		checked = packet.Now()
+	}
 	for i, m := range p.msgs {
 		b, span := m.Batch, p.spans[i]
-		kept := s.countAndRelease(b, span)
+		kept := s.countAndRelease(b, span, checked)
 		switch {
 		case kept == 0:
 		case !s.credits.TryAcquire():
@@ -259,15 +269,18 @@ func (s *sigverifyStage) finishPass() {
 	clear(p.msgs)
 	clear(p.spans)
 	clear(p.batches)
-	p.msgs, p.spans, p.batches, p.vp, p.done = p.msgs[:0], p.spans[:0], p.batches[:0], nil, false
+	p.msgs, p.spans, p.batches, p.vp, p.done, p.doneAt = p.msgs[:0], p.spans[:0], p.batches[:0], nil, false, 0
 	s.free = append(s.free, p)
 }
 
 // countAndRelease counts b's discarded packets by outcome, records its
-// tracers, gives fetch its credit back, and returns how many packets are
-// live. A batch with none left is released here, its span ended; one
-// with live packets is the caller's to pass on or drop.
-func (s *sigverifyStage) countAndRelease(b *packet.Batch, span trace.Span) (kept int) {
+// tracers' verified step at checked (packet.Now() when its pass's checks
+// finished: a pass is checked in chunks on several workers, so the pass
+// end stands for each packet's own), gives fetch its credit back, and
+// returns how many packets are live. A batch with none left is released
+// here, its span ended; one with live packets is the caller's to pass on
+// or drop.
+func (s *sigverifyStage) countAndRelease(b *packet.Batch, span trace.Span, checked int64) (kept int) {
 	var counts [packet.NumOutcomes]int64
 	for j := range b.Packets() {
 		p := b.At(j)
@@ -277,7 +290,7 @@ func (s *sigverifyStage) countAndRelease(b *packet.Batch, span trace.Span) (kept
 			kept++
 		}
 		if p.Has(packet.FlagTracer) {
-			span.Event("tracer.sigverify", attribute.String(trace.TracerSigKey, tracerSig(p)),
+			span.EventAt("tracer.verified", checked, attribute.String(trace.TracerSigKey, tracerSig(p)),
 				attribute.Int("tpu.index", j), attribute.String("tpu.outcome", outcomeName(p)))
 		}
 	}
