@@ -77,7 +77,8 @@ func TestRunCommand(t *testing.T) {
 		}
 	}
 	code, out, _ = run(t, "", "trace", "analyze", traceOut)
-	if code != 0 || !strings.Contains(out, "0 did not") || !strings.Contains(out, "tracer.committed") {
+	if code != 0 || !strings.Contains(out, "their parent, 0 did not;") || !strings.Contains(out, "their span, 0 did not") ||
+		!strings.Contains(out, "tracer.committed") || !strings.Contains(out, "p99.9") {
 		t.Fatalf("trace analyze: %d\n%s", code, out)
 	}
 

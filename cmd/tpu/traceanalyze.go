@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -19,10 +20,12 @@ func init() {
 const traceAnalyzeHelp = `Usage: tpu trace analyze [--tracers N] FILE
 
 Reads the spans tpu run wrote with --trace-out (JSON lines, the OTel SDK's
-stdout exporter format) and prints, per hop, how many batches it saw and
-their span durations, whether every span found its parent, and the path
-of each tracer packet (tpu run --tracer-every) from the socket to the
-commit, with the time between steps.
+stdout exporter format) and prints, per hop, how many spans it saw and
+their durations (p50, p90, p99, p99.9, max), whether every span found its
+parent and every link its span, and the path of each tracer packet (tpu
+run --tracer-every) from the socket to the commit: its steps, each an
+instant on the span of the work it belongs to, with the time since the
+previous step. Steps are never counted as hop durations.
 
 Flags:`
 
@@ -47,21 +50,32 @@ func runTraceAnalyze(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "tpu trace analyze: %v\n", err)
 		return 1
 	}
-	a := trace.Analyze(spans)
-	w := env.stdout
-	fmt.Fprintf(w, "%d spans in %d traces; %d children found their parent, %d did not\n", a.Spans, a.Traces, a.Children, a.Orphans)
+	printAnalysis(env.stdout, trace.Analyze(spans), *maxTracers)
+	return 0
+}
+
+// printAnalysis writes a's text summary: hop statistics from span
+// durations, then tracer paths as steps (instants) with the time since
+// the previous step; the two are never mixed.
+func printAnalysis(w io.Writer, a trace.Analysis, maxTracers int) {
+	fmt.Fprintf(w, "%d spans in %d traces; %d children found their parent, %d did not; %d links found their span, %d did not\n",
+		a.Spans, a.Traces, a.Children, a.Orphans, a.Links, a.Dangling)
+	if a.Markers > 0 {
+		fmt.Fprintf(w, "%d zero-length tracer marker spans (an older trace file) left out of the hop statistics\n", a.Markers)
+	}
 	names := make([]string, 0, len(a.Hops))
 	for n := range a.Hops {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	fmt.Fprintf(w, "hops (span durations):\n")
 	for _, n := range names {
 		h := a.Hops[n]
-		fmt.Fprintf(w, "  %-18s %7d spans  p50 %10v  p90 %10v  p99 %10v\n", n, h.Count, h.P50, h.P90, h.P99)
+		fmt.Fprintf(w, "  %-18s %7d spans  p50 %10v  p90 %10v  p99 %10v  p99.9 %10v  max %10v\n", n, h.Count, h.P50, h.P90, h.P99, h.P999, h.Max)
 	}
-	fmt.Fprintf(w, "%d tracer packets\n", len(a.Tracers))
+	fmt.Fprintf(w, "%d tracer packets (steps, with the time since the previous step)\n", len(a.Tracers))
 	for i, p := range a.Tracers {
-		if *maxTracers > 0 && i >= *maxTracers {
+		if maxTracers > 0 && i >= maxTracers {
 			fmt.Fprintf(w, "  ... %d more\n", len(a.Tracers)-i)
 			break
 		}
@@ -69,11 +83,10 @@ func runTraceAnalyze(env *cliEnv, args []string) int {
 		for j, s := range p.Steps {
 			delta := ""
 			if j > 0 {
-				delta = fmt.Sprintf("+%v", s.Time.Sub(p.Steps[j-1].Time))
+				delta = "+" + s.Since.String()
 			}
 			outcome, _ := s.Attrs["tpu.outcome"].(string)
-			fmt.Fprintf(w, "    %-16s %-18s %-12s %s\n", s.Hop, s.Event, delta, outcome)
+			fmt.Fprintf(w, "    %-22s %-18s %-12s %s\n", s.Event, s.Hop, delta, outcome)
 		}
 	}
-	return 0
 }
