@@ -63,6 +63,7 @@ type bankingStage struct {
 	commit   *trace.Hop
 	latency  *trace.Histogram // socket to executed, per transaction
 	tracers  *tracers
+	recorder Recorder // the banking trace: told of each slot start; nil: off
 
 	root     *actor.RootContext
 	clock    scheduler.CancelFunc // the slot clock
@@ -88,6 +89,9 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 	case *actor.Started:
 		s.root = ctx.ActorSystem().Root
 		s.clock = scheduler.NewTimerScheduler(s.root).SendRepeatedly(s.slotTime, s.slotTime, ctx.Self(), slotTickMsg{})
+		if s.recorder != nil {
+			s.recorder.Slot(s.sched.Bank().Slot(), packet.Now())
+		}
 	case blockhashReq:
 		ctx.Respond(s.sched.Bank().LatestBlockhash())
 	case *BatchMsg:
@@ -182,6 +186,9 @@ func (s *bankingStage) slotEnded(slot uint64, asked int64) {
 	span := s.commit.Span(s.lastSpan, asked, false)
 	span.SetAttributes(attribute.Int64("tpu.slot", int64(slot)))
 	span.EndAt(now)
+	if s.recorder != nil {
+		s.recorder.Slot(s.sched.Bank().Slot(), now) // the next slot starts
+	}
 }
 
 // flushed answers everyone waiting for a flush or an abort.
