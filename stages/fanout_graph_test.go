@@ -210,7 +210,7 @@ func TestFanoutAllConsumers(t *testing.T) {
 				}
 			}
 			f := s.Forward
-			if f.Offered != n || f.Forwarded != n || f.Pending() != 0 {
+			if f == nil || f.Offered != n || f.Forwarded != n || f.Pending() != 0 {
 				t.Fatalf("forwarder: %+v", f)
 			}
 			sink.wait(t, f.Forwarded)

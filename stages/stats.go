@@ -38,10 +38,10 @@ type Snapshot struct {
 	// consumers (copy handoff: one per consumer per batch; 0 with
 	// refcount).
 	Copies uint64
-	// Forward is the forwarder's counts (Config.Forward); zero when it
+	// Forward is the forwarder's counts (Config.Forward); nil when it
 	// is off. They are per consumer: a forwarded packet also has its
 	// banking outcome in Outcomes.
-	Forward  ForwardStats
+	Forward  *ForwardStats
 	batchCap int
 }
 
@@ -78,7 +78,8 @@ func (g *Graph) snapshot(bs banking.Stats) Snapshot {
 		batchCap:    g.pool.BatchCap(),
 	}
 	if g.fwd != nil {
-		s.Forward = g.fwd.stats()
+		fs := g.fwd.stats()
+		s.Forward = &fs
 	}
 	sv := g.sv.counts.snapshot()
 	for o := range s.Outcomes {
