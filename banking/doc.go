@@ -75,7 +75,11 @@
 // packet batch, and banking holds the batch's reference until the last of
 // its transactions leaves; with HandoffCopy its bytes are copied into a
 // buffer the scheduler owns and the batch is released at once. The
-// results are the same (TestMethodsAgree).
+// results are the same (TestMethodsAgree). Either way a packet is not
+// parsed again when it carries sigverify's parse result
+// (packet.Meta.Parsed, a txview.Layout); a copy keeps the View, rebased.
+// The stage graph copies whole batches where sigverify fans them out
+// instead, and runs the scheduler with HandoffRefcount.
 //
 // # Persistence
 //

@@ -58,7 +58,12 @@ const (
 	// its transactions is buffered: no copy.
 	HandoffRefcount Handoff = iota
 	// HandoffCopy copies each transaction's bytes into memory the
-	// scheduler owns and releases the batch at once.
+	// scheduler owns and releases the batch at once. The copy keeps the
+	// View sigverify found (its offsets are relative), so nothing is
+	// parsed again. In the stage graph the copy happens earlier, where
+	// sigverify fans a batch out to its consumers (stages.Config), and
+	// banking's scheduler holds its own copied batch by reference: this
+	// mode is the scheduler-level copy of `tpu bench banking`.
 	HandoffCopy
 )
 
@@ -530,7 +535,7 @@ func (s *Scheduler) Submit(b *packet.Batch) {
 		h.live++
 		if s.cfg.Handoff == HandoffCopy {
 			t.buf = s.copyBuf(p.Data())
-			t.view, _ = txview.Parse(t.buf) // the same bytes: parsed before
+			t.view, _ = t.view.Rebase(t.buf) // an exact copy: the same offsets
 		}
 		s.insert(t)
 	}
@@ -545,15 +550,22 @@ func (s *Scheduler) Submit(b *packet.Batch) {
 
 // admit checks a packet as Agave's receive-and-buffer does, in its order,
 // and returns a pendingTx or nil after booking the drop.
+//
+// A packet sigverify parsed carries its parse result (Meta.Parsed), which
+// admit uses as is; only a packet without one (handed to the scheduler
+// directly, as tests and benchmarks do) is parsed here.
 func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
-	v, err := txview.Parse(p.Data())
-	if err != nil {
-		o := packet.OutcomeParse
-		if txview.IsSanitize(err) {
-			o = packet.OutcomeSanitize
+	v, ok := txview.Layout(p.Meta.Parsed).View(p.Data())
+	if !ok {
+		var err error
+		if v, err = txview.Parse(p.Data()); err != nil {
+			o := packet.OutcomeParse
+			if txview.IsSanitize(err) {
+				o = packet.OutcomeSanitize
+			}
+			s.drop(o, p, nil)
+			return nil
 		}
-		s.drop(o, p, nil)
-		return nil
 	}
 	sig := v.Signature(0)
 	if v.NumAccounts() > s.cfg.MaxAccountLocks {

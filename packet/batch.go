@@ -106,3 +106,20 @@ func (b *Batch) Release() {
 		b.pool.violation(b, "release of a released batch")
 	}
 }
+
+// Clone returns a copy of b taken from b's pool, with one reference owned
+// by the caller: every packet in use, its Meta (the parse result
+// included) and its bytes, so that the copy's holder shares nothing with
+// b's. It borrows b: the caller must own a reference, and no one may
+// change b's packets while it runs. A copy is what the copy handoff pays
+// per consumer instead of a Retain.
+func (b *Batch) Clone() *Batch {
+	c := b.pool.Get()
+	for i := range b.pkts[:b.n] {
+		src, dst := &b.pkts[i], &c.pkts[i]
+		dst.Meta = src.Meta
+		copy(dst.buf[:], src.buf[:src.Meta.Size])
+	}
+	c.n = b.n
+	return c
+}

@@ -18,6 +18,11 @@
 //     the batch: they are valid only while their holder owns a reference.
 //  6. Only the holder of the sole reference may mutate packets.
 //
+// A packet carries the parse result of its bytes (Meta.Parsed, a
+// txview.Layout that sigverify stores), so that its consumers do not
+// parse it again; Clone copies it with the bytes, and since its offsets
+// are relative to the first byte the copy needs no rebasing.
+//
 // # Invariants build
 //
 // Built with -tags invariants, the package checks these rules at run time:

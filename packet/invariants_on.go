@@ -22,6 +22,9 @@ func poison(b *Batch) {
 			p.buf[j] = Poison
 		}
 		p.Meta = Meta{Size: poisonSize, Flags: 0xff, Outcome: 0xff}
+		for j := range p.Meta.Parsed {
+			p.Meta.Parsed[j] = Poison
+		}
 	}
 	b.n = 0
 }

@@ -42,7 +42,22 @@ type Meta struct {
 	// RecvNanos is the receive time in nanoseconds on the process's
 	// monotonic clock (see Now).
 	RecvNanos int64
+	// Parsed is the parse result of the packet's bytes, stored by the
+	// stage that parsed them (sigverify) so that later stages do not
+	// parse again: a txview.Layout, opaque here (offsets relative to the
+	// first byte, so a copy of the bytes with its Meta needs no
+	// rebasing). Zero means not parsed; Fill, SetSize and Next clear it,
+	// and whoever changes the bytes otherwise must clear it too.
+	Parsed Parsed
 }
+
+// ParsedSize is the size of Meta.Parsed, txview.LayoutSize.
+const ParsedSize = 24
+
+// Parsed holds a parse result for the packet's bytes (Meta.Parsed). The
+// package does not read it; txview defines what it holds, and converts
+// (txview.Layout(m.Parsed)).
+type Parsed [ParsedSize]byte
 
 // Packet is one datagram and its Meta. A Packet lives inside a Batch and
 // is only valid while its holder owns a reference to that batch.
@@ -69,6 +84,7 @@ func (p *Packet) SetSize(n int) {
 		n = Size
 	}
 	p.Meta.Size = uint16(n)
+	p.Meta.Parsed = Parsed{}
 }
 
 // Fill copies b into the packet and sets its size. It reports false, and
@@ -78,6 +94,7 @@ func (p *Packet) Fill(b []byte) bool {
 		return false
 	}
 	p.Meta.Size = uint16(copy(p.buf[:], b))
+	p.Meta.Parsed = Parsed{}
 	return true
 }
 

@@ -234,3 +234,113 @@ func BenchmarkPool(b *testing.B) {
 		})
 	})
 }
+
+// TestClone: a clone holds the same packets (bytes and Meta, the parse
+// result included) in buffers of its own, with its own reference, and
+// outlives the original.
+func TestClone(t *testing.T) {
+	p := newPool(t, Config{BatchCap: 4})
+	b := p.Get()
+	addr := netip.MustParseAddrPort("127.0.0.1:9")
+	for i := 0; i < 3; i++ {
+		pk := b.Next()
+		pk.Fill([]byte{byte(i), 2, 3, byte(10 * i)})
+		pk.Meta.Addr, pk.Meta.RecvNanos, pk.Meta.Flags = addr, int64(100+i), FlagTracer
+		pk.Meta.Parsed[0], pk.Meta.Parsed[ParsedSize-1] = byte(i+1), 7
+	}
+	b.At(1).Discard(OutcomeDuplicate)
+	c := b.Clone()
+	if c == b || c.Len() != 3 || c.Refs() != 1 || b.Refs() != 1 || c.Seq() == b.Seq() {
+		t.Fatalf("clone: len %d refs %d (original refs %d), seq %d vs %d", c.Len(), c.Refs(), b.Refs(), c.Seq(), b.Seq())
+	}
+	want := make([]Packet, 3)
+	copy(want, b.Packets())
+	for i := range want {
+		if &c.At(i).Data()[0] == &b.At(i).Data()[0] {
+			t.Fatalf("packet %d: the clone shares the original's buffer", i)
+		}
+	}
+	b.Release() // poisons b in the invariants build
+	for i := range want {
+		if got := c.At(i); got.Meta != want[i].Meta || string(got.Data()) != string(want[i].Data()) {
+			t.Errorf("packet %d: clone %+v %v, want %+v %v", i, got.Meta, got.Data(), want[i].Meta, want[i].Data())
+		}
+	}
+	if s := p.Stats(); s.Live != 1 || s.Gets != 2 {
+		t.Fatalf("after releasing the original: %+v", s)
+	}
+	c.Release()
+	if s := p.Stats(); s.Live != 0 || s.DoubleReleases != 0 {
+		t.Fatalf("after releasing the clone: %+v", s)
+	}
+}
+
+// TestMetaParsedCleared: changing a packet's bytes through the package
+// forgets their parse result.
+func TestMetaParsedCleared(t *testing.T) {
+	p := newPool(t, Config{BatchCap: 2})
+	b := p.Get()
+	defer b.Release()
+	pk := b.Next()
+	for _, change := range []struct {
+		name string
+		f    func()
+	}{
+		{"Fill", func() { pk.Fill([]byte("abc")) }},
+		{"SetSize", func() { pk.SetSize(2) }},
+	} {
+		pk.Meta.Parsed[3] = 1
+		change.f()
+		if pk.Meta.Parsed != (Parsed{}) {
+			t.Errorf("%s kept the parse result", change.name)
+		}
+	}
+	b.Truncate(0)
+	pk.Meta.Parsed[3] = 1
+	if b.Next().Meta.Parsed != (Parsed{}) {
+		t.Error("Next kept the parse result of the packet's last use")
+	}
+}
+
+func TestCloneAllocs(t *testing.T) {
+	if Invariants {
+		t.Log("invariants build: allocation check applies to the plain build")
+		return
+	}
+	p := newPool(t, Config{})
+	b := p.Get()
+	defer b.Release()
+	for b.Next() != nil {
+	}
+	b.Clone().Release() // warm: one idle batch
+	if a := testing.AllocsPerRun(1000, func() { b.Clone().Release() }); a != 0 {
+		t.Fatalf("Clone/Release allocated %.1f times per run, want 0", a)
+	}
+}
+
+// BenchmarkClone is the copy handoff's price per consumer against a
+// Retain/Release, for a full batch of transfer-sized packets.
+func BenchmarkClone(b *testing.B) {
+	p := newPool(b, Config{})
+	src := p.Get()
+	defer src.Release()
+	for pk := src.Next(); pk != nil; pk = src.Next() {
+		pk.SetSize(215)
+	}
+	src.Clone().Release()
+	b.Run("op=clone", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(src.Len() * 215))
+		for b.Loop() {
+			src.Clone().Release()
+		}
+	})
+	b.Run("op=retain", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(src.Len() * 215))
+		for b.Loop() {
+			src.Retain()
+			src.Release()
+		}
+	})
+}

@@ -66,6 +66,7 @@ type bankingStage struct {
 	submitting trace.Span        // the schedule span of the batch being submitted
 	srcs       []uint64          // scratch: a work batch's sources
 	tts        []banking.TxTimes // scratch: a work batch's tracers
+	recorder   Recorder          // the banking trace: told of each slot start; nil: off
 
 	root     *actor.RootContext
 	clock    scheduler.CancelFunc      // the slot clock
@@ -94,6 +95,9 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 	case *actor.Started:
 		s.root = ctx.ActorSystem().Root
 		s.clock = scheduler.NewTimerScheduler(s.root).SendRepeatedly(s.slotTime, s.slotTime, ctx.Self(), slotTickMsg{})
+		if s.recorder != nil {
+			s.recorder.Slot(s.sched.Bank().Slot(), packet.Now())
+		}
 	case blockhashReq:
 		ctx.Respond(s.sched.Bank().LatestBlockhash())
 	case *BatchMsg:
@@ -199,6 +203,9 @@ func (s *bankingStage) slotEnded(slot uint64, asked int64) {
 	s.asks[slot] = asked
 	if s.spans != nil {
 		s.spans.slotEnded(slot, asked)
+	}
+	if s.recorder != nil {
+		s.recorder.Slot(s.sched.Bank().Slot(), s.sched.EndedAt()) // the next slot starts
 	}
 }
 

@@ -25,6 +25,22 @@
 // Nothing in it sleeps or waits: a flush is answered when the commit of
 // the last slot arrives.
 //
+// # Fan-out
+//
+// Sigverify hands each verified batch to every enabled consumer
+// (fanout.go): banking, the banking trace (Config.Recorder) and the
+// forwarder (Config.Forward, forwarder.go: verified non-vote packets to
+// another TPU over UDP, rate-limited, on its own goroutine). With the
+// refcount handoff each consumer holds a reference to the same batch,
+// which returns to the pool at the last release; with the copy handoff
+// each gets a copy of its own (packet.Batch.Clone) and the original is
+// released. The copy is the only difference between the modes: banking
+// holds its batch by reference in both. Each consumer counts what it did
+// with every packet: banking its outcomes (Snapshot.Outcomes), the
+// forwarder its own (Snapshot.Forward), the recorder its own. Stop stops
+// sigverify, then lets the forwarder finish its queue; the recorder is
+// the caller's to close after Stop.
+//
 // # Supervision
 //
 // Every actor runs under the graph's supervision (Graph.spawn): a panic

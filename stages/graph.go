@@ -42,7 +42,22 @@ type Config struct {
 	// protoactor's Info lines (a line per actor started or stopped, dead
 	// letters) at Debug.
 	ActorLogs *slog.Logger
+	// Recorder, when not nil, is the banking trace: it gets every batch
+	// sigverify passes to banking (a reference, or a copy of its own
+	// with the copy handoff) and the start of every slot. The graph
+	// calls it until Stop returns; closing it is the caller's, after.
+	// Nil: off.
+	Recorder Recorder
+	// Forward configures the forwarder; its zero value is off.
+	Forward ForwardConfig
 }
+
+// The handoff (Banking.Scheduler.Handoff) decides how a verified batch
+// reaches its consumers (banking, the Recorder, the forwarder): refcount,
+// the same batch with a reference each; copy, a copy each, made where
+// sigverify hands it on (see fanout). Banking's scheduler then holds its
+// batch by reference in both modes, so the copy at the fan-out is the
+// only difference between them.
 
 // DefaultBudget is a hop's batches in flight when Config leaves it zero.
 const DefaultBudget = 64
@@ -52,7 +67,7 @@ func (c Config) Validate() error {
 	if c.BatchSize < 0 || c.BatchSize > packet.MaxBatchCap || c.FetchBudget < 0 || c.BankingBudget < 0 {
 		return fmt.Errorf("%w: batch size or budget out of range", ErrConfig)
 	}
-	return errors.Join(c.Fetch.Validate(), c.Sigverify.Validate(), c.Banking.Validate())
+	return errors.Join(c.Fetch.Validate(), c.Sigverify.Validate(), c.Banking.Validate(), c.Forward.Validate())
 }
 
 // Graph is the running pipeline: fetch, sigverify and banking actors, the
@@ -69,6 +84,8 @@ type Graph struct {
 	fetch *fetcher
 	sv    *sigverifyStage
 	bs    *bankingStage
+	fan   *fanout
+	fwd   *forwarder // nil: off
 
 	fetchPID, svPID, bankPID  *actor.PID
 	fetchCredits, bankCredits *Credits
@@ -132,6 +149,10 @@ func Start(cfg Config) (*Graph, error) {
 		}
 		return nil, err
 	}
+	// The copy handoff copies at the fan-out; banking holds its copy by
+	// reference, like refcount.
+	handoff := cfg.Banking.Scheduler.Handoff
+	cfg.Banking.Scheduler.Handoff = banking.HandoffRefcount
 	// Workers hand finished batches back on the banking actor's mailbox.
 	root := func() *actor.RootContext { return g.system.Root }
 	cfg.Banking.Scheduler.OnComplete = func(wb *banking.WorkBatch) { root().Send(g.bankPID, workDoneMsg{wb}) }
@@ -148,6 +169,14 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
+	g.fan = &fanout{copy: handoff == banking.HandoffCopy, recorder: cfg.Recorder}
+	if cfg.Forward.Enabled() {
+		if g.fwd, err = startForwarder(cfg.Forward, cfg.BatchSize, g.log); err != nil {
+			return fail(err)
+		}
+		cleanup = append(cleanup, g.fwd.close)
+		g.fan.forward = g.fwd.offer
+	}
 	conns, err := listen(cfg.Fetch)
 	if err != nil {
 		return fail(err)
@@ -161,11 +190,13 @@ func Start(cfg Config) (*Graph, error) {
 	g.fetchCredits, g.bankCredits = NewCredits(cfg.FetchBudget), NewCredits(cfg.BankingBudget)
 
 	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, &g.latency, g.log)
+	g.bs.recorder = cfg.Recorder
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
 	g.bankPID = g.spawn("banking", g.bs)
+	g.fan.banking = func(m *BatchMsg) { root().Send(g.bankPID, m) }
 	g.sv = &sigverifyStage{
 		cfg: cfg.Sigverify, verifier: verifier, dedup: dedup, upstream: g.fetchCredits, credits: g.bankCredits,
-		send: func(m *BatchMsg) { root().Send(g.bankPID, m) }, hop: g.prov.Hop("sigverify"), prov: g.prov,
+		send: g.fan.send, hop: g.prov.Hop("sigverify"), prov: g.prov,
 		self: func(m any) { root().Send(g.svPID, m) },
 	}
 	g.svPID = g.spawn("sigverify", g.sv)
@@ -178,7 +209,8 @@ func Start(cfg Config) (*Graph, error) {
 	g.started = time.Now()
 	g.fetchPID = g.spawn("fetch", &fetchActor{f: g.fetch})
 	g.log.Info("tpu pipeline started", "tpu_addr", g.fetch.Addr().String(), "slot", startSlot,
-		"workers", scfg.Workers, "method", scfg.Method.String(), "handoff", scfg.Handoff.String(),
+		"workers", scfg.Workers, "method", scfg.Method.String(), "handoff", handoff.String(),
+		"recorder", cfg.Recorder != nil, "forward_to", cfg.Forward.To.String(),
 		"sigverify_backend", verifier.Backend().Name())
 	return g, nil
 }
@@ -284,12 +316,17 @@ func (g *Graph) stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("stages: abort banking: %w", err))
 		}
 	}
+	// Sigverify sends nothing more once stopped: the forwarder can
+	// finish its queue, and the final counters include both.
+	root.StopFuture(g.svPID).Wait()
+	if g.fwd != nil {
+		g.fwd.close()
+	}
 	if res, err := g.request(g.bankPID, statsReq{}, 5*time.Second); err == nil {
 		g.final = g.snapshot(res.(banking.Stats))
 	} else if g.Err() == nil {
 		errs = append(errs, fmt.Errorf("stages: banking stats: %w", err))
 	}
-	root.StopFuture(g.svPID).Wait()
 	root.StopFuture(g.bankPID).Wait()
 	g.stopped = true
 	g.sched.Close()

@@ -12,6 +12,12 @@ import (
 // pass it on. None has a GetMessages method: protoactor's mailbox would
 // take such a message for a batch of messages and split it.
 
+// Sigverify hands a verified batch to every consumer at once (fanout):
+// banking as a BatchMsg; the banking trace as a Recorder.Batch call, and
+// the forwarder on its bounded queue (a channel, not an actor: it drops
+// when full), each consuming one reference (refcount) or a copy of its
+// own (copy).
+
 // BatchMsg carries packets one hop down the graph:
 // fetch -> sigverify, and sigverify -> banking. It owns one reference to
 // Batch. Span is the sender's span for the batch (the parent of the

@@ -34,7 +34,15 @@ type Snapshot struct {
 	// HeldBatches and CopyBuffers are what banking's buffer retains:
 	// whole packet batches (refcount handoff) or copies (copy handoff).
 	HeldBatches, CopyBuffers uint64
-	batchCap                 int
+	// Copies is the batches copied where sigverify hands a batch to its
+	// consumers (copy handoff: one per consumer per batch; 0 with
+	// refcount).
+	Copies uint64
+	// Forward is the forwarder's counts (Config.Forward); nil when it
+	// is off. They are per consumer: a forwarded packet also has its
+	// banking outcome in Outcomes.
+	Forward  *ForwardStats
+	batchCap int
 }
 
 // RetainedBytes returns the memory banking's buffered transactions keep
@@ -66,7 +74,12 @@ func (g *Graph) snapshot(bs banking.Stats) Snapshot {
 
 		HeldBatches: bs.HeldBatches,
 		CopyBuffers: bs.CopyBuffers,
+		Copies:      g.fan.copies.Load(),
 		batchCap:    g.pool.BatchCap(),
+	}
+	if g.fwd != nil {
+		fs := g.fwd.stats()
+		s.Forward = &fs
 	}
 	sv := g.sv.counts.snapshot()
 	for o := range s.Outcomes {

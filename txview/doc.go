@@ -35,6 +35,13 @@
 // SIMD-0406 limit is behind a feature gate), and counts use Agave's
 // two-byte compact-u16 reader.
 //
+// A View's Layout is its offsets without the bytes, a fixed-size array a
+// packet holds beside its bytes (packet.Meta.Parsed): the parse result
+// travels with the packet, and Layout.View turns it back into a View
+// over the same bytes, or an exact copy, without parsing again. Built
+// with -tags invariants, Parses counts the calls to Parse so that tests
+// can check that a transaction is parsed once end to end.
+//
 // The package also computes the message hash and the compute-budget
 // details of a transaction, and has a Message builder that makes and signs
 // transactions for tests and load generation.

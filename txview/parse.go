@@ -37,6 +37,7 @@ const (
 // the package's sentinel errors; a framing failure is reported before any
 // sanitize failure. The zero View is returned with an error.
 func Parse(data []byte) (View, error) {
+	countParse()
 	var v View
 	n := len(data)
 	if n > 0xffff {

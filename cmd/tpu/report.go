@@ -112,6 +112,10 @@ type summary struct {
 	Slots         uint64               `json:"slots"`
 	Seconds       float64              `json:"seconds"` // how long the load ran
 	Errors        map[string]uint64    `json:"errors,omitempty"`
+	// Forward is the forwarder's counts (--forward-to), absent when it
+	// is off: every live packet handed to it is forwarded, a vote (not
+	// forwarded), or dropped (rate_limited, send_error, queue_full).
+	Forward *forwardSummary `json:"forward,omitempty"`
 
 	// The process while the load ran (addProcess, addCeiling).
 	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores: the mean of before and after
@@ -122,6 +126,16 @@ type summary struct {
 	BytesPerTx          float64 `json:"bytes_allocated_per_tx,omitempty"`
 	GCCPUPercent        float64 `json:"gc_cpu_percent,omitempty"`
 	RetainedBytesPeak   uint64  `json:"retained_bytes_peak,omitempty"` // banking's buffer, sampled each second
+}
+
+// forwardSummary is stages.ForwardStats in the summary.
+type forwardSummary struct {
+	Offered     uint64 `json:"offered"`
+	Forwarded   uint64 `json:"forwarded"`
+	Votes       uint64 `json:"votes"`
+	RateLimited uint64 `json:"rate_limited"`
+	SendErrors  uint64 `json:"send_error"`
+	QueueFull   uint64 `json:"queue_full"`
 }
 
 // newSummary builds the report from the final snapshot, the hops'
@@ -143,6 +157,10 @@ func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Hi
 	}
 	for _, o := range packet.Terminal() {
 		out.Outcomes[o.String()] = s.Outcomes[o]
+	}
+	if f := s.Forward; f != nil {
+		out.Forward = &forwardSummary{Offered: f.Offered, Forwarded: f.Forwarded, Votes: f.Votes,
+			RateLimited: f.RateLimited, SendErrors: f.SendErrors, QueueFull: f.QueueFull}
 	}
 	if seconds > 0 {
 		out.TPS = float64(out.Executed) / seconds
@@ -193,6 +211,10 @@ func (s summary) print(w io.Writer, sent int) {
 	}
 	for _, n := range slices.Sorted(maps.Keys(s.Errors)) {
 		fmt.Fprintf(w, "  failed  %-24s %d\n", n, s.Errors[n])
+	}
+	if f := s.Forward; f != nil {
+		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
+			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
 	}
 	fmt.Fprintf(w, "latency socket to executed: p50 %.0f us, p90 %.0f us, p99 %.0f us\n", s.Latency.P50, s.Latency.P90, s.Latency.P99)
 	for _, name := range stages.HopNames {

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -65,6 +67,10 @@ type runFlags struct {
 	fetchCoalesce, slotTime, dedupMaxAge     time.Duration
 	fetchCredits, bankingCredits, maxPending int
 	dedupBits                                uint64
+
+	// The forwarder: verified non-vote packets to another TPU.
+	forwardTo   string
+	forwardRate int
 }
 
 func runRun(env *cliEnv, args []string) int {
@@ -104,7 +110,9 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, "signature backend: "+strings.Join(sigverify.BackendNames(), ", "))
 	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
-	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (buffered transactions keep their batch) or copy")
+	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (every consumer of a verified batch, banking among them, shares it) or copy (each gets a copy)")
+	fs.StringVar(&f.forwardTo, "forward-to", "", "forward verified non-vote packets over UDP to the TPU at host:port (the next leader), rate-limited by --forward-rate (empty: no forwarding)")
+	fs.IntVar(&f.forwardRate, "forward-rate", stages.DefaultForwardRate, "most packets per second --forward-to sends; beyond it they are dropped and counted (rate_limited)")
 	fs.IntVar(&f.batchSize, "batch-size", 64, "packets per batch")
 	fs.IntVar(&f.capacity, "buffer", 100_000, "transactions banking buffers before it evicts the lowest priority")
 	fs.DurationVar(&f.fetchCoalesce, "fetch-coalesce", stages.DefaultCoalesce, "how long fetch holds a partly filled batch for more packets before sending it")
@@ -347,6 +355,19 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if bc.Scheduler.Handoff, err = banking.ParseHandoff(f.handoff); err != nil {
 		return cfg, err
 	}
+	if f.forwardTo != "" {
+		a, err := net.ResolveUDPAddr("udp", f.forwardTo)
+		if err != nil {
+			return cfg, fmt.Errorf("--forward-to %q: want host:port: %w", f.forwardTo, err)
+		}
+		if cfg.Forward.To = netip.AddrPortFrom(a.AddrPort().Addr().Unmap(), a.AddrPort().Port()); cfg.Forward.To.Port() == 0 {
+			return cfg, fmt.Errorf("--forward-to %q: want host:port, with a port", f.forwardTo)
+		}
+	}
+	cfg.Forward.Rate = f.forwardRate
+	if f.forwardRate > stages.MaxForwardRate {
+		return cfg, fmt.Errorf("--forward-rate %d: at most %d", f.forwardRate, stages.MaxForwardRate)
+	}
 	if f.invalid < 0 || f.invalid > 1 {
 		return cfg, fmt.Errorf("--invalid-fraction %v: want 0 to 1", f.invalid)
 	}
@@ -383,6 +404,7 @@ func checkKnobs(f runFlags) error {
 		{"num-workers", int64(f.workers), f.workers},
 		{"batch-size", int64(f.batchSize), f.batchSize},
 		{"accounts", int64(f.accounts), f.accounts},
+		{"forward-rate", int64(f.forwardRate), f.forwardRate},
 	} {
 		if k.v <= 0 {
 			errs = append(errs, fmt.Errorf("--%s %v: must be more than 0 (leave the flag out for its default)", k.name, k.show))

@@ -352,6 +352,7 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
 				}
 				continue
 			}
+			pk.Meta.Parsed = packet.Parsed(view.Layout()) // parsed once: the consumers use it
 			if view.IsSimpleVote() {
 				pk.Meta.Flags |= packet.FlagSimpleVote
 			}

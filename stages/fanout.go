@@ -1,0 +1,75 @@
+package stages
+
+import (
+	"sync/atomic"
+
+	"github.com/tpugo/tpu/packet"
+)
+
+// Recorder is the banking trace's consumer: it never blocks the caller.
+type Recorder interface {
+	// Batch consumes one reference to b (released once written, or at once when recording has stopped or its queue is full, counted).
+	Batch(b *packet.Batch, arrival int64)
+	// Slot records that banking started slot at time at (packet.Now units).
+	Slot(slot uint64, at int64)
+}
+
+// fanout hands each batch sigverify passes on to every enabled consumer:
+// banking always, the banking trace's Recorder and the forwarder when
+// configured. It runs on sigverify's actor, and no consumer makes it
+// wait (banking is a message, the recorder and the forwarder queue or
+// drop, counted).
+//
+// With the refcount handoff every consumer gets a reference to the same
+// batch (a Retain each, taken before the first is handed over), and the
+// batch goes back to the pool at the last Release. With the copy handoff
+// every consumer gets a copy of its own (packet.Batch.Clone: bytes, Meta
+// and the parse result, from the same pool) and the original is released
+// here. The copy is the experiment's variable: everything downstream
+// (banking holds its batch by reference in both modes) is the same.
+type fanout struct {
+	copy     bool
+	banking  func(*BatchMsg)     // consumes the message's batch
+	recorder Recorder            // nil: off
+	forward  func(*packet.Batch) // nil: off; consumes b
+	copies   atomic.Uint64       // batches cloned
+}
+
+// send hands m's batch to every consumer; it consumes m's reference.
+// m goes to banking (carrying banking's copy in copy mode); the
+// recorder's arrival time is m.Sent.
+func (f *fanout) send(m *BatchMsg) {
+	b := m.Batch
+	if f.copy {
+		m.Batch = f.clone(b)
+		f.banking(m)
+		if f.recorder != nil {
+			f.recorder.Batch(f.clone(b), m.Sent)
+		}
+		if f.forward != nil {
+			f.forward(f.clone(b))
+		}
+		b.Release()
+		return
+	}
+	// Every reference is taken before the first consumer has the batch:
+	// one of them may release its own at once.
+	if f.recorder != nil {
+		b.Retain()
+	}
+	if f.forward != nil {
+		b.Retain()
+	}
+	f.banking(m)
+	if f.recorder != nil {
+		f.recorder.Batch(b, m.Sent)
+	}
+	if f.forward != nil {
+		f.forward(b)
+	}
+}
+
+func (f *fanout) clone(b *packet.Batch) *packet.Batch {
+	f.copies.Add(1)
+	return b.Clone()
+}
