@@ -21,6 +21,13 @@ type BankingConfig struct {
 	Scheduler banking.SchedulerConfig
 	// SlotTime is the slot clock's period. Zero means DefaultSlotTime (400 ms).
 	SlotTime time.Duration
+	// OnExecuted, when not nil, is called on banking's goroutine for each
+	// transaction executed (ok or failed) with its first signature
+	// (borrowed: valid during the call) and the packet.Now() its
+	// socket-to-executed latency ends at, so that a load generator can
+	// measure latency from its own send schedule. It must be quick and
+	// must not block. Nil: none.
+	OnExecuted func(sig *[64]byte, doneNanos int64)
 }
 
 // DefaultSlotTime is BankingConfig.SlotTime when it is left zero (Agave's
@@ -69,11 +76,13 @@ type bankingStage struct {
 	flushers []*actor.PID         // waiting for a flush or an abort
 	lastSpan trace.SpanContext
 	outcomes [packet.NumOutcomes]int64 // since the last flush to the meter
+
+	cfg BankingConfig
 }
 
 func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Credits, prov *trace.Provider, latency *trace.Histogram, log *slog.Logger) *bankingStage {
 	s := &bankingStage{
-		sched: sched, upstream: upstream, slotTime: cfg.SlotTime, log: log, prov: prov, latency: latency,
+		sched: sched, upstream: upstream, slotTime: cfg.SlotTime, log: log, prov: prov, latency: latency, cfg: cfg,
 		schedule: prov.Hop("banking.schedule"), execute: prov.Hop("banking.execute"), commit: prov.Hop("banking.commit"),
 	}
 	s.tracers = newTracers(s.execute, s.commit)
@@ -155,8 +164,14 @@ func (s *bankingStage) submit(m *BatchMsg) {
 // onDone sees every transaction leave banking (scheduler goroutine).
 func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags packet.Flags) {
 	s.outcomes[o]++
-	if recv > 0 && (o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed) {
-		s.latency.Record(time.Duration(packet.Now() - recv))
+	if o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed {
+		now := packet.Now()
+		if recv > 0 {
+			s.latency.Record(time.Duration(now - recv))
+		}
+		if f := s.cfg.OnExecuted; f != nil && sig != nil {
+			f(sig, now)
+		}
 	}
 	if flags&packet.FlagTracer != 0 && sig != nil {
 		s.tracers.done(sig, o, s.sched.Bank().Slot())

@@ -1,7 +1,9 @@
 package loadgen
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -423,4 +425,40 @@ func (l *Load) Send(cfg SendConfig) (SendResult, error) {
 		}
 	}
 	return done(nil)
+}
+
+// Index finds a transaction of a load by its first signature, so that
+// what the pipeline reports of a transaction (its signature) can be
+// matched with when the load meant to send it. Lookups are safe for
+// concurrent use and do not allocate.
+type Index struct {
+	bySig map[uint64]int32 // the signature's first 8 bytes -> index
+	txs   [][]byte
+}
+
+// Index builds the load's Index: each signature maps to the first
+// transaction that carries it (a Duplicate maps to its original).
+// Malformed transactions too short to hold a signature are left out.
+func (l *Load) Index() *Index {
+	x := &Index{bySig: make(map[uint64]int32, len(l.Txs)), txs: l.Txs}
+	for i, tx := range l.Txs {
+		if len(tx) < 65 {
+			continue
+		}
+		k := binary.LittleEndian.Uint64(tx[1:9])
+		if _, ok := x.bySig[k]; !ok {
+			x.bySig[k] = int32(i)
+		}
+	}
+	return x
+}
+
+// Lookup returns the index of the first transaction of the load whose
+// first signature is sig.
+func (x *Index) Lookup(sig *[64]byte) (int, bool) {
+	i, ok := x.bySig[binary.LittleEndian.Uint64(sig[:8])]
+	if !ok || !bytes.Equal(x.txs[i][1:65], sig[:]) {
+		return 0, false // not the load's, or two signatures sharing 8 bytes (the first indexed wins)
+	}
+	return int(i), true
 }

@@ -510,3 +510,40 @@ func timedReceiver(t *testing.T, want int) (netip.AddrPort, <-chan []arrival) {
 	}()
 	return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.LocalAddr().(*net.UDPAddr).Port)), out
 }
+
+// Index finds every transaction by its first signature (a duplicate by
+// its original), and nothing else.
+func TestIndex(t *testing.T) {
+	l, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: 600, InvalidFraction: 0.5, RandSeed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := l.Index()
+	found := 0
+	for i, tx := range l.Txs {
+		if len(tx) < 65 {
+			continue
+		}
+		sig := [64]byte(tx[1:65])
+		j, ok := x.Lookup(&sig)
+		if !ok || (j != i && !bytes.Equal(l.Txs[j][1:65], sig[:])) || j > i {
+			t.Fatalf("transaction %d (%v): found %d, %v", i, l.Kinds[i], j, ok)
+		}
+		if l.Kinds[i] == Duplicate && l.Kinds[j] != Valid {
+			t.Errorf("duplicate %d maps to %d, a %v", i, j, l.Kinds[j])
+		}
+		found++
+	}
+	if found < 500 {
+		t.Fatalf("only %d transactions long enough to look up", found)
+	}
+	var other [64]byte
+	other[0] = 1
+	if _, ok := x.Lookup(&other); ok {
+		t.Error("found a signature no transaction carries")
+	}
+	sig := [64]byte(l.Txs[0][1:65])
+	if n := testing.AllocsPerRun(100, func() { x.Lookup(&sig) }); n != 0 {
+		t.Errorf("Lookup: %v allocations", n)
+	}
+}
