@@ -68,7 +68,7 @@ type bankingStage struct {
 	schedule *trace.Hop
 	execute  *trace.Hop
 	commit   *trace.Hop
-	latency  *trace.Histogram // socket to executed, per transaction
+	latency  *trace.Latency // socket to executed, per transaction
 	tracers  *tracers
 
 	root     *actor.RootContext
@@ -78,9 +78,10 @@ type bankingStage struct {
 	outcomes [packet.NumOutcomes]int64 // since the last flush to the meter
 
 	cfg BankingConfig
+	pub bankingCounts // for /metrics
 }
 
-func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Credits, prov *trace.Provider, latency *trace.Histogram, log *slog.Logger) *bankingStage {
+func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Credits, prov *trace.Provider, latency *trace.Latency, log *slog.Logger) *bankingStage {
 	s := &bankingStage{
 		sched: sched, upstream: upstream, slotTime: cfg.SlotTime, log: log, prov: prov, latency: latency, cfg: cfg,
 		schedule: prov.Hop("banking.schedule"), execute: prov.Hop("banking.execute"), commit: prov.Hop("banking.commit"),
@@ -156,6 +157,7 @@ func (s *bankingStage) submit(m *BatchMsg) {
 		}
 	}
 	s.lastSpan = span.Context()
+	s.pub.took(b)
 	s.drv.OnBatch(b) // consumes b
 	span.End()
 	s.upstream.Release()
@@ -178,12 +180,12 @@ func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags
 	}
 }
 
-// flushOutcomes adds the outcomes counted during a message to the meter:
-// once per message, not per transaction (a metric Add allocates).
+// flushOutcomes publishes the outcomes counted during a message for
+// /metrics: once per message, not per transaction.
 func (s *bankingStage) flushOutcomes() {
 	for o, n := range s.outcomes {
 		if n > 0 {
-			s.prov.RecordOutcomes(packet.Outcome(o), n)
+			s.pub.outcomes[o].Add(uint64(n))
 			s.outcomes[o] = 0
 		}
 	}
@@ -193,6 +195,7 @@ func (s *bankingStage) flushOutcomes() {
 // the end, and its span.
 func (s *bankingStage) slotEnded(slot uint64, asked int64) {
 	now := s.sched.EndedAt() // not after the new slot's scheduling
+	s.pub.slots.Add(1)
 	s.commit.Record(-1, time.Duration(now-asked))
 	span := s.commit.Span(s.lastSpan, asked, false)
 	span.SetAttributes(attribute.Int64("tpu.slot", int64(slot)))

@@ -137,23 +137,38 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	return f
 }
 
-// runPipeline is tpu run: configs from the flags, the graph and the load
-// started, a live line each second until the duration ends, the load is
-// sent or a signal comes, then a drain and the report.
+// runPipeline is tpu run: configs from the flags, tracing and metrics
+// started, then runGraph.
 func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return 2, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	// Signature checks take a worker per core; the spare P runs the rest
-	// of the pipeline beside them, time-sliced by the kernel, rather than
-	// behind them until a check ends or the Go scheduler preempts it
-	// (10 ms). See docs/BENCHMARKS.md.
 	cfg, err := graphConfig(f) // checks every flag first
 	if err != nil {
 		return 2, err
 	}
+	prov, closeTrace, err := startTrace(f, log)
+	if err != nil {
+		if errors.Is(err, trace.ErrConfig) {
+			return 2, err
+		}
+		return 1, err
+	}
+	defer closeTrace()
+	return runGraph(env, f, cfg, prov, log)
+}
+
+// runGraph starts the graph of cfg with prov, and the load; prints a live
+// line each second until the duration ends, the load is sent or a signal
+// comes; then drains and reports. prov outlives it: its /metrics still
+// serves the final counters when runGraph returns.
+func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, log *slog.Logger) (int, error) {
+	// Signature checks take a worker per core; the spare P runs the rest
+	// of the pipeline beside them, time-sliced by the kernel, rather than
+	// behind them until a check ends or the Go scheduler preempts it
+	// (10 ms). See docs/BENCHMARKS.md.
 	cores := runtime.GOMAXPROCS(0)
 	procs := f.procs
 	if procs == 0 {
@@ -166,14 +181,6 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	if f.rate > 0 && !f.noGen {
 		cfg.Banking.OnExecuted = sched.executed
 	}
-	prov, closeTrace, err := startTrace(f, log)
-	if err != nil {
-		if errors.Is(err, trace.ErrConfig) {
-			return 2, err
-		}
-		return 1, err
-	}
-	defer closeTrace()
 	cfg.Trace = prov
 	if f.reset {
 		if err := os.RemoveAll(f.ledger); err != nil {
