@@ -20,6 +20,13 @@ type BankingConfig struct {
 	Scheduler banking.SchedulerConfig
 	// SlotTime is the slot clock's period. Zero means DefaultSlotTime (400 ms).
 	SlotTime time.Duration
+	// OnExecuted, when not nil, is called on banking's goroutine for each
+	// transaction executed (ok or failed) with its first signature
+	// (borrowed: valid during the call) and the packet.Now() its
+	// socket-to-executed latency ends at, so that a load generator can
+	// measure latency from its own send schedule. It must be quick and
+	// must not block. Nil: none.
+	OnExecuted func(sig *[64]byte, doneNanos int64)
 }
 
 // DefaultSlotTime is BankingConfig.SlotTime when it is left zero (Agave's
@@ -60,7 +67,7 @@ type bankingStage struct {
 	schedule   *trace.Hop
 	execute    *trace.Hop
 	commit     *trace.Hop
-	latency    *trace.Histogram  // socket to executed, per transaction
+	latency    *trace.Latency    // socket to executed, per transaction
 	spans      *spanBook         // nil when no span can be recorded
 	asks       map[uint64]int64  // slot -> packet.Now() of its end's ask, until durable
 	submitting trace.Span        // the schedule span of the batch being submitted
@@ -72,11 +79,14 @@ type bankingStage struct {
 	clock    scheduler.CancelFunc      // the slot clock
 	flushers []*actor.PID              // waiting for a flush or an abort
 	outcomes [packet.NumOutcomes]int64 // since the last flush to the meter
+
+	cfg BankingConfig
+	pub bankingCounts // for /metrics
 }
 
-func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Credits, prov *trace.Provider, latency *trace.Histogram, log *slog.Logger) *bankingStage {
+func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Credits, prov *trace.Provider, latency *trace.Latency, log *slog.Logger) *bankingStage {
 	s := &bankingStage{
-		sched: sched, upstream: upstream, slotTime: cfg.SlotTime, log: log, prov: prov, latency: latency,
+		sched: sched, upstream: upstream, slotTime: cfg.SlotTime, log: log, prov: prov, latency: latency, cfg: cfg,
 		schedule: prov.Hop("banking.schedule"), execute: prov.Hop("banking.execute"), commit: prov.Hop("banking.commit"),
 	}
 	s.asks = map[uint64]int64{}
@@ -161,6 +171,7 @@ func (s *bankingStage) submit(m *BatchMsg) {
 		s.spans.source(b.Seq(), span.Context()) // before Submit: it may say the batch is done
 	}
 	s.submitting = span
+	s.pub.took(b)
 	s.drv.OnBatch(b) // consumes b
 	s.submitting = trace.Span{}
 	span.End()
@@ -170,8 +181,14 @@ func (s *bankingStage) submit(m *BatchMsg) {
 // onDone sees every transaction leave banking (scheduler goroutine).
 func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags packet.Flags) {
 	s.outcomes[o]++
-	if recv > 0 && (o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed) {
-		s.latency.Record(time.Duration(packet.Now() - recv))
+	if o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed {
+		now := packet.Now()
+		if recv > 0 {
+			s.latency.Record(time.Duration(now - recv))
+		}
+		if f := s.cfg.OnExecuted; f != nil && sig != nil {
+			f(sig, now)
+		}
 	}
 	if flags&packet.FlagTracer != 0 && sig != nil && s.spans != nil {
 		switch o {
@@ -186,12 +203,12 @@ func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags
 	}
 }
 
-// flushOutcomes adds the outcomes counted during a message to the meter:
-// once per message, not per transaction (a metric Add allocates).
+// flushOutcomes publishes the outcomes counted during a message for
+// /metrics: once per message, not per transaction.
 func (s *bankingStage) flushOutcomes() {
 	for o, n := range s.outcomes {
 		if n > 0 {
-			s.prov.RecordOutcomes(packet.Outcome(o), n)
+			s.pub.outcomes[o].Add(uint64(n))
 			s.outcomes[o] = 0
 		}
 	}
@@ -201,6 +218,7 @@ func (s *bankingStage) flushOutcomes() {
 // the ledger says the slot is durable (committed).
 func (s *bankingStage) slotEnded(slot uint64, asked int64) {
 	s.asks[slot] = asked
+	s.pub.slots.Add(1)
 	if s.spans != nil {
 		s.spans.slotEnded(slot, asked)
 	}

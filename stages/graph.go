@@ -89,7 +89,7 @@ type Graph struct {
 
 	fetchPID, svPID, bankPID  *actor.PID
 	fetchCredits, bankCredits *Credits
-	latency                   trace.Histogram
+	latency                   *trace.Latency
 
 	failed   chan struct{} // closed at the first failure
 	failOnce sync.Once
@@ -136,7 +136,7 @@ func Start(cfg Config) (*Graph, error) {
 		return nil, err
 	}
 	drops := make(socketDrops, cfg.Fetch.Sockets)
-	if err := registerGauges(g.prov.Meter(), g.pool, drops.sum); err != nil {
+	if g.latency, err = g.prov.Latency("tpu.latency.socket_to_executed", "time from a transaction's socket receive to its execution"); err != nil {
 		return nil, err
 	}
 	if g.bank, err = banking.Open(cfg.Banking.Bank); err != nil {
@@ -189,7 +189,7 @@ func Start(cfg Config) (*Graph, error) {
 	g.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLogs }))
 	g.fetchCredits, g.bankCredits = NewCredits(cfg.FetchBudget), NewCredits(cfg.BankingBudget)
 
-	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, &g.latency, g.log)
+	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, g.latency, g.log)
 	g.bs.recorder = cfg.Recorder
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
 	g.bankPID = g.spawn("banking", g.bs)
@@ -208,6 +208,10 @@ func Start(cfg Config) (*Graph, error) {
 	g.bank.OnCommit(func(r banking.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
 	g.started = time.Now()
 	g.fetchPID = g.spawn("fetch", &fetchActor{f: g.fetch})
+	if err := registerMetrics(g.prov.Meter(), g); err != nil {
+		g.Stop(context.Background())
+		return nil, err
+	}
 	g.log.Info("tpu pipeline started", "tpu_addr", g.fetch.Addr().String(), "slot", startSlot,
 		"workers", scfg.Workers, "method", scfg.Method.String(), "handoff", handoff.String(),
 		"recorder", cfg.Recorder != nil, "forward_to", cfg.Forward.To.String(),
@@ -251,7 +255,7 @@ func (g *Graph) Pool() *packet.Pool { return g.pool }
 func (g *Graph) Trace() *trace.Provider { return g.prov }
 
 // Latency returns the histogram of socket-to-executed latency.
-func (g *Graph) Latency() *trace.Histogram { return &g.latency }
+func (g *Graph) Latency() *trace.Histogram { return &g.latency.Histogram }
 
 // Done is closed when a stage fails (an actor panicked): the graph
 // cannot go on, and Err says why. Call Stop, which returns the failure.

@@ -4,36 +4,139 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tpugo/tpu/packet"
 )
 
-// registerGauges adds the packet pool's counters to m, read at each
-// collection (a /metrics scrape): tpu.pool.live (batches out of the pool),
-// tpu.pool.idle and tpu.pool.allocs; and tpu.fetch.socket_dropped, what
-// socketDropped returns: datagrams the kernel dropped at fetch's sockets
-// (0 where it cannot tell).
-func registerGauges(m metric.Meter, pool *packet.Pool, socketDropped func() uint64) error {
-	live, err1 := m.Int64ObservableGauge("tpu.pool.live", metric.WithDescription("batches out of the pool"))
-	idle, err2 := m.Int64ObservableGauge("tpu.pool.idle", metric.WithDescription("batches idle in the pool"))
-	allocs, err3 := m.Int64ObservableCounter("tpu.pool.allocs", metric.WithDescription("batches allocated"))
-	dropped, err4 := m.Int64ObservableCounter("tpu.fetch.socket_dropped",
-		metric.WithDescription("datagrams the kernel dropped at fetch's sockets, never received (0: unknown, off Linux)"))
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
-		return fmt.Errorf("stages: pool gauges: %w", err)
+// What the graph exports at /metrics, read from the stages' own counters
+// at each collection (a scrape), so that every figure is the one the
+// summary shows (Snapshot), taken at another moment, and recording costs
+// nothing on the hot path. In Prometheus's names:
+//
+//	tpu_packets_total{stage, outcome}    every terminal outcome, by the stage that decided it
+//	                                     (stage fetch, sigverify or banking; outcome as packet.Outcome names it)
+//	tpu_fetch_received_total             datagrams fetch read
+//	tpu_fetch_socket_dropped_total       datagrams the kernel dropped at fetch's sockets (0: unknown)
+//	tpu_banking_buffered                 transactions in banking's buffer or executing
+//	tpu_banking_slots_total              slots ended
+//	tpu_pool_live, _idle, _allocs_total  packet batches out of the pool, idle in it, allocated
+//	tpu_latency_socket_to_executed_seconds  a histogram, per transaction executed (trace.Latency)
+//
+// With nothing in flight, received = sum of tpu_packets_total + buffered.
+
+// bankingCounts is what the banking actor publishes for /metrics, safe to
+// read from any goroutine: the outcomes it booked, the packets it took in
+// (live ones: what its scheduler counts as received) and the slots it
+// ended. The actor adds to them once per message.
+type bankingCounts struct {
+	outcomes outcomeCounts
+	admitted atomic.Uint64
+	slots    atomic.Uint64
+}
+
+// took counts b's live packets, which banking's scheduler is about to
+// take in. It borrows b.
+func (c *bankingCounts) took(b *packet.Batch) {
+	n := 0
+	for i := range b.Len() {
+		if !b.At(i).Discarded() {
+			n++
+		}
 	}
-	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		s := pool.Stats()
-		o.ObserveInt64(live, int64(s.Live))
-		o.ObserveInt64(idle, int64(s.Idle))
-		o.ObserveInt64(allocs, int64(s.Allocs))
-		o.ObserveInt64(dropped, int64(socketDropped()))
+	c.admitted.Add(uint64(n))
+}
+
+// buffered returns the transactions taken in and not yet booked with an
+// outcome.
+func (c *bankingCounts) buffered() uint64 {
+	var done uint64
+	for _, n := range c.outcomes.snapshot() {
+		done += n
+	}
+	return c.admitted.Load() - done
+}
+
+// The stages, as the stage label of tpu.packets names them.
+const (
+	stageFetch     = "fetch"
+	stageSigverify = "sigverify"
+	stageBanking   = "banking"
+)
+
+// decides reports whether stage can give a packet outcome o: fetch
+// oversize and no_credits (its hop to sigverify), sigverify its checks
+// and no_credits (its hop to banking), banking the rest.
+func decides(stage string, o packet.Outcome) bool {
+	switch stage {
+	case stageFetch:
+		return o == packet.OutcomeOversize || o == packet.OutcomeNoCredits
+	case stageSigverify:
+		return o == packet.OutcomeNoCredits || (o >= packet.OutcomeParse && o <= packet.OutcomeShed)
+	case stageBanking:
+		return o >= packet.OutcomeBlockhashNotFound && o < packet.NumOutcomes
+	}
+	return false
+}
+
+// registerMetrics adds the graph's counters to m. Call it once the stages
+// exist: the callback reads them.
+func registerMetrics(m metric.Meter, g *Graph) error {
+	packets, err1 := m.Int64ObservableCounter("tpu.packets", metric.WithUnit("{packet}"),
+		metric.WithDescription("packets by terminal outcome and the stage that decided it"))
+	received, err2 := m.Int64ObservableCounter("tpu.fetch.received", metric.WithDescription("datagrams fetch read"))
+	dropped, err3 := m.Int64ObservableCounter("tpu.fetch.socket_dropped",
+		metric.WithDescription("datagrams the kernel dropped at fetch's sockets, never received (0: unknown, off Linux)"))
+	buffered, err4 := m.Int64ObservableGauge("tpu.banking.buffered", metric.WithDescription("transactions in banking's buffer or executing"))
+	slots, err5 := m.Int64ObservableCounter("tpu.banking.slots", metric.WithDescription("slots ended"))
+	live, err6 := m.Int64ObservableGauge("tpu.pool.live", metric.WithDescription("batches out of the pool"))
+	idle, err7 := m.Int64ObservableGauge("tpu.pool.idle", metric.WithDescription("batches idle in the pool"))
+	allocs, err8 := m.Int64ObservableCounter("tpu.pool.allocs", metric.WithDescription("batches allocated"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8); err != nil {
+		return fmt.Errorf("stages: metrics: %w", err)
+	}
+	// The attribute sets, built once.
+	var fetchAttrs, svAttrs, bankAttrs [packet.NumOutcomes]metric.ObserveOption
+	for o := range packet.NumOutcomes {
+		name := attribute.String("outcome", o.String())
+		fetchAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stage", stageFetch), name))
+		svAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stage", stageSigverify), name))
+		bankAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stage", stageBanking), name))
+	}
+	_, err := m.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+		fetch := [packet.NumOutcomes]uint64{
+			packet.OutcomeOversize:  g.fetch.oversize.Load(),
+			packet.OutcomeNoCredits: g.fetch.noCredits.Load(),
+		}
+		sv, bank := g.sv.counts.snapshot(), g.bs.pub.outcomes.snapshot()
+		for o := packet.OutcomeNone + 1; o < packet.NumOutcomes; o++ {
+			// Each stage's own outcomes, zeros included (a query finds the
+			// series before the first drop), and any other it counted.
+			if n := fetch[o]; n > 0 || decides(stageFetch, o) {
+				ob.ObserveInt64(packets, int64(n), fetchAttrs[o])
+			}
+			if n := sv[o]; n > 0 || decides(stageSigverify, o) {
+				ob.ObserveInt64(packets, int64(n), svAttrs[o])
+			}
+			if n := bank[o]; n > 0 || decides(stageBanking, o) {
+				ob.ObserveInt64(packets, int64(n), bankAttrs[o])
+			}
+		}
+		ob.ObserveInt64(received, int64(g.fetch.received.Load()))
+		ob.ObserveInt64(dropped, int64(g.fetch.drops.sum()))
+		ob.ObserveInt64(buffered, int64(g.bs.pub.buffered()))
+		ob.ObserveInt64(slots, int64(g.bs.pub.slots.Load()))
+		s := g.pool.Stats()
+		ob.ObserveInt64(live, int64(s.Live))
+		ob.ObserveInt64(idle, int64(s.Idle))
+		ob.ObserveInt64(allocs, int64(s.Allocs))
 		return nil
-	}, live, idle, allocs, dropped)
+	}, packets, received, dropped, buffered, slots, live, idle, allocs)
 	if err != nil {
-		return fmt.Errorf("stages: pool gauges: %w", err)
+		return fmt.Errorf("stages: metrics: %w", err)
 	}
 	return nil
 }

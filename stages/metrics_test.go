@@ -1,61 +1,57 @@
 package stages
 
 import (
-	"context"
 	"testing"
-
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/tpugo/tpu/packet"
 )
 
-// TestPoolGauges collects the pool gauges after known traffic and finds
-// the pool's own figures, and fetch's socket drops beside them.
-func TestPoolGauges(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
-	pool, err := packet.NewPool(packet.Config{BatchCap: 4, MaxIdle: 8})
+// Every terminal outcome is decided by some stage, banking's by banking
+// alone, and no_credits by the two stages that send on a budget.
+func TestDecidesEveryOutcome(t *testing.T) {
+	for o := packet.OutcomeNone + 1; o < packet.NumOutcomes; o++ {
+		var by []string
+		for _, st := range []string{stageFetch, stageSigverify, stageBanking} {
+			if decides(st, o) {
+				by = append(by, st)
+			}
+		}
+		switch {
+		case o == packet.OutcomeNoCredits:
+			if len(by) != 2 || by[0] != stageFetch || by[1] != stageSigverify {
+				t.Errorf("%s decided by %v, want fetch and sigverify", o, by)
+			}
+		case len(by) != 1:
+			t.Errorf("%s decided by %v, want one stage", o, by)
+		case o >= packet.OutcomeBlockhashNotFound && by[0] != stageBanking:
+			t.Errorf("%s decided by %v, want banking", o, by)
+		}
+	}
+	if decides(stageFetch, packet.OutcomeNone) || decides("other", packet.OutcomeParse) {
+		t.Error("an outcome decided by no stage, or by a stage that is none")
+	}
+}
+
+// bankingCounts: what banking took in (live packets only) less what it
+// booked is what it buffers.
+func TestBankingCounts(t *testing.T) {
+	pool, err := packet.NewPool(packet.Config{BatchCap: 8, MaxIdle: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	drops := make(socketDrops, 2)
-	drops[0].Store(5)
-	drops[1].Store(7)
-	if err := registerGauges(mp.Meter("test"), pool, drops.sum); err != nil {
-		t.Fatal(err)
+	b := pool.Get()
+	b.Grow(5)
+	b.At(1).Discard(packet.OutcomeBadSignature)
+	b.At(3).Discard(packet.OutcomeParse)
+	var c bankingCounts
+	c.took(b) // 3 live
+	b.Release()
+	c.outcomes[packet.OutcomeExecutedOK].Add(1)
+	if got := c.buffered(); got != 2 {
+		t.Fatalf("buffered %d, want 3 taken in - 1 booked = 2", got)
 	}
-	held := []*packet.Batch{pool.Get(), pool.Get(), pool.Get()}
-	held[0].Release() // 2 live, 1 idle, 3 allocated
-	held[0] = pool.Get()
-	held[0].Release()
-	// Still 2 live and 1 idle; the idle one was reused, so 3 allocated.
-	want := map[string]int64{"tpu.pool.live": 2, "tpu.pool.idle": 1, "tpu.pool.allocs": 3, "tpu.fetch.socket_dropped": 12}
-	if s := pool.Stats(); int64(s.Live) != want["tpu.pool.live"] || int64(s.Idle) != want["tpu.pool.idle"] || int64(s.Allocs) != want["tpu.pool.allocs"] {
-		t.Fatalf("the test's arithmetic is off: pool %+v", s)
+	c.outcomes[packet.OutcomeEvicted].Add(2)
+	if got := c.buffered(); got != 0 {
+		t.Fatalf("buffered %d, want 0", got)
 	}
-
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			switch d := m.Data.(type) {
-			case metricdata.Gauge[int64]:
-				got[m.Name] = d.DataPoints[0].Value
-			case metricdata.Sum[int64]:
-				got[m.Name] = d.DataPoints[0].Value
-			}
-		}
-	}
-	for name, n := range want {
-		if v, ok := got[name]; !ok || v != n {
-			t.Errorf("%s = %d (collected: %v), want %d", name, v, ok, n)
-		}
-	}
-	held[1].Release()
-	held[2].Release()
 }

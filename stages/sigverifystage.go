@@ -254,7 +254,6 @@ func (s *sigverifyStage) finishPass() {
 			// Banking's budget is used up: drop what is left, counted.
 			dropLive(b, packet.OutcomeNoCredits)
 			s.counts[packet.OutcomeNoCredits].Add(uint64(kept))
-			s.prov.RecordOutcomes(packet.OutcomeNoCredits, int64(kept))
 			span.Event("dropped.no_credits")
 			span.End()
 			b.Release()
@@ -297,7 +296,6 @@ func (s *sigverifyStage) countAndRelease(b *packet.Batch, span trace.Span, check
 	span.SetAttributes(attribute.Int("tpu.packets", b.Len()), attribute.Int("tpu.kept", kept), attribute.Int64("tpu.batch", int64(b.Seq())))
 	for o, n := range counts {
 		s.counts[o].Add(uint64(n))
-		s.prov.RecordOutcomes(packet.Outcome(o), n)
 	}
 	s.upstream.Release()
 	s.done.Add(uint64(b.Len()))

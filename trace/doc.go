@@ -11,6 +11,10 @@
 //     and, sampled or not, the queue wait and service time of every batch
 //     in a Histogram (for summaries) and an OTel histogram (for /metrics,
 //     in seconds, buckets in 1-2-5 steps from 1 us to 10 s).
+//   - A Latency (Provider.Latency) is a duration distribution kept the
+//     same two ways: socket-to-executed latency is one.
+//   - Histogram is log-linear (32 sub-buckets per power of two): its
+//     quantiles are within HistogramError (1/64) of the exact ones.
 //   - ReadSpans reads a trace file back (spans, their events and their
 //     links), and Analyze summarises it: hop statistics from the spans'
 //     durations, tracer paths from their events, kept apart.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
 )
 
@@ -25,8 +24,13 @@ func TestServeMetrics(t *testing.T) {
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || strings.HasPrefix(url, "http://127.0.0.1:0/") || !strings.HasSuffix(url, "/metrics") {
 		t.Fatalf("MetricsURL %q", url)
 	}
-	p.RecordOutcomes(packet.OutcomeExecutedOK, 3)
-	p.RecordOutcomes(packet.OutcomeBadSignature, 2)
+	lat, err := p.Latency("tpu.test.latency", "a test's latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{3 * time.Microsecond, 3 * time.Microsecond, 40 * time.Millisecond} {
+		lat.Record(d)
+	}
 	p.Hop("sigverify").Record(time.Millisecond, 2*time.Millisecond)
 
 	resp, err := http.Get(url)
@@ -39,9 +43,14 @@ func TestServeMetrics(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d:\n%s", resp.StatusCode, body)
 	}
-	for outcome, n := range map[string]string{"executed_ok": "3", "bad_signature": "2"} {
-		if !hasSample(body, "tpu_packets_total{", `outcome="`+outcome+`"`, n) {
-			t.Errorf("no tpu_packets_total sample for %s = %s in:\n%s", outcome, n, body)
+	// A Latency: in its own histogram for summaries, and at /metrics in
+	// seconds, spread over the 1-2-5 buckets.
+	if lat.Count() != 3 || lat.Max() != 40*time.Millisecond {
+		t.Errorf("latency histogram: %d observations, max %v", lat.Count(), lat.Max())
+	}
+	for le, n := range map[string]string{"2e-06": "0", "5e-06": "2", "0.02": "2", "0.05": "3", "+Inf": "3"} {
+		if !hasSample(body, "tpu_test_latency_seconds_bucket{", `le="`+le+`"`, n) {
+			t.Errorf("no tpu_test_latency_seconds_bucket le=%s = %s in:\n%s", le, n, grepLines(body, "tpu_test_latency"))
 		}
 	}
 	if !hasSample(body, "tpu_hop_service_seconds_count{", `hop="sigverify"`, "1") ||
@@ -119,5 +128,22 @@ func TestNoMetricsURL(t *testing.T) {
 	defer p.Shutdown(context.Background())
 	if u := p.MetricsURL(); u != "" {
 		t.Fatalf("MetricsURL %q without MetricsAddr", u)
+	}
+}
+
+// Latency.Record, with a metric reader collecting it, allocates nothing:
+// banking records one per transaction executed.
+func TestLatencyRecordAllocs(t *testing.T) {
+	p, err := trace.Setup(context.Background(), trace.Config{MetricsAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	lat, err := p.Latency("tpu.test.allocs", "a test's latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(1000, func() { lat.Record(700 * time.Microsecond) }); n != 0 {
+		t.Fatalf("Latency.Record: %v allocations", n)
 	}
 }

@@ -87,9 +87,6 @@ type Provider struct {
 
 	mu   sync.Mutex
 	hops map[string]*Hop
-	// Outcomes counts packets by terminal outcome, for /metrics.
-	outcomes     metric.Int64Counter
-	outcomeAttrs [packet.NumOutcomes]metric.AddOption // built once: WithAttributes allocates
 }
 
 // tracerKey marks the span of a batch that carries a tracer packet, so
@@ -164,25 +161,11 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 	} else {
 		p.meter = metricnoop.NewMeterProvider().Meter("")
 	}
-	p.outcomes, err = p.meter.Int64Counter("tpu.packets", metric.WithDescription("packets by terminal outcome"), metric.WithUnit("{packet}"))
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	for o := range p.outcomeAttrs {
-		p.outcomeAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", packet.Outcome(o).String())))
-	}
 	return p, nil
 }
 
 // Meter returns the meter, for stages that add their own instruments.
 func (p *Provider) Meter() metric.Meter { return p.meter }
-
-// RecordOutcomes adds n packets to outcome o's counter.
-func (p *Provider) RecordOutcomes(o packet.Outcome, n int64) {
-	if n > 0 {
-		p.outcomes.Add(context.Background(), n, p.outcomeAttrs[o])
-	}
-}
 
 // Shutdown flushes and stops the exporters, and stops serving metrics.
 func (p *Provider) Shutdown(ctx context.Context) error {

@@ -16,6 +16,11 @@
 //     pays from a funded key over Blockhash, and differs from every other
 //     Valid one (transaction i moves Lamports + i); every Duplicate is the
 //     bytes of an earlier Valid one.
+//   - Open-loop (a Rate), Send sends transaction i no earlier than
+//     Schedule.At(i) and never skips one: a sender behind its schedule
+//     sends late and says how late (SendResult.Behind, MaxBehind), so
+//     latency measured from the schedule includes every stall.
+//     Closed-loop (no Rate), the pipeline sets the pace through Accepting.
 //   - Send borrows the load: Txs are not modified, and a load can be sent
 //     again (the second send is all duplicates to a pipeline).
 package loadgen

@@ -372,3 +372,178 @@ func receiver(t *testing.T, want int) (addr netip.AddrPort, got <-chan [][]byte)
 	}()
 	return c.LocalAddr().(*net.UDPAddr).AddrPort(), out
 }
+
+// Open-loop: a sender stalled for 100 ms at transaction 50 does not skip
+// what fell due meanwhile; it sends it late, and the lateness shows in
+// what the receiver measures from the schedule (and in MaxBehind). No
+// transaction arrives before it is due.
+func TestSendOpenLoopStall(t *testing.T) {
+	const count, rate, stallAt = 200, 1000.0, 50
+	const stall = 100 * time.Millisecond
+	l, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := make(map[string]int, count)
+	for i, tx := range l.Txs {
+		index[string(tx)] = i
+	}
+	in, arrivals := timedReceiver(t, count)
+	stalled := false
+	sched := Schedule{Start: time.Now().Add(5 * time.Millisecond), Rate: rate}
+	res, err := l.Send(SendConfig{Target: in, Rate: rate, Start: sched.Start, BatchSize: 16,
+		Accepting: func(int) bool { t.Error("open-loop asked Accepting"); return true },
+		stall: func(next int) {
+			if next == stallAt && !stalled {
+				stalled = true
+				time.Sleep(stall) // the stimulus: a sender descheduled
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != count || !res.Start.Equal(sched.Start) {
+		t.Fatalf("sent %d from %v, want %d from %v", res.Sent, res.Start, count, sched.Start)
+	}
+	if res.MaxBehind < stall-time.Millisecond {
+		t.Errorf("MaxBehind %v after a %v stall", res.MaxBehind, stall)
+	}
+	got := <-arrivals
+	if len(got) != count {
+		t.Fatalf("received %d of %d", len(got), count)
+	}
+	var worst time.Duration
+	for _, a := range got {
+		i, ok := index[string(a.data)]
+		if !ok {
+			t.Fatal("a datagram that is no transaction of the load")
+		}
+		lat := a.at.Sub(sched.At(i))
+		if lat < 0 {
+			t.Errorf("transaction %d arrived %v before it was due", i, -lat)
+		}
+		if i == stallAt && lat < stall-time.Millisecond {
+			t.Errorf("transaction %d, due during the stall, has latency %v from its schedule, want %v or more", i, lat, stall)
+		}
+		worst = max(worst, lat)
+	}
+	if worst < stall-time.Millisecond {
+		t.Errorf("worst latency from the schedule %v, after a %v stall", worst, stall)
+	}
+}
+
+// Open-loop with a Duration: the transactions due before it, and only
+// those, are sent.
+func TestSendOpenLoopDuration(t *testing.T) {
+	const rate = 2000.0
+	l, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Schedule{Rate: rate}.Count(100 * time.Millisecond)
+	if want != 200 {
+		t.Fatalf("Count(100ms) at %v/s = %d, want 200", rate, want)
+	}
+	in, got := receiver(t, want)
+	res, err := l.Send(SendConfig{Target: in, Rate: rate, Duration: 100 * time.Millisecond})
+	if err != nil || res.Sent != want {
+		t.Fatalf("sent %d (%v), want %d", res.Sent, err, want)
+	}
+	if recv := <-got; len(recv) != want {
+		t.Errorf("received %d, want %d", len(recv), want)
+	}
+}
+
+// Schedule.Due is the count of transactions with At(i) <= now, at and
+// around each due time.
+func TestScheduleDue(t *testing.T) {
+	start := time.Unix(1000, 0)
+	for _, rate := range []float64{1, 3, 1000, 123_457} {
+		s := Schedule{Start: start, Rate: rate}
+		if s.Due(start.Add(-1)) != 0 || s.Due(start) != 1 {
+			t.Errorf("rate %v: due before start %d, at start %d", rate, s.Due(start.Add(-1)), s.Due(start))
+		}
+		for i := 1; i < 50; i++ {
+			at := s.At(i)
+			if s.Due(at) != i+1 || s.Due(at.Add(-1)) != i {
+				t.Errorf("rate %v, transaction %d due at %v: Due there %d, a nanosecond before %d", rate, i, at, s.Due(at), s.Due(at.Add(-1)))
+			}
+		}
+	}
+}
+
+func TestSendNegativeRate(t *testing.T) {
+	l := &Load{Txs: [][]byte{{1}}}
+	if _, err := l.Send(SendConfig{Target: netip.MustParseAddrPort("127.0.0.1:9"), Rate: -1}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("rate -1: %v, want ErrConfig", err)
+	}
+}
+
+type arrival struct {
+	data []byte
+	at   time.Time
+}
+
+// timedReceiver is receiver with each datagram's arrival time (taken
+// right after the read returns: no earlier than its send).
+func timedReceiver(t *testing.T, want int) (netip.AddrPort, <-chan []arrival) {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetReadBuffer(1 << 20)
+	c.SetReadDeadline(time.Now().Add(20 * time.Second)) // a bound on a failing test
+	out := make(chan []arrival, 1)
+	go func() {
+		var got []arrival
+		buf := make([]byte, 1500)
+		for len(got) < want {
+			n, _, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				break
+			}
+			got = append(got, arrival{data: bytes.Clone(buf[:n]), at: time.Now()})
+		}
+		out <- got
+	}()
+	return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.LocalAddr().(*net.UDPAddr).Port)), out
+}
+
+// Index finds every transaction by its first signature (a duplicate by
+// its original), and nothing else.
+func TestIndex(t *testing.T) {
+	l, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: 600, InvalidFraction: 0.5, RandSeed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := l.Index()
+	found := 0
+	for i, tx := range l.Txs {
+		if len(tx) < 65 {
+			continue
+		}
+		sig := [64]byte(tx[1:65])
+		j, ok := x.Lookup(&sig)
+		if !ok || (j != i && !bytes.Equal(l.Txs[j][1:65], sig[:])) || j > i {
+			t.Fatalf("transaction %d (%v): found %d, %v", i, l.Kinds[i], j, ok)
+		}
+		if l.Kinds[i] == Duplicate && l.Kinds[j] != Valid {
+			t.Errorf("duplicate %d maps to %d, a %v", i, j, l.Kinds[j])
+		}
+		found++
+	}
+	if found < 500 {
+		t.Fatalf("only %d transactions long enough to look up", found)
+	}
+	var other [64]byte
+	other[0] = 1
+	if _, ok := x.Lookup(&other); ok {
+		t.Error("found a signature no transaction carries")
+	}
+	sig := [64]byte(l.Txs[0][1:65])
+	if n := testing.AllocsPerRun(100, func() { x.Lookup(&sig) }); n != 0 {
+		t.Errorf("Lookup: %v allocations", n)
+	}
+}

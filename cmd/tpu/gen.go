@@ -13,6 +13,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -31,7 +32,11 @@ A load generator in its own process, for a tpu run --no-gen on this machine
 accounts (derived from the genesis --seed, or, with --airdrop, fresh keys
 funded by requestAirdrop), sends them over UDP to --tpu with sendmmsg
 (--batch-size datagrams per call) at --rate for --duration, and asks --rpc
-for their confirmations. It prints sent and confirmed transactions per
+for their confirmations. The load is open-loop: transaction i is sent at
+start + i/rate whatever the pipeline does, never skipped when the sender
+falls behind; the summary says how far behind it fell, and the latency
+from each transaction's scheduled send to the poll that saw it confirmed
+(an upper bound, the polls being a second apart). It prints sent and confirmed transactions per
 second each second and a summary, then checks through RPC that every
 account's balance moved by exactly the amounts and fees of its confirmed
 transactions. Exit status 1 if a balance is off.
@@ -64,7 +69,7 @@ func runGen(env *cliEnv, args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() > 0 || f.rate <= 0 || f.duration <= 0 || f.accounts < 2 || f.batchSize < 1 {
+	if fs.NArg() > 0 || !(f.rate > 0) || f.duration <= 0 || f.accounts < 2 || f.batchSize < 1 {
 		fmt.Fprintln(env.stderr, "tpu gen: want no arguments, --rate and --duration above 0, 2 or more --accounts, --batch-size 1 or more")
 		return 2
 	}
@@ -120,11 +125,19 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	var sentCount atomicInt
 	c := &confirmations{sigs: sigs, confirmed: make([]*sigStatus, len(sigs)),
 		query: func(sigs [][64]byte) ([]*sigStatus, error) { return rpc.statuses(ctx, sigs, false) }}
-	poll := func() error { return c.poll(countSent(valid, sentCount.Load()), pollWindow) }
-	done := make(chan loadgen.SendResult, 1)
 	start := time.Now()
+	sched := loadgen.Schedule{Start: start, Rate: f.rate}
+	var confirmLatency trace.Histogram // scheduled send to the live poll that saw it confirmed
+	poll := func() error {
+		now := time.Now()
+		c.seen = func(j int) { confirmLatency.Record(now.Sub(sched.At(valid[j]))) }
+		defer func() { c.seen = nil }()
+		return c.poll(countSent(valid, sentCount.Load()), pollWindow)
+	}
+	done := make(chan loadgen.SendResult, 1)
+	fmt.Fprintln(env.stderr, loadLine(loadOpen, f.rate))
 	go func() {
-		res, err := load.Send(loadgen.SendConfig{Target: target, Rate: f.rate, Duration: f.duration, BatchSize: f.batchSize,
+		res, err := load.Send(loadgen.SendConfig{Target: target, Rate: f.rate, Start: start, Duration: f.duration, BatchSize: f.batchSize,
 			Progress: func(sent int) { sentCount.Store(sent) }})
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tpu gen: send: %v\n", err)
@@ -207,6 +220,9 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	sentValid := countSent(valid, res.Sent)
 	fmt.Fprintf(env.stdout, "\n== tpu gen summary ==\nsent %d transactions (%d meant to be valid) in %.1fs: %.0f/s\n", res.Sent, sentValid, res.Elapsed.Seconds(), float64(res.Sent)/res.Elapsed.Seconds())
 	fmt.Fprintf(env.stdout, "confirmed %d of %d valid (%d failed on chain) in %.1fs: %.0f/s\n", confirmedCount, sentValid, failed, elapsed.Seconds(), float64(confirmedCount)/elapsed.Seconds())
+	fmt.Fprintf(env.stdout, "%s\nsender behind schedule by %.0f us at the end (at most %.0f us)\n", loadLine(loadOpen, f.rate), usOf(res.Behind), usOf(res.MaxBehind))
+	fmt.Fprintf(env.stdout, "latency scheduled send to seen confirmed (by polls a second apart: up to 1 s over), %d seen live: %s\n",
+		confirmLatency.Count(), latencyOf(&confirmLatency))
 	if mismatches > 0 {
 		return 1, fmt.Errorf("%d of %d balances do not match their confirmed transactions", mismatches, len(keys))
 	}
@@ -224,7 +240,8 @@ type confirmations struct {
 	confirmed []*sigStatus // nil: not (yet) confirmed
 	count     int
 	query     func([][64]byte) ([]*sigStatus, error)
-	next      int // where the next limited poll starts
+	next      int       // where the next limited poll starts
+	seen      func(int) // when not nil, told of each newly confirmed index
 }
 
 // poll asks about the unconfirmed signatures among the first upTo: all of
@@ -272,6 +289,9 @@ func (c *confirmations) poll(upTo, limit int) error {
 		if st != nil {
 			c.confirmed[pending[k]] = st
 			c.count++
+			if c.seen != nil {
+				c.seen(pending[k])
+			}
 		}
 	}
 	return nil

@@ -20,6 +20,11 @@ func TestGenAgainstRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "balances: all 20 accounts moved by exactly") {
 		t.Fatalf("gen: exit %d\n%s\n%s", code, out, errOut)
 	}
+	for _, want := range []string{"load: open-loop, 1500 tx/s on a fixed schedule", "sender behind schedule by ", "latency scheduled send to seen confirmed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("gen's summary lacks %q:\n%s", want, out)
+		}
+	}
 	code, out, errOut = run(t, "", "gen", "--rpc", url, "--tpu", tpuAddr, "--airdrop", "--accounts", "5",
 		"--rate", "500", "--duration", "1s", "--batch-size", "1")
 	if code != 0 || !strings.Contains(out, "balances: all 5 accounts") {
@@ -29,6 +34,15 @@ func TestGenAgainstRun(t *testing.T) {
 	err, out := c.interrupt(t)
 	if err != nil || !strings.Contains(out, "accounting ok: true") {
 		t.Fatalf("tpu run: %v\n%s\n%s", err, out, c.stderr())
+	}
+}
+
+// A rate of 0 or less is a usage error: gen is always open-loop.
+func TestGenFlagErrors(t *testing.T) {
+	for _, rate := range []string{"0", "-100", "NaN"} {
+		if code, _, errOut := run(t, "", "gen", "--rate", rate); code != 2 || !strings.Contains(errOut, "--rate") {
+			t.Errorf("--rate %s: exit %d, want 2\n%s", rate, code, errOut)
+		}
 	}
 }
 

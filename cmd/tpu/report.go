@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/trace"
@@ -78,18 +79,48 @@ func hopOrder(n string) int {
 	return len(stages.HopNames)
 }
 
-// quantiles is a hop's latency summary in microseconds.
+// quantiles is a hop's latency summary in microseconds (within
+// trace.HistogramError of the exact quantiles; Max exact).
 type quantiles struct {
-	P50 float64 `json:"p50_us"`
-	P90 float64 `json:"p90_us"`
-	P99 float64 `json:"p99_us"`
+	P50  float64 `json:"p50_us"`
+	P90  float64 `json:"p90_us"`
+	P99  float64 `json:"p99_us"`
+	P999 float64 `json:"p999_us"`
+	Max  float64 `json:"max_us"`
 }
 
-// latencyQuantiles is socket-to-executed latency in microseconds.
+// latencyQuantiles is a latency in microseconds (within
+// trace.HistogramError of the exact quantiles; Max exact).
 type latencyQuantiles struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+func latencyOf(h *trace.Histogram) latencyQuantiles {
+	return latencyQuantiles{P50: usOf(h.Quantile(0.5)), P90: usOf(h.Quantile(0.9)), P99: usOf(h.Quantile(0.99)),
+		P999: usOf(h.Quantile(0.999)), Max: usOf(h.Max())}
+}
+
+// String renders the quantiles for a person.
+func (q latencyQuantiles) String() string {
+	return fmt.Sprintf("p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us", q.P50, q.P90, q.P99, q.P999, q.Max)
+}
+
+// The load modes of tpu run (summary.Load).
+const (
+	loadClosed = "closed-loop" // as fast as the pipeline accepts: throughput
+	loadOpen   = "open-loop"   // at a rate, on a fixed schedule: latency
+	loadNone   = "none"        // --no-gen
+)
+
+// behind is how far an open-loop sender was behind its schedule, in
+// microseconds: when it sent its last transaction, and at worst.
+type behind struct {
+	End float64 `json:"end_us"`
+	Max float64 `json:"max_us"`
 }
 
 // summary is the final report of a run, printed and written as JSON
@@ -101,17 +132,28 @@ type summary struct {
 	// received, so no outcome; sent = socket_dropped + received. 0 where
 	// the kernel cannot tell (every OS but Linux).
 	SocketDropped uint64               `json:"socket_dropped"`
-	Outcomes      map[string]uint64    `json:"outcomes"` // every terminal outcome, zero counts included
-	Executed      uint64               `json:"executed"` // executed_ok + executed_failed
-	TPS           float64              `json:"tps"`      // executed / seconds
-	Hops          map[string]quantiles `json:"hops"`     // each hop's queue wait + service
-	Latency       latencyQuantiles     `json:"latency_us"`
-	LiveBatches   uint64               `json:"live_batches"`
-	AccountingOK  bool                 `json:"accounting_ok"` // received == outcomes + buffered
-	Buffered      uint64               `json:"buffered"`
-	Slots         uint64               `json:"slots"`
-	Seconds       float64              `json:"seconds"` // how long the load ran
-	Errors        map[string]uint64    `json:"errors,omitempty"`
+	Outcomes      map[string]uint64    `json:"outcomes"`   // every terminal outcome, zero counts included
+	Executed      uint64               `json:"executed"`   // executed_ok + executed_failed
+	TPS           float64              `json:"tps"`        // executed / seconds
+	Hops          map[string]quantiles `json:"hops"`       // each hop's queue wait + service
+	Latency       latencyQuantiles     `json:"latency_us"` // socket to executed
+
+	// Load is how the load generator sent: loadClosed, loadOpen or
+	// loadNone. An open-loop run adds the offered rate, the latency from
+	// each transaction's scheduled send to its execution (stalls of the
+	// sender and the pipeline included), and how far the sender fell
+	// behind its schedule.
+	Load          string            `json:"load"`
+	OfferedTPS    float64           `json:"offered_tps,omitempty"`
+	FromScheduled *latencyQuantiles `json:"latency_from_scheduled_us,omitempty"`
+	SenderBehind  *behind           `json:"sender_behind,omitempty"`
+
+	LiveBatches  uint64            `json:"live_batches"`
+	AccountingOK bool              `json:"accounting_ok"` // received == outcomes + buffered
+	Buffered     uint64            `json:"buffered"`
+	Slots        uint64            `json:"slots"`
+	Seconds      float64           `json:"seconds"` // how long the load ran
+	Errors       map[string]uint64 `json:"errors,omitempty"`
 	// Forward is the forwarder's counts (--forward-to), absent when it
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
@@ -166,13 +208,41 @@ func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Hi
 		out.TPS = float64(out.Executed) / seconds
 	}
 	for name, h := range hops {
-		out.Hops[name] = quantiles{P50: usOf(h.Total.Quantile(0.5)), P90: usOf(h.Total.Quantile(0.9)), P99: usOf(h.Total.Quantile(0.99))}
+		q := latencyOf(&h.Total)
+		out.Hops[name] = quantiles(q)
 	}
-	out.Latency = latencyQuantiles{P50: usOf(latency.Quantile(0.5)), P90: usOf(latency.Quantile(0.9)), P99: usOf(latency.Quantile(0.99))}
+	out.Latency = latencyOf(latency)
+	out.Load = loadNone
 	return out
 }
 
 func usOf(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// addLoad records how the load was sent: closed-loop, or open-loop at
+// rate with its latency from the schedule (fromScheduled) and how far
+// the sender fell behind (res).
+func (s *summary) addLoad(mode string, rate float64, fromScheduled *trace.Histogram, res loadgen.SendResult) {
+	s.Load, s.OfferedTPS, s.FromScheduled, s.SenderBehind = mode, 0, nil, nil
+	if mode != loadOpen {
+		return
+	}
+	s.OfferedTPS = rate
+	q := latencyOf(fromScheduled)
+	s.FromScheduled = &q
+	s.SenderBehind = &behind{End: usOf(res.Behind), Max: usOf(res.MaxBehind)}
+}
+
+// loadLine says how the load is sent, for the start of a run and its
+// summary.
+func loadLine(mode string, rate float64) string {
+	switch mode {
+	case loadOpen:
+		return fmt.Sprintf("load: open-loop, %.0f tx/s on a fixed schedule that never waits on the pipeline; latency is also measured from each transaction's scheduled send", rate)
+	case loadClosed:
+		return "load: closed-loop, as fast as the pipeline accepts (a throughput measure: its latency includes the queueing the generator itself causes; --rate R for open-loop latency)"
+	}
+	return "load: none (--no-gen)"
+}
 
 // addProcess records what the process spent while the load ran (d, the
 // difference of two procstats readings), per packet received.
@@ -216,10 +286,18 @@ func (s summary) print(w io.Writer, sent int) {
 		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
 			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
 	}
-	fmt.Fprintf(w, "latency socket to executed: p50 %.0f us, p90 %.0f us, p99 %.0f us\n", s.Latency.P50, s.Latency.P90, s.Latency.P99)
+	fmt.Fprintln(w, loadLine(s.Load, s.OfferedTPS))
+	if s.SenderBehind != nil {
+		fmt.Fprintf(w, "sender behind schedule by %.0f us at the end (at most %.0f us)\n", s.SenderBehind.End, s.SenderBehind.Max)
+	}
+	if s.FromScheduled != nil {
+		fmt.Fprintf(w, "latency scheduled send to executed: %s\n", s.FromScheduled)
+	}
+	fmt.Fprintf(w, "latency socket to executed: %s\n", s.Latency)
 	for _, name := range stages.HopNames {
 		if h, ok := s.Hops[name]; ok {
-			fmt.Fprintf(w, "  hop %-17s wait+service p50 %8.0f us  p90 %8.0f us  p99 %8.0f us\n", name, h.P50, h.P90, h.P99)
+			fmt.Fprintf(w, "  hop %-17s wait+service p50 %8.0f us  p90 %8.0f us  p99 %8.0f us  p99.9 %8.0f us  max %8.0f us\n",
+				name, h.P50, h.P90, h.P99, h.P999, h.Max)
 		}
 	}
 	if s.SigverifyCeilingTPS > 0 {

@@ -42,8 +42,13 @@ sigverify deduplicates and checks signatures, banking schedules and
 executes against a ledger in --ledger (created with a genesis on first
 use, resumed afterwards, started afresh with --reset). Unless --no-gen, a
 load generator signs transfers between genesis accounts first, then sends
-them over UDP for --duration, as fast as the pipeline accepts them or at
---rate. A line each second shows the counts and per-hop latencies; at the
+them over UDP for --duration. Without --rate the load is closed-loop: sent
+as fast as the pipeline accepts it, a measure of throughput whose latency
+includes the queueing the generator itself causes. With --rate R it is
+open-loop: transaction i is sent at start + i/R whatever the pipeline
+does, never skipped when the sender falls behind, and its latency is also
+measured from that scheduled time, so that stalls show as latency (the
+coordinated omission wrk2 and HdrHistogram avoid). A line each second shows the counts and per-hop latencies; at the
 end (or on SIGINT/SIGTERM) the pipeline drains, commits, and prints a
 summary. Exit status 1 if any packet is unaccounted for.
 
@@ -55,6 +60,7 @@ type runFlags struct {
 	cpuProfile, memProfile, rpcAddr                                       string
 	duration                                                              time.Duration
 	reset, noGen                                                          bool
+	rateSet                                                               bool // --rate was given
 	rate, invalid, traceSample                                            float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
 	sockets, procs                                                        int
@@ -79,6 +85,7 @@ func runRun(env *cliEnv, args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	fs.Visit(func(fl *flag.Flag) { f.rateSet = f.rateSet || fl.Name == "rate" })
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "tpu run: unexpected argument %q\n", fs.Arg(0))
 		return 2
@@ -100,7 +107,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run; 0 until a signal)")
 	fs.BoolVar(&f.noGen, "no-gen", false, "run as a server only, without the load generator")
-	fs.Float64Var(&f.rate, "rate", 0, "transactions per second to send (0: as fast as the pipeline accepts)")
+	fs.Float64Var(&f.rate, "rate", 0, "send open-loop at this many transactions per second, on a fixed schedule, and measure latency from it (left out: closed-loop, as fast as the pipeline accepts)")
 	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or 60,000 per second of duration)")
 	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "write-lock contention of the load: none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of the load that is invalid: bad signatures, duplicates, malformed bytes, stale blockhashes, unfunded payers")
@@ -138,31 +145,18 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	return f
 }
 
-// runPipeline is tpu run: configs from the flags, the graph and the load
-// started, a live line each second until the duration ends, the load is
-// sent or a signal comes, then a drain and the report.
+// runPipeline is tpu run: configs from the flags, tracing and metrics
+// started, then runGraph.
 func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return 2, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	// Signature checks take a worker per core; the spare P runs the rest
-	// of the pipeline beside them, time-sliced by the kernel, rather than
-	// behind them until a check ends or the Go scheduler preempts it
-	// (10 ms). See docs/BENCHMARKS.md.
 	cfg, err := graphConfig(f) // checks every flag first
 	if err != nil {
 		return 2, err
 	}
-	cores := runtime.GOMAXPROCS(0)
-	procs := f.procs
-	if procs == 0 {
-		procs = cores + 1
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	cfg.Sigverify.Verify.Workers = min(cores, procs)
-	cfg.Logger = log // protoactor's own lines reach it at debug level
 	prov, closeTrace, err := startTrace(f, log)
 	if err != nil {
 		if errors.Is(err, trace.ErrConfig) {
@@ -171,6 +165,30 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		return 1, err
 	}
 	defer closeTrace()
+	return runGraph(env, f, cfg, prov, log)
+}
+
+// runGraph starts the graph of cfg with prov, and the load; prints a live
+// line each second until the duration ends, the load is sent or a signal
+// comes; then drains and reports. prov outlives it: its /metrics still
+// serves the final counters when runGraph returns.
+func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, log *slog.Logger) (int, error) {
+	// Signature checks take a worker per core; the spare P runs the rest
+	// of the pipeline beside them, time-sliced by the kernel, rather than
+	// behind them until a check ends or the Go scheduler preempts it
+	// (10 ms). See docs/BENCHMARKS.md.
+	cores := runtime.GOMAXPROCS(0)
+	procs := f.procs
+	if procs == 0 {
+		procs = cores + 1
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	cfg.Sigverify.Verify.Workers = min(cores, procs)
+	cfg.Logger = log // protoactor's own lines reach it at debug level
+	var sched fromSchedule
+	if f.rate > 0 && !f.noGen {
+		cfg.Banking.OnExecuted = sched.executed
+	}
 	cfg.Trace = prov
 	if f.reset {
 		if err := os.RemoveAll(f.ledger); err != nil {
@@ -224,7 +242,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	defer endProfiles()
 
 	before := procstats.Read()
-	live := drive(env, g, f, load, stop, log)
+	live := drive(env, g, f, load, &sched, stop, log)
 	stopRPC()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -236,6 +254,9 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), live.elapsed.Seconds())
 	sum.addProcess(spent)
 	sum.RetainedBytesPeak = live.retainedPeak
+	if load != nil {
+		sum.addLoad(loadMode(f), f.rate, &sched.hist, live.res)
+	}
 	if ceilingBefore > 0 {
 		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
 	}
@@ -260,23 +281,49 @@ type driven struct {
 	elapsed      time.Duration // from the start of the load to its end
 	sent         int           // by the load generator; -1 without one
 	retainedPeak uint64        // banking's buffer, sampled each second
+	res          loadgen.SendResult
+}
+
+// loadMode returns how tpu run sends its load: loadOpen with a --rate,
+// loadClosed without, loadNone with --no-gen.
+func loadMode(f runFlags) string {
+	switch {
+	case f.noGen:
+		return loadNone
+	case f.rate > 0:
+		return loadOpen
+	}
+	return loadClosed
 }
 
 // drive sends the load, if any, and prints a live line each second, until
 // --duration ends, stop is closed, or (with a --count load and no
-// --duration) the load is sent. It returns once the load generator has
-// stopped.
-func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, stop <-chan struct{}, log *slog.Logger) driven {
+// --duration) the load is sent. An open-loop load (--rate) is sent to the
+// end of its schedule, however late: the duration bounds the schedule,
+// not the sending. It returns once the load generator has stopped.
+func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *fromSchedule, stop <-chan struct{}, log *slog.Logger) driven {
 	d := driven{sent: -1}
+	mode := loadMode(f)
+	var idx *loadgen.Index
+	if load != nil {
+		fmt.Fprintln(env.stderr, loadLine(mode, f.rate))
+		if mode == loadOpen {
+			idx = load.Index() // before the schedule starts
+		}
+	}
 	start := time.Now()
 	sendDone := make(chan loadgen.SendResult, 1)
 	quit := make(chan struct{}) // the load generator's stop: at the end of drive
 	if load != nil {
+		sc := loadgen.SendConfig{Target: g.Addr(), Duration: f.duration, BatchSize: f.sendBatch, Stop: quit}
+		if mode == loadOpen {
+			sc.Rate, sc.Start = f.rate, start
+			sched.arm(idx, loadgen.Schedule{Start: start, Rate: f.rate})
+		} else {
+			sc.Accepting = g.Accepting
+		}
 		go func() {
-			res, err := load.Send(loadgen.SendConfig{
-				Target: g.Addr(), Rate: f.rate, Duration: f.duration, BatchSize: f.sendBatch,
-				Accepting: g.Accepting, Stop: quit,
-			})
+			res, err := load.Send(sc)
 			if err != nil {
 				log.Error("load generator", "err", err)
 			}
@@ -284,7 +331,7 @@ func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, stop <-
 		}()
 	}
 	var deadline <-chan time.Time
-	if f.duration > 0 {
+	if f.duration > 0 && !(mode == loadOpen) {
 		t := time.NewTimer(f.duration)
 		defer t.Stop()
 		deadline = t.C
@@ -311,18 +358,38 @@ loop:
 			log.Error("pipeline failed", "err", g.Err())
 			break loop
 		case res := <-sendDone:
-			d.sent = res.Sent
-			if f.duration == 0 {
-				break loop // a --count load without a duration: done
+			d.sent, d.res = res.Sent, res
+			if f.duration == 0 || mode == loadOpen {
+				break loop // a --count load without a duration, or the schedule's end: done
 			}
 		}
 	}
 	d.elapsed = time.Since(start)
 	close(quit)
 	if load != nil && d.sent < 0 {
-		d.sent = (<-sendDone).Sent
+		d.res = <-sendDone
+		d.sent = d.res.Sent
+	}
+	if load != nil {
+		awaitReceived(g, d.sent, 2*time.Second)
 	}
 	return d
+}
+
+// awaitReceived waits, at most timeout, until fetch has read (or the
+// kernel dropped) the sent datagrams: a stop halts fetch's readers, and
+// what is still in the socket's buffer then is neither received nor
+// dropped, so sent = socket_dropped + received would not hold. The last
+// transactions of an open-loop load are sent just before the end.
+func awaitReceived(g *stages.Graph, sent int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		s, err := g.Snapshot()
+		if err != nil || s.Received+s.SocketDropped >= uint64(sent) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // polling the counters: fetch gives no signal per datagram
+	}
 }
 
 // graphConfig turns the flags into the graph's config. Its errors are
@@ -370,6 +437,9 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	}
 	if f.invalid < 0 || f.invalid > 1 {
 		return cfg, fmt.Errorf("--invalid-fraction %v: want 0 to 1", f.invalid)
+	}
+	if f.rateSet && !(f.rate > 0) { // NaN too
+		return cfg, fmt.Errorf("--rate %v: must be more than 0 (leave the flag out for closed-loop load, as fast as the pipeline accepts)", f.rate)
 	}
 	if f.rate < 0 || f.count < 0 || f.duration < 0 {
 		return cfg, errors.New("--rate, --count and --duration must not be negative")

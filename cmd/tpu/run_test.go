@@ -40,6 +40,18 @@ func TestRunCommand(t *testing.T) {
 	if !s.AccountingOK || s.LiveBatches != 0 || s.Executed == 0 || s.TPS <= 0 {
 		t.Fatalf("summary %+v", s)
 	}
+	// --rate: open-loop, said at the start and in the summary, with the
+	// latency from each transaction's scheduled send. Scheduled <= sent
+	// <= received at the socket, transaction by transaction, so the
+	// largest latency from the schedule is at least the largest from the
+	// socket (both maxima are exact).
+	if !strings.Contains(errOut, "load: open-loop, 2000 tx/s on a fixed schedule") || !strings.Contains(out, "latency scheduled send to executed: p50 ") {
+		t.Errorf("open-loop not said:\n%s\n%s", errOut, out)
+	}
+	if s.Load != "open-loop" || s.OfferedTPS != 2000 || s.FromScheduled == nil || s.SenderBehind == nil ||
+		s.FromScheduled.P50 <= 0 || s.FromScheduled.Max < s.Latency.Max || s.FromScheduled.Max < s.FromScheduled.P999 {
+		t.Errorf("open-loop summary: load %q offered %v, from scheduled %+v (socket %+v), behind %+v", s.Load, s.OfferedTPS, s.FromScheduled, s.Latency, s.SenderBehind)
+	}
 	if s.CeilingBeforeTPS <= 0 || s.CeilingAfterTPS <= 0 || s.SigverifyCeilingTPS != (s.CeilingBeforeTPS+s.CeilingAfterTPS)/2 ||
 		s.CeilingRatio != s.TPS/s.SigverifyCeilingTPS {
 		t.Errorf("sigverify ceiling: mean %.0f of %.0f before and %.0f after, ratio %.3f at %.0f tx/s",
@@ -140,6 +152,9 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--ledger", ""},
 		{"--gomaxprocs", "-1"},
 		{"--gomaxprocs", "100000"},
+		{"--rate", "0"}, // closed-loop is the flag left out
+		{"--rate", "-5"},
+		{"--rate", "NaN"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
 		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash
