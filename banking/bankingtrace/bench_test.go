@@ -49,8 +49,13 @@ func benchTrace(b *testing.B) (string, int64) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	done := false
+	defer func() {
+		if !done { // a failure or a skip: leave nothing behind
+			os.RemoveAll(dir)
+		}
+	}()
 	if free, ok := freeBytes(dir); ok && free < *benchBytes+(1<<30) {
-		os.RemoveAll(dir)
 		b.Skipf("the trace needs %d bytes and %d more spare; %s has %d free", *benchBytes, 1<<30, dir, free)
 	}
 	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "bench", Accounts: 1024}}
@@ -76,7 +81,6 @@ func benchTrace(b *testing.B) (string, int64) {
 		err := w.Batch(batch, int64(n))
 		batch.Release()
 		if err != nil {
-			os.RemoveAll(dir)
 			if errors.Is(err, errNoSpace) {
 				b.Skipf("disk full while writing the trace: %v", err)
 			}
@@ -86,7 +90,7 @@ func benchTrace(b *testing.B) (string, int64) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	benchDir = dir
+	benchDir, done = dir, true
 	return dir, size(dir)
 }
 
