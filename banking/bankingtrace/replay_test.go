@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/loadgen"
@@ -118,5 +119,25 @@ func TestReplayRefusesUsedLedger(t *testing.T) {
 	}
 	if _, err := Replay(ReplayConfig{Dir: dir, Ledger: ledger}); !errors.Is(err, ErrReplay) {
 		t.Fatalf("second replay into one ledger: %v, want ErrReplay", err)
+	}
+}
+
+func TestReplaySpeed(t *testing.T) {
+	dir := t.TempDir()
+	recordLoad(t, dir, 640, 64, 2) // 10 batches, 4,900 ns from first to last
+	fast, err := Replay(ReplayConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At a ten-thousandth of the recorded pace they take 49 ms.
+	slow, err := Replay(ReplayConfig{Dir: dir, Speed: 1e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow.Elapsed < 49*time.Millisecond {
+		t.Fatalf("paced replay took %v, want at least 49ms", slow.Elapsed)
+	}
+	if slow.AccountsHash != fast.AccountsHash || slow.Stats.Outcomes != fast.Stats.Outcomes {
+		t.Fatal("the pace changed the outcome")
 	}
 }

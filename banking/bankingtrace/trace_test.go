@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tpugo/tpu/banking"
@@ -485,4 +486,68 @@ func TestRecorderBatchAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("Recorder.Batch: %.1f allocations per batch", allocs)
 	}
+}
+
+func TestRecorderCloseWhileRecording(t *testing.T) {
+	pool := newPool(t)
+	cfg := testConfig(t.TempDir())
+	cfg.Queue = 8
+	r, err := NewRecorder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const senders, each = 4, 200
+	var wg sync.WaitGroup
+	started := make(chan struct{}, senders)
+	for g := 0; g < senders; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started <- struct{}{}
+			for i := 0; i < each; i++ {
+				r.Batch(makeBatch(pool, i, 4), int64(i))
+				r.Slot(uint64(i), int64(i))
+			}
+		}()
+	}
+	for g := 0; g < senders; g++ {
+		<-started
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	st := r.Stats()
+	if got := st.Batches + st.Dropped + st.Abandoned; got != senders*each {
+		t.Fatalf("stats %+v: %d batches accounted for, want %d", st, got, senders*each)
+	}
+	if live := pool.Stats().Live; live != 0 {
+		t.Fatalf("%d batches live", live)
+	}
+}
+
+// FuzzRecordDecode checks that no payload makes the decoder panic or
+// return packets outside the payload.
+func FuzzRecordDecode(f *testing.F) {
+	pool := newPool(f)
+	b := makeBatch(pool, 3, 5)
+	f.Add(appendBatch(nil, b, 7))
+	b.Release()
+	f.Add(appendSlot(nil, 9, 10))
+	f.Add(appendGap(nil, 1, 2))
+	f.Add(appendHeader(nil, Header{Genesis: banking.GenesisConfig{Seed: "x"}}))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		if len(rec) == 0 {
+			return
+		}
+		var r Record
+		if err := r.decode(rec); err != nil {
+			return
+		}
+		for _, p := range r.Packets {
+			if int(p.Meta.Size) != len(p.Data) || len(p.Data) > packet.Size {
+				t.Fatalf("packet of size %d with %d bytes", p.Meta.Size, len(p.Data))
+			}
+		}
+	})
 }
