@@ -28,13 +28,15 @@ type rule struct {
 // reads flags and the environment. The first rule whose dir matches a
 // package wins, so a subpackage's own rule comes before its parent's:
 // trace/procstats, standard library only, is measured with by banking's
-// benchmark harness too; packet/mmsg may use golang.org/x/sys.
+// benchmark harness too; packet/mmsg and banking/bankingtrace (its
+// mmap reader) may use golang.org/x/sys.
 var rules = []rule{
 	{dir: "packet/mmsg", internal: []string{"packet"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "packet"},
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace/procstats"},
 	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
+	{dir: "banking/bankingtrace", internal: []string{"packet", "txview", "banking"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "banking", internal: []string{"packet", "txview", "trace/procstats"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/"}},
 	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",

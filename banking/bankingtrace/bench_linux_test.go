@@ -1,0 +1,21 @@
+//go:build linux
+
+package bankingtrace
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+var errNoSpace error = syscall.ENOSPC
+
+// freeBytes returns the bytes free to an unprivileged user on dir's file
+// system.
+func freeBytes(dir string) (int64, bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * int64(st.Bsize), true
+}

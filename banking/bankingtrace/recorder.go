@@ -1,0 +1,206 @@
+package bankingtrace
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tpugo/tpu/packet"
+)
+
+// Stats are a recorder's counters.
+type Stats struct {
+	Batches uint64 // batches written
+	Slots   uint64 // slot starts written
+	Bytes   int64  // bytes written, all files
+	// Dropped and DroppedSlots are the batches and slot starts not
+	// recorded because the queue was full.
+	Dropped, DroppedSlots uint64
+	// Abandoned is the batches released unrecorded because the
+	// recording had stopped (a write failed) or closed.
+	Abandoned uint64
+	// Stopped reports that a write failed and the recording stopped.
+	Stopped bool
+}
+
+// item is one piece of work for the recorder's goroutine.
+type item struct {
+	b    *packet.Batch // nil: a slot start
+	at   int64
+	slot uint64
+	// dropped and droppedSlots are the recorder's drop counts when the
+	// item was queued: a gap record goes before it if they grew.
+	dropped, droppedSlots uint64
+}
+
+// Recorder records banking's traffic from any goroutine without waiting:
+// Batch and Slot queue the work for the recorder's own goroutine, which
+// writes it through a Writer. It satisfies stages.Recorder.
+type Recorder struct {
+	w   *Writer
+	log *slog.Logger
+	q   chan item
+
+	mu     sync.RWMutex // Batch and Slot hold it to read closed and send
+	closed bool
+
+	stopped                          atomic.Bool
+	batches, slots                   atomic.Uint64
+	dropped, droppedSlots, abandoned atomic.Uint64
+	bytes                            atomic.Int64
+	gapBatches, gapSlots             uint64 // the drops already marked in the trace (goroutine)
+	done                             chan struct{}
+	err                              error // the failure that stopped the recording; read after done
+}
+
+// NewRecorder opens the trace (NewWriter) and starts the recorder's
+// goroutine.
+func NewRecorder(cfg Config) (*Recorder, error) {
+	w, err := NewWriter(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := newRecorder(w)
+	go r.run()
+	return r, nil
+}
+
+// newRecorder returns a recorder over w whose goroutine is not started.
+func newRecorder(w *Writer) *Recorder {
+	r := &Recorder{w: w, log: w.cfg.Logger, q: make(chan item, w.cfg.Queue), done: make(chan struct{})}
+	r.bytes.Store(w.Written())
+	return r
+}
+
+// Batch records b, which arrived at banking at arrival (packet.Now
+// units). It consumes one reference to b: released once written, or at
+// once when the recording has stopped or the queue is full (counted). It
+// never waits.
+func (r *Recorder) Batch(b *packet.Batch, arrival int64) {
+	r.mu.RLock()
+	switch {
+	case r.closed || r.stopped.Load():
+		r.mu.RUnlock()
+		r.abandoned.Add(1)
+		b.Release()
+		return
+	}
+	select {
+	case r.q <- item{b: b, at: arrival, dropped: r.dropped.Load(), droppedSlots: r.droppedSlots.Load()}:
+		r.mu.RUnlock()
+	default:
+		r.mu.RUnlock()
+		r.dropped.Add(1)
+		b.Release()
+	}
+}
+
+// Slot records that banking started slot at time at (packet.Now units).
+// It never waits; a full queue drops it, counted.
+func (r *Recorder) Slot(slot uint64, at int64) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed || r.stopped.Load() {
+		return
+	}
+	select {
+	case r.q <- item{slot: slot, at: at, dropped: r.dropped.Load(), droppedSlots: r.droppedSlots.Load()}:
+	default:
+		r.droppedSlots.Add(1)
+	}
+}
+
+// Stats returns the counters.
+func (r *Recorder) Stats() Stats {
+	return Stats{Batches: r.batches.Load(), Slots: r.slots.Load(), Bytes: r.bytes.Load(),
+		Dropped: r.dropped.Load(), DroppedSlots: r.droppedSlots.Load(), Abandoned: r.abandoned.Load(),
+		Stopped: r.stopped.Load()}
+}
+
+// Close writes what is queued, syncs and closes the trace, and returns
+// the failure that stopped the recording, if one did (wrapping
+// ErrStopped). Batch and Slot calls after it release their batch at
+// once. Call it once.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	close(r.q) // no sender left: they send under the read lock
+	<-r.done
+	return r.err
+}
+
+// run is the recorder's goroutine.
+func (r *Recorder) run() {
+	defer close(r.done)
+	for it := range r.q {
+		if r.stopped.Load() {
+			r.discard(it)
+			continue
+		}
+		r.fail(r.write(it))
+	}
+	if !r.stopped.Load() {
+		err := r.markGap(r.dropped.Load(), r.droppedSlots.Load())
+		if err == nil {
+			err = r.w.Close()
+		}
+		r.fail(err)
+	}
+	r.bytes.Store(r.w.Written())
+}
+
+// write writes one item, after a gap record if drops happened since the
+// last one, and releases its batch.
+func (r *Recorder) write(it item) error {
+	if err := r.markGap(it.dropped, it.droppedSlots); err != nil {
+		r.discard(it)
+		return err
+	}
+	var err error
+	if it.b != nil {
+		err = r.w.Batch(it.b, it.at)
+		it.b.Release()
+		if err == nil {
+			r.batches.Add(1)
+		}
+	} else if err = r.w.Slot(it.slot, it.at); err == nil {
+		r.slots.Add(1)
+	}
+	r.bytes.Store(r.w.Written())
+	return err
+}
+
+// markGap writes a gap record if the drop counts b and s grew since the
+// last one.
+func (r *Recorder) markGap(b, s uint64) error {
+	// Concurrent callers may queue out of the order they read the
+	// counts in: never count backwards.
+	b, s = max(b, r.gapBatches), max(s, r.gapSlots)
+	if b == r.gapBatches && s == r.gapSlots {
+		return nil
+	}
+	err := r.w.Gap(b-r.gapBatches, s-r.gapSlots)
+	r.gapBatches, r.gapSlots = b, s
+	return err
+}
+
+func (r *Recorder) discard(it item) {
+	if it.b != nil {
+		r.abandoned.Add(1)
+		it.b.Release()
+	}
+}
+
+// fail stops the recording on err: one error logged, the file closed as
+// far as it goes; what is queued and what comes later is released.
+func (r *Recorder) fail(err error) {
+	if err == nil || r.stopped.Load() {
+		return
+	}
+	r.err = fmt.Errorf("%w: %w", ErrStopped, err)
+	r.stopped.Store(true)
+	r.log.Error("banking trace: recording stopped; the pipeline goes on", "err", err)
+	r.w.Close() // best effort: the error is already known
+}

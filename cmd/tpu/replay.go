@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bankingtrace"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/procstats"
+)
+
+func init() {
+	register(command{
+		name:    "replay",
+		summary: "feed a recorded banking trace (tpu run --banking-trace) to a fresh bank",
+		run:     runReplay,
+	})
+}
+
+const replayHelp = `Usage: tpu replay [flags] DIR
+
+Replays the banking trace in DIR (recorded by tpu run --banking-trace):
+builds a fresh bank from the recorded genesis and cost limits, and hands
+every recorded batch to banking's scheduler, ending each slot where the
+recording started the next. By default batches go in as fast as banking
+takes them; --speed 1 keeps the recorded pace. Two replays of one trace
+reach the same outcomes and the same accounts hash (printed), whatever
+--block-production-method, --num-workers or --speed: run it with each
+method to compare schedulers on identical traffic. A damaged trace is
+refused (exit status 1); a torn tail of the newest file is reported and
+the replay stops there.
+
+Flags:`
+
+type replayFlags struct {
+	ledger, summaryJSON, method, handoff, syncMode string
+	workers, capacity                              int
+	speed                                          float64
+	mmap                                           bool
+}
+
+// replaySummary is tpu run's summary and what only a replay knows.
+type replaySummary struct {
+	summary
+	AccountsHash string `json:"accounts_hash"` // hex SHA-256 over every account, after the last commit
+	LastSlot     uint64 `json:"last_slot"`     // the last committed slot
+	Method       string `json:"block_production_method"`
+	Batches      uint64 `json:"trace_batches"`
+	Packets      uint64 `json:"trace_packets"`
+	EmptySlots   uint64 `json:"empty_slots,omitempty"`
+	GapBatches   uint64 `json:"gap_batches,omitempty"` // batches the recorder dropped
+	GapSlots     uint64 `json:"gap_slots,omitempty"`
+	Torn         string `json:"torn,omitempty"`
+}
+
+func runReplay(env *cliEnv, args []string) int {
+	fs := env.flagSet("tpu replay", replayHelp)
+	var f replayFlags
+	fs.StringVar(&f.ledger, "ledger", "", "the new bank's ledger directory, which must not hold a ledger (empty: in memory)")
+	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
+	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
+	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (buffered transactions keep their batch) or copy")
+	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
+	fs.IntVar(&f.capacity, "buffer", 100_000, "transactions banking buffers before it evicts the lowest priority")
+	fs.StringVar(&f.syncMode, "sync", "nosync", "ledger commits: sync (fsync each slot) or nosync")
+	fs.Float64Var(&f.speed, "speed", 0, "pace: 1 hands each batch to banking at its recorded time, 2 twice as fast (0: as fast as possible)")
+	fs.BoolVar(&f.mmap, "mmap", false, "read the trace through mmap rather than a 64 KiB buffer")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(env.stderr, "tpu replay: want one argument, the trace directory (tpu replay --help)")
+		return 2
+	}
+	cfg := bankingtrace.ReplayConfig{Dir: fs.Arg(0), Ledger: f.ledger, Speed: f.speed, Read: bankingtrace.ReadConfig{Mmap: f.mmap}}
+	var err error
+	sc := &cfg.Scheduler
+	sc.Workers, sc.Capacity = f.workers, f.capacity
+	if sc.Method, err = banking.ParseMethod(f.method); err == nil {
+		if sc.Handoff, err = banking.ParseHandoff(f.handoff); err == nil {
+			cfg.Sync, err = banking.ParseSyncMode(f.syncMode)
+		}
+	}
+	switch {
+	case err != nil:
+	case f.workers <= 0 || f.capacity <= 0:
+		err = errors.New("--num-workers and --buffer must be more than 0")
+	case f.speed < 0:
+		err = fmt.Errorf("--speed %v: want 0 (as fast as possible) or more", f.speed)
+	}
+	if err == nil {
+		err = sc.Validate()
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tpu replay: %v\n", err)
+		return 2
+	}
+	// Socket-to-executed latency as the recording saw it: each packet's
+	// receive time is moved to as long before its batch is handed over
+	// as it was received before its batch arrived.
+	var latency trace.Histogram
+	sc.OnDone = func(o packet.Outcome, recv int64, _ *[64]byte, _ packet.Flags) {
+		if o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed {
+			latency.Record(time.Duration(packet.Now() - recv))
+		}
+	}
+	before := procstats.Read()
+	res, err := bankingtrace.Replay(cfg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tpu replay: %v\n", err)
+		return 1
+	}
+	sum := replaySummaryOf(res, &latency, f.method)
+	sum.addProcess(procstats.Read().Sub(before))
+	if res.Torn != "" {
+		fmt.Fprintf(env.stderr, "tpu replay: the trace ends in a torn record (%s): replayed up to it\n", res.Torn)
+	}
+	if res.GapBatches+res.GapSlots > 0 {
+		fmt.Fprintf(env.stderr, "tpu replay: the recorder dropped %d batches and %d slot starts: this is not all of the recorded traffic\n", res.GapBatches, res.GapSlots)
+	}
+	sum.print(env.stdout, -1)
+	fmt.Fprintf(env.stdout, "replay: %s, %d batches (%d packets) from the trace, committed through slot %d; accounts hash %s\n",
+		sum.Method, sum.Batches, sum.Packets, sum.LastSlot, sum.AccountsHash)
+	if f.summaryJSON != "" {
+		b, _ := json.MarshalIndent(sum, "", "  ")
+		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(env.stderr, "tpu replay: --summary-json: %v\n", err)
+			return 1
+		}
+	}
+	if !sum.AccountingOK || sum.LiveBatches != 0 {
+		fmt.Fprintf(env.stderr, "tpu replay: accounting failed: received %d, buffered %d, %d batches live\n", sum.Received, sum.Buffered, sum.LiveBatches)
+		return 1
+	}
+	return 0
+}
+
+// replaySummaryOf builds the summary of a replay: tpu run's fields from
+// the scheduler's counters (no hops: the replay has no pipeline), and the
+// replay's own.
+func replaySummaryOf(res bankingtrace.ReplayResult, latency *trace.Histogram, method string) replaySummary {
+	st := res.Stats
+	s := summary{
+		Received:    st.Received,
+		Outcomes:    map[string]uint64{},
+		Executed:    st.Outcomes[packet.OutcomeExecutedOK] + st.Outcomes[packet.OutcomeExecutedFailed],
+		Hops:        map[string]quantiles{},
+		LiveBatches: res.LiveBatches,
+		Buffered:    st.Buffered,
+		Slots:       st.Slots,
+		Seconds:     res.Elapsed.Seconds(),
+		Errors:      st.Errors,
+	}
+	var sum uint64
+	for _, o := range packet.Terminal() {
+		s.Outcomes[o.String()] = st.Outcomes[o]
+		sum += st.Outcomes[o]
+	}
+	s.AccountingOK = st.Received == sum+st.Buffered
+	if s.Seconds > 0 {
+		s.TPS = float64(s.Executed) / s.Seconds
+	}
+	s.Latency = latencyQuantiles{P50: usOf(latency.Quantile(0.5)), P90: usOf(latency.Quantile(0.9)), P99: usOf(latency.Quantile(0.99))}
+	return replaySummary{summary: s, AccountsHash: hex.EncodeToString(res.AccountsHash[:]), LastSlot: res.Slot,
+		Method: method, Batches: res.Batches, Packets: res.Packets, EmptySlots: res.EmptySlots,
+		GapBatches: res.GapBatches, GapSlots: res.GapSlots, Torn: res.Torn}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bankingtrace"
+	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/packet"
+)
+
+// writeTrace records a small load as the banking stage would have seen
+// it, a slot start every two batches, and returns how many packets it
+// marked discarded (by sigverify).
+func writeTrace(t *testing.T, dir string) (discarded uint64) {
+	t.Helper()
+	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "cli", Accounts: 20}, BlockCostLimit: 100_000}
+	bank, err := banking.Open(bankCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bh := bank.LatestBlockhash()
+	bank.Close()
+	load, err := loadgen.Build(loadgen.Config{Seed: "cli", Accounts: 20, Blockhash: bh, Count: 600,
+		Contention: banking.ContentionFull, InvalidFraction: 0.2, RandSeed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := bankingtrace.NewWriter(bankingtrace.Config{Dir: dir, Bank: bankCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, _ := packet.NewPool(packet.Config{})
+	for i, n := 0, 0; i < len(load.Txs); n++ {
+		if n%2 == 0 {
+			w.Slot(uint64(1+n/2), int64(n*1000))
+		}
+		b := pool.Get()
+		for ; i < len(load.Txs) && !b.Full(); i++ {
+			b.Next().Fill(load.Txs[i])
+			if load.Kinds[i] == loadgen.BadSignature || load.Kinds[i] == loadgen.Duplicate {
+				b.At(b.Len() - 1).Discard(packet.OutcomeBadSignature)
+				discarded++
+			}
+		}
+		if err := w.Batch(b, int64(n*1000+10)); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return discarded
+}
+
+func TestReplayCommand(t *testing.T) {
+	dir := t.TempDir()
+	discarded := writeTrace(t, filepath.Join(dir, "trace"))
+	var hashes []string
+	for i, method := range []string{"greedy", "greedy", "prio-graph", "prio-graph", "unbatched"} {
+		js := filepath.Join(dir, "sum.json")
+		ledger := filepath.Join(dir, "ledger"+string(rune('a'+i)))
+		code, out, errOut := run(t, "", "replay", "--ledger", ledger, "--summary-json", js, "--block-production-method", method, filepath.Join(dir, "trace"))
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", method, code, out, errOut)
+		}
+		if !strings.Contains(out, "accounting ok: true") || !strings.Contains(out, "accounts hash") {
+			t.Fatalf("%s: summary:\n%s", method, out)
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum replaySummary
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if discarded == 0 || sum.Received != sum.Packets-discarded || sum.Executed == 0 || sum.Method != method || sum.Batches != 10 {
+			t.Fatalf("%s: summary %+v", method, sum)
+		}
+		hashes = append(hashes, sum.AccountsHash)
+	}
+	if hashes[0] != hashes[1] || hashes[2] != hashes[3] {
+		t.Fatalf("two replays with one method differ: %v", hashes)
+	}
+}
+
+func TestReplayErrors(t *testing.T) {
+	dir := t.TempDir()
+	notTrace := filepath.Join(dir, "empty")
+	os.Mkdir(notTrace, 0o755)
+	corrupt := filepath.Join(dir, "corrupt")
+	writeTrace(t, corrupt)
+	f := filepath.Join(corrupt, "trace-0000000001.btr")
+	data, _ := os.ReadFile(f)
+	data[len(data)/2] ^= 1
+	os.WriteFile(f, data, 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no dir", nil, 2, "want one argument"},
+		{"two dirs", []string{"a", "b"}, 2, "want one argument"},
+		{"missing dir", []string{filepath.Join(dir, "missing")}, 1, "no such file or directory"},
+		{"not a trace", []string{notTrace}, 1, "holds no trace file"},
+		{"corrupt", []string{corrupt}, 1, "corrupt trace: " + f + " at offset"},
+		{"bad method", []string{"--block-production-method", "fifo", corrupt}, 2, "fifo"},
+		{"bad speed", []string{"--speed", "-1", corrupt}, 2, "--speed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := run(t, "", append([]string{"replay"}, c.args...)...)
+			if code != c.code || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errOut, c.code, c.want)
+			}
+		})
+	}
+}
