@@ -112,6 +112,7 @@ type summary struct {
 	Slots         uint64               `json:"slots"`
 	Seconds       float64              `json:"seconds"` // how long the load ran
 	Errors        map[string]uint64    `json:"errors,omitempty"`
+	SigverifyPath string               `json:"sigverify_path,omitempty"` // the code the signature backend runs here: ifma8 or portable for lanes, else the backend's name
 
 	// The process while the load ran (addProcess, addCeiling).
 	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores: the mean of before and after

@@ -174,7 +174,11 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	log.Info("tpu", "addr", g.Addr().String())
+	var sigPath string
+	if b, err := sigverify.NewBackend(f.backend); err == nil { // the graph started with it
+		sigPath = sigverify.PathOf(b)
+	}
+	log.Info("tpu", "addr", g.Addr().String(), "sigverify_backend", f.backend, "sigverify_path", sigPath)
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log})
@@ -228,6 +232,7 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), live.elapsed.Seconds())
 	sum.addProcess(spent)
 	sum.RetainedBytesPeak = live.retainedPeak
+	sum.SigverifyPath = sigPath
 	if ceilingBefore > 0 {
 		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
 	}

@@ -60,13 +60,14 @@ func (b lanesBackend) verifyChecks(checks []sigCheck) {
 	}
 }
 
-// PathOf names the implementation a backend runs where it has several:
-// the lane path of lanes (ifma8 or portable), empty for the others.
+// PathOf names the code a backend runs on this CPU: for lanes, the lane
+// path chosen from the CPU's features (ifma8 or portable); the other
+// backends have one path each, named by the backend's name.
 func PathOf(b Backend) string {
 	if l, ok := b.(lanesBackend); ok {
 		return l.Path()
 	}
-	return ""
+	return b.Name()
 }
 
 // laneScratch is the state of one 8-lane pass, kept in laneScratchFree.
