@@ -100,6 +100,14 @@ var laneScratchFree = make(chan *laneScratch, 64)
 // built at init.
 var baseTable table8
 
+// identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
+var identity = func() (c cached8) {
+	c.YpX.broadcast(1)
+	c.YmX.broadcast(1)
+	c.Z2.broadcast(2)
+	return c
+}()
+
 // verify checks up to eight signatures, one per lane.
 func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	var y fe8
@@ -190,26 +198,25 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 }
 
 // pick sets c, lane by lane, to digit d[j][i] times the table's point:
-// the identity for 0, an entry or its negation otherwise.
+// the identity for 0, an entry, or an entry negated (Y+X and Y-X
+// swapped, 2dT negated) for a negative digit.
 func (t *table8) pick(c *cached8, d *[lanes][64]int8, i int) {
 	for j := 0; j < lanes; j++ {
 		v := d[j][i]
-		switch {
-		case v == 0:
-			for l := range c.YpX {
-				c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j] = 0, 0, 0, 0
-			}
-			c.YpX[0][j], c.YmX[0][j], c.Z2[0][j] = 1, 1, 2
-		case v > 0:
-			e := &t.c[v-1]
-			for l := range c.YpX {
-				c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j] = e.YpX[l][j], e.YmX[l][j], e.Z2[l][j], e.T2d[l][j]
-			}
-		default:
-			e, n := &t.c[-v-1], &t.negT[-v-1]
-			for l := range c.YpX {
-				c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j] = e.YmX[l][j], e.YpX[l][j], e.Z2[l][j], n[l][j]
-			}
+		e := &identity
+		ypx, ymx, t2d := &e.YpX, &e.YmX, &e.T2d
+		if v > 0 {
+			e = &t.c[v-1]
+			ypx, ymx, t2d = &e.YpX, &e.YmX, &e.T2d
+		} else if v < 0 {
+			e = &t.c[-v-1]
+			ypx, ymx, t2d = &e.YmX, &e.YpX, &t.negT[-v-1]
+		}
+		for l := 0; l < 5; l++ {
+			c.YpX[l][j] = ypx[l][j]
+			c.YmX[l][j] = ymx[l][j]
+			c.Z2[l][j] = e.Z2[l][j]
+			c.T2d[l][j] = t2d[l][j]
 		}
 	}
 }

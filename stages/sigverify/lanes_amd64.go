@@ -44,4 +44,8 @@ func addIFMA(z, a, b *fe8)
 //go:noescape
 func subIFMA(z, a, b *fe8)
 
-func sqrIFMA(z, a *fe8) { mulIFMA(z, a, a) }
+// sqrIFMA sets z = a * a, as mulIFMA(z, a, a), bit for bit. Only where
+// hasIFMA.
+//
+//go:noescape
+func sqrIFMA(z, a *fe8)

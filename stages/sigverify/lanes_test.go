@@ -343,6 +343,7 @@ func TestIFMAField(t *testing.T) {
 			{"mul", mulIFMA, mulGeneric},
 			{"add", addIFMA, addGeneric},
 			{"sub", subIFMA, subGeneric},
+			{"sqr", func(z, a, _ *fe8) { sqrIFMA(z, a) }, func(z, a, _ *fe8) { sqrGeneric(z, a) }},
 		} {
 			var got, want fe8
 			op.asm(&got, &a, &b)
