@@ -15,3 +15,6 @@ func mulIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") 
 func addIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
 func subIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
 func sqrIFMA(z, a *fe8)    { panic("sigverify: no ifma8 path on this platform") }
+
+// ifmaPath is nil: there is no ifma8 path here.
+var ifmaPath *lanePath
