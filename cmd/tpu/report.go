@@ -158,6 +158,9 @@ type summary struct {
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
 	Forward *forwardSummary `json:"forward,omitempty"`
+	// SigverifyPath is the code the signature backend runs here: ifma8 or
+	// portable for lanes, else the backend's name.
+	SigverifyPath string `json:"sigverify_path,omitempty"`
 
 	// The process while the load ran (addProcess, addCeiling).
 	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores: the mean of before and after

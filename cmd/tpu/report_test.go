@@ -143,8 +143,9 @@ func TestSummaryJSON(t *testing.T) {
 	s.addProcess(procstats.Stats{Allocs: 1, Bytes: 1, GCCPU: 1, CPU: 1})
 	s.addCeiling(1, 1)
 	s.RetainedBytesPeak = 1
+	s.SigverifyPath = "ifma8"
 	all := append(base, "allocs_per_tx", "bytes_allocated_per_tx", "ceiling_ratio", "gc_cpu_percent", "retained_bytes_peak",
-		"sigverify_ceiling_after_tps", "sigverify_ceiling_before_tps", "sigverify_ceiling_tps")
+		"sigverify_ceiling_after_tps", "sigverify_ceiling_before_tps", "sigverify_ceiling_tps", "sigverify_path")
 	slices.Sort(all)
 	if got := keys(); !slices.Equal(got, all) {
 		t.Errorf("fields %v\nwant %v", got, all)

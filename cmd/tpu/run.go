@@ -200,7 +200,11 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	if err != nil {
 		return 1, err
 	}
-	log.Info("tpu", "addr", g.Addr().String())
+	var sigPath string
+	if b, err := sigverify.NewBackend(f.backend); err == nil { // the graph started with it
+		sigPath = sigverify.PathOf(b)
+	}
+	log.Info("tpu", "addr", g.Addr().String(), "sigverify_backend", f.backend, "sigverify_path", sigPath)
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log})
@@ -257,6 +261,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	if load != nil {
 		sum.addLoad(loadMode(f), f.rate, &sched.hist, live.res)
 	}
+	sum.SigverifyPath = sigPath
 	if ceilingBefore > 0 {
 		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
 	}

@@ -181,7 +181,7 @@ func TestDecodeVerify(t *testing.T) {
 	// Flip a bit of the signature: a verdict of "invalid", not a failure.
 	raw := decodeTx(sampleTx, "base64").raw
 	raw[5] ^= 1
-	for _, backend := range []string{"voi", "stdlib", "circl"} {
+	for _, backend := range []string{"voi", "stdlib", "circl", "lanes"} {
 		code, out, _ = run(t, "", "tx", "decode", "--json", "--verify", "--sigverify-backend", backend, base58.Encode(raw))
 		if code != 0 || !strings.Contains(out, `"signatureVerdicts":["invalid"]`) {
 			t.Fatalf("%s: %d %s", backend, code, out)

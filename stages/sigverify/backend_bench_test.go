@@ -3,7 +3,9 @@ package sigverify
 import (
 	"bytes"
 	"crypto/ed25519"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/tpugo/tpu/txview"
 )
@@ -54,4 +56,94 @@ func BenchmarkVerify(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkVerifyMany checks the signatures of 64 one-signature
+// transfers per op: voi one at a time, and the lanes backend eight per
+// pass on each lane path this CPU runs, all in the same run so that
+// their ratio holds on a noisy machine. It reports ns/sig and logs
+// whether the CPU has the flags that select the ifma8 path.
+func BenchmarkVerifyMany(b *testing.B) {
+	b.Logf("cpu: avx512f+avx512ifma=%v, lane paths: %s", hasIFMA, pathNames())
+	var checks []sigCheck
+	for i := 0; i < 64; i++ {
+		k := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{byte(i + 1)}, ed25519.SeedSize))
+		m := txview.Message{
+			Payer:        txview.PublicKey(k),
+			Blockhash:    [32]byte{3, 3, 3},
+			Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(k), [32]byte{byte(i)}, 1)},
+		}
+		tx, err := m.Sign(k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v, err := txview.Parse(tx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		checks = append(checks, sigCheck{pub: v.StaticKey(0), sig: v.Signature(0), msg: v.Message()})
+	}
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(checks)), "ns/sig")
+	}
+	b.Run("backend=voi", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, c := range checks {
+				if !(voiBackend{}).Verify(c.pub, c.msg, c.sig) {
+					b.Fatal("signature rejected")
+				}
+			}
+		}
+		report(b)
+	})
+	// voi and the default lane path back to back in every op, each timed
+	// in the thread's CPU time (Linux; wall time elsewhere), so that a
+	// noisy neighbour counts for neither: their ratio is the speedup.
+	b.Run("interleaved=voi,lanes/path="+bestPath.name, func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		be := lanesBackend{bestPath}
+		var voi, lanes time.Duration
+		b.ReportAllocs()
+		for b.Loop() {
+			t0 := threadCPU()
+			for _, c := range checks {
+				if !(voiBackend{}).Verify(c.pub, c.msg, c.sig) {
+					b.Fatal("signature rejected")
+				}
+			}
+			t1 := threadCPU()
+			be.verifyChecks(checks)
+			lanes += threadCPU() - t1
+			voi += t1 - t0
+		}
+		n := float64(b.N * len(checks))
+		b.ReportMetric(float64(voi.Nanoseconds())/n, "voi-cpu-ns/sig")
+		b.ReportMetric(float64(lanes.Nanoseconds())/n, "lanes-cpu-ns/sig")
+		b.ReportMetric(float64(voi)/float64(lanes), "speedup")
+	})
+	for _, p := range lanePaths() {
+		be := lanesBackend{p}
+		b.Run("backend=lanes/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				be.verifyChecks(checks)
+				for _, c := range checks {
+					if !c.ok {
+						b.Fatal("signature rejected")
+					}
+				}
+			}
+			report(b)
+		})
+	}
+}
+
+func pathNames() string {
+	var s string
+	for _, p := range lanePaths() {
+		s += p.name + " "
+	}
+	return s
 }

@@ -474,7 +474,7 @@ func TestCanonicalS(t *testing.T) {
 // TestBackendAllocs proves Verify does not allocate, except with circl,
 // which allocates circlAllocs times per call whatever the caller does.
 func TestBackendAllocs(t *testing.T) {
-	want := map[string]float64{"voi": 0, "stdlib": 0, "circl": circlAllocs}
+	want := map[string]float64{"voi": 0, "stdlib": 0, "circl": circlAllocs, "lanes": 0}
 	k := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
 	pub := txview.PublicKey(k)
 	msg := []byte("allocations per verify")
@@ -513,6 +513,7 @@ func TestNewBackend(t *testing.T) {
 		{"voi", "voi", nil},
 		{"stdlib", "stdlib", nil},
 		{"circl", "circl", nil},
+		{"lanes", "lanes", nil},
 		{"crypto-ed25519", "", ErrUnknownBackend},
 		{"VOI", "", ErrUnknownBackend},
 	} {
@@ -526,7 +527,11 @@ func TestNewBackend(t *testing.T) {
 		}
 	}
 	names := BackendNames()
-	if !slices.Equal(names, []string{"voi", "stdlib", "circl"}) || names[0] != DefaultBackend {
+	want := []string{"voi", "stdlib", "circl", "lanes"}
+	if hasIFMA {
+		want = []string{"lanes", "voi", "stdlib", "circl"}
+	}
+	if !slices.Equal(names, want) || names[0] != DefaultBackend {
 		t.Errorf("BackendNames() = %q, want the default first", names)
 	}
 	names[0] = "changed"

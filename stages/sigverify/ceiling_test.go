@@ -139,3 +139,52 @@ func TestCeilingRealClock(t *testing.T) {
 		t.Fatalf("ceiling %v after %d checks", got, len(b.sigs))
 	}
 }
+
+// recordingMulti is a multi-signature backend that records the chunks it
+// is given and checks them with the lanes backend.
+type recordingMulti struct {
+	lanesBackend
+	chunks [][][64]byte
+}
+
+func (r *recordingMulti) verifyChecks(checks []sigCheck) {
+	var chunk [][64]byte
+	for _, c := range checks {
+		chunk = append(chunk, *c.sig)
+	}
+	r.chunks = append(r.chunks, chunk)
+	r.lanesBackend.verifyChecks(checks)
+	for _, c := range checks {
+		if !c.ok {
+			panic("ceiling: a valid signature failed")
+		}
+	}
+}
+
+// TestCeilingMulti: a backend that checks several signatures per call
+// gets chunks of whole transactions, at least chunkSignatures signatures
+// each, and a transaction counts once for each time it is in a chunk.
+func TestCeilingMulti(t *testing.T) {
+	k1, k2 := testKey(1), testKey(2)
+	two := signed(t, txview.Message{
+		Payer:        txview.PublicKey(k1),
+		Blockhash:    testAddr(200),
+		Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(k2), testAddr(9), 5)},
+	}, k1, k2)
+	txs := [][]byte{transfer(t, 3), two, transfer(t, 4)} // 4 signatures in a cycle
+	r := &recordingMulti{lanesBackend: lanesBackend{portablePath}}
+	// Readings at 1, 2 ms check two chunks; the third, at 3 ms, ends it.
+	got := ceiling(r, txs, 2, 3*time.Millisecond, stepClock(time.Millisecond))
+	if len(r.chunks) != 2 {
+		t.Fatalf("%d chunks, want 2", len(r.chunks))
+	}
+	for i, c := range r.chunks {
+		if len(c) != chunkSignatures {
+			t.Errorf("chunk %d: %d signatures, want %d (two cycles of 4)", i, len(c), chunkSignatures)
+		}
+	}
+	// 6 transactions per chunk (two cycles of 3), 12 in 3 ms, x 2 cores.
+	if want := 12 / 0.003 * 2; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("ceiling %v, want %v", got, want)
+	}
+}

@@ -2,9 +2,11 @@
 // without actors:
 //
 //   - Backend checks one ed25519 signature with Solana's exact rule,
-//     ed25519-dalek's verify_strict, with three interchangeable
-//     implementations (voi, stdlib, circl) that agree on every conformance
-//     case in the project's testdata/;
+//     ed25519-dalek's verify_strict, with four interchangeable
+//     implementations (voi, stdlib, circl, lanes) that agree on every
+//     conformance case in the project's testdata/; lanes checks eight
+//     signatures per pass, one per lane (lanes.go), the Verifier hands it
+//     a chunk at a time;
 //   - Verifier parses every packet of a batch in place, discards those that
 //     do not frame, do not sanitize or carry a bad signature, and spreads
 //     the signature checks over a pooled worker set in tasks of many

@@ -132,7 +132,8 @@ func (p *Pass) Stats() VerifyStats { return p.stats }
 // 0.3 ms of work). Tasks claim as they go rather than split a pass evenly
 // up front, so that when the scheduler preempts one worker (on two cores,
 // banking and fetch share them) the other takes over its share instead
-// of idling until the pass ends.
+// of idling until the pass ends. 8 is also the lanes backend's group: a
+// chunk fills its lanes.
 const chunkSignatures = 8
 
 // sigCheck is one signature to check, pointing into its packet.
@@ -236,6 +237,9 @@ func (v *Verifier) work() {
 // returns the index after it: a backend failure costs its packet, counted,
 // never the rest of the chunk, and the task goes on.
 func (v *Verifier) check(p *Pass, i, end int) (next int) {
+	if m, ok := v.backend.(multiBackend); ok && checkMulti(m, p.sigs[i:end]) {
+		return end
+	}
 	defer func() {
 		if recover() != nil {
 			s := &p.sigs[next]
@@ -248,6 +252,25 @@ func (v *Verifier) check(p *Pass, i, end int) (next int) {
 		s.ok = v.backend.Verify(s.pub, s.msg, s.sig)
 	}
 	return next
+}
+
+// multiBackend is a Backend that checks several signatures per call
+// (lanes): verifyChecks sets ok on each of checks, as Verify would.
+type multiBackend interface {
+	verifyChecks(checks []sigCheck)
+}
+
+// checkMulti checks sigs in one call to m and reports whether it
+// returned. If m panics, no verdict is kept and check goes through the
+// signatures one by one, which fails only the one that panics.
+func checkMulti(m multiBackend, sigs []sigCheck) (done bool) {
+	defer func() {
+		if recover() != nil {
+			done = false
+		}
+	}()
+	m.verifyChecks(sigs)
+	return true
 }
 
 // invoke runs one counted task on the pool, or here if the pool is

@@ -97,9 +97,12 @@ func TestVerifierOutcomes(t *testing.T) {
 		{"simple vote", vote, packet.OutcomeNone, true},
 		{"already discarded", transfer(t, 4), packet.OutcomeDuplicate, false},
 	}
-	for _, workers := range []int{1, 2, 3} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			v := newVerifier(t, VerifyConfig{Workers: workers, MinTaskSignatures: 1})
+	for _, tc := range []struct {
+		backend string
+		workers int
+	}{{"", 1}, {"", 2}, {"", 3}, {"lanes", 1}, {"lanes", 2}} {
+		t.Run(fmt.Sprintf("backend=%s/workers=%d", tc.backend, tc.workers), func(t *testing.T) {
+			v := newVerifier(t, VerifyConfig{Backend: tc.backend, Workers: tc.workers, MinTaskSignatures: 1})
 			pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
 			var batches []*packet.Batch
 			var pkts []*packet.Packet
@@ -203,7 +206,20 @@ func TestVerifierCorpus(t *testing.T) {
 	if err := json.Unmarshal(raw, &corpus); err != nil {
 		t.Fatal(err)
 	}
-	v := newVerifier(t, VerifyConfig{Workers: 2})
+	for _, backend := range []string{"", "lanes"} {
+		t.Run("backend="+backend, func(t *testing.T) { verifyCorpus(t, backend, corpus) })
+	}
+}
+
+func verifyCorpus(t *testing.T, backend string, corpus []struct {
+	ID     string `json:"id"`
+	Hex    string `json:"hex"`
+	Parsed struct {
+		ParseError *string  `json:"parse_error"`
+		Verdicts   []string `json:"sig_verify_strict"`
+	} `json:"parsed_by_agave_model"`
+}) {
+	v := newVerifier(t, VerifyConfig{Backend: backend, Workers: 2})
 	pool, _ := packet.NewPool(packet.Config{})
 	var batches []*packet.Batch
 	var pkts []*packet.Packet
@@ -428,7 +444,13 @@ func TestVerifierOldestPassFirst(t *testing.T) {
 }
 
 func TestVerifierAllocs(t *testing.T) {
-	v := newVerifier(t, VerifyConfig{Workers: 2})
+	for _, backend := range []string{"", "lanes"} {
+		t.Run("backend="+backend, func(t *testing.T) { verifierAllocs(t, backend) })
+	}
+}
+
+func verifierAllocs(t *testing.T, backend string) {
+	v := newVerifier(t, VerifyConfig{Backend: backend, Workers: 2})
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
 	b := pool.Get()
 	defer b.Release()
@@ -520,12 +542,39 @@ func batchTransfers(b *testing.B) [][]byte {
 }
 
 // rawVerify returns a function that checks every transaction's signature,
-// split round-robin between g goroutines.
+// split round-robin between g goroutines: one at a time, or for a
+// multi-signature backend (lanes) in chunks of chunkSignatures, as the
+// Verifier hands them over.
 func rawVerify(txs [][]byte, g int) func() {
 	backend, _ := NewBackend("")
 	views := make([]txview.View, len(txs))
 	for i, tx := range txs {
 		views[i], _ = txview.Parse(tx)
+	}
+	if m, ok := backend.(multiBackend); ok {
+		checks := make([]sigCheck, len(views))
+		for i, v := range views {
+			checks[i] = sigCheck{pub: v.StaticKey(0), sig: v.Signature(0), msg: v.Message()}
+		}
+		return func() {
+			var wg sync.WaitGroup
+			for w := 0; w < g; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					for i := w * chunkSignatures; i < len(checks); i += g * chunkSignatures {
+						c := checks[i:min(i+chunkSignatures, len(checks))]
+						m.verifyChecks(c)
+						for _, s := range c {
+							if !s.ok {
+								panic("bad signature")
+							}
+						}
+					}
+				}(w)
+			}
+			wg.Wait()
+		}
 	}
 	return func() {
 		var wg sync.WaitGroup
@@ -752,5 +801,40 @@ func TestVerifierDonePanicKeepsQueue(t *testing.T) {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return within 10s")
+	}
+}
+
+// panicMulti is a lanes backend whose multi-signature call panics, as an
+// assembly path's bug would.
+type panicMulti struct{ lanesBackend }
+
+func (panicMulti) verifyChecks([]sigCheck) { panic("lane failure") }
+
+// TestVerifierMultiPanic: when a multi-signature check panics, the
+// Verifier keeps none of its verdicts and checks the signatures one by
+// one, so every packet still gets its own verdict and nothing is counted
+// as a panic that did not panic there.
+func TestVerifierMultiPanic(t *testing.T) {
+	v := newVerifier(t, VerifyConfig{Backend: "lanes", Workers: 1})
+	v.backend = panicMulti{lanesBackend{portablePath}}
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 12})
+	b := pool.Get()
+	defer b.Release()
+	for i := 0; i < 12; i++ {
+		tx := transfer(t, byte(i))
+		if i%5 == 0 {
+			tx[1] ^= 1
+		}
+		b.Next().Fill(tx)
+	}
+	st := v.Verify(b)
+	st.Tasks = 0
+	if want := (VerifyStats{Packets: 12, Verified: 9, BadSignature: 3, Signatures: 12}); st != want {
+		t.Fatalf("stats %+v\n want %+v", st, want)
+	}
+	for i := range b.Packets() {
+		if bad := b.At(i).Meta.Outcome == packet.OutcomeBadSignature; bad != (i%5 == 0) {
+			t.Errorf("packet %d: outcome %v", i, b.At(i).Meta.Outcome)
+		}
 	}
 }

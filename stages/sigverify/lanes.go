@@ -1,0 +1,240 @@
+package sigverify
+
+import (
+	"crypto/sha512"
+	"hash"
+
+	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
+)
+
+// lanesBackend checks up to eight signatures per pass of its algorithm,
+// one per lane, with verify_strict's rules (see Backend):
+//
+//   - per lane, before any arithmetic: S < L (canonicalS) and neither A
+//     nor R is one of the 14 encodings of a small-order point
+//     (smallOrder), the byte tests the other backends use;
+//   - k = SHA-512(R || A || msg) mod L over the bytes as given;
+//   - A is decompressed in all lanes at once as dalek does (decompress);
+//   - [k](-A) + [S]B by signed radix-16 windows, shared doublings, the
+//     multiples of -A built per lane and those of B at init;
+//   - the result is encoded canonically and compared with R's bytes with
+//     y reduced mod p. That is dalek's comparison as points without
+//     decompressing R: the result is a point, so its encoding equals R's
+//     reduced bytes exactly when R decompresses to it (x = 0, where the
+//     sign bit would not matter, only at y = 1 and y = -1, small order).
+//
+// A lane that fails a check gets false and computes on harmless values;
+// lanes never mix, so one bad signature cannot change another's verdict.
+// There is no aggregate (random linear combination) equation.
+//
+// path is the field multiplication: portable Go, or assembly the CPU has.
+type lanesBackend struct{ path *lanePath }
+
+func (lanesBackend) Name() string { return "lanes" }
+
+// Path names the lane implementation: ifma8 or portable.
+func (b lanesBackend) Path() string { return b.path.name }
+
+func (b lanesBackend) Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool {
+	c := [1]sigCheck{{pub: pubkey, sig: sig, msg: msg}}
+	b.verifyChecks(c[:])
+	return c[0].ok
+}
+
+// verifyChecks sets ok on every check; it borrows the checks' bytes.
+func (b lanesBackend) verifyChecks(checks []sigCheck) {
+	var s *laneScratch
+	select {
+	case s = <-laneScratchFree:
+	default:
+		s = &laneScratch{h: sha512.New()}
+	}
+	for len(checks) > 0 {
+		n := min(len(checks), lanes)
+		s.verify(b.path, checks[:n])
+		checks = checks[n:]
+	}
+	select {
+	case laneScratchFree <- s:
+	default:
+	}
+}
+
+// PathOf names the code a backend runs on this CPU: for lanes, the lane
+// path chosen from the CPU's features (ifma8 or portable); the other
+// backends have one path each, named by the backend's name.
+func PathOf(b Backend) string {
+	if l, ok := b.(lanesBackend); ok {
+		return l.Path()
+	}
+	return b.Name()
+}
+
+// laneScratch is the state of one 8-lane pass, kept in laneScratchFree.
+type laneScratch struct {
+	h      hash.Hash
+	sum    [64]byte
+	aEnc   [lanes][32]byte
+	rEnc   [lanes][32]byte // R, y reduced mod p, sign bit kept
+	kd, sd [lanes][64]int8 // signed radix-16 digits of k and S
+	pre    [lanes]bool     // passed the byte checks
+	aOK    [lanes]bool     // A decompressed
+	negA   table8
+	a, q   ext8
+	c      cached8
+}
+
+// table8 is [1]P ... [8]P per lane in cached form, with each entry's
+// 2dT negated for the negative digits.
+type table8 struct {
+	c    [8]cached8
+	negT [8]fe8
+}
+
+// laneScratchFree keeps up to 64 scratch states (about 20 KiB each) for
+// reuse: a free list rather than a sync.Pool, which a collection empties,
+// so that a call allocates nothing in steady state.
+var laneScratchFree = make(chan *laneScratch, 64)
+
+// baseTable is [1]B ... [8]B with their negations, every lane alike,
+// built at init.
+var baseTable table8
+
+// identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
+var identity = func() (c cached8) {
+	c.YpX.broadcast(1)
+	c.YmX.broadcast(1)
+	c.Z2.broadcast(2)
+	return c
+}()
+
+// verify checks up to eight signatures, one per lane.
+func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
+	var y fe8
+	for j := 0; j < lanes; j++ {
+		s.pre[j] = false
+		s.aEnc[j] = baseEnc
+		s.kd[j], s.sd[j] = [64]int8{}, [64]int8{}
+		if j >= len(checks) {
+			continue
+		}
+		c := &checks[j]
+		r := (*[32]byte)(c.sig[:32])
+		if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder(r) {
+			continue
+		}
+		s.pre[j] = true
+		s.aEnc[j] = *c.pub
+		s.h.Reset()
+		s.h.Write(c.sig[:32])
+		s.h.Write(c.pub[:])
+		s.h.Write(c.msg)
+		var k scalar.Scalar
+		if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
+			s.pre[j] = false
+			continue
+		}
+		var kb [32]byte
+		if err := k.ToBytes(kb[:]); err != nil {
+			s.pre[j] = false
+			continue
+		}
+		radix16(&s.kd[j], &kb)
+		radix16(&s.sd[j], (*[32]byte)(c.sig[32:]))
+		y.setLane(j, r)
+	}
+	for j := range checks {
+		if s.pre[j] {
+			s.rEnc[j] = y.bytes(j)
+			s.rEnc[j][31] |= checks[j].sig[31] & 0x80
+		}
+	}
+
+	// -A, and its multiples.
+	f.decompress(&s.a, &s.aEnc, &s.aOK)
+	f.neg(&s.a.X, &s.a.X)
+	f.neg(&s.a.T, &s.a.T)
+	f.toCached(&s.negA.c[0], &s.a)
+	for i := 1; i < 8; i++ {
+		f.padd(&s.a, &s.a, &s.negA.c[0])
+		f.toCached(&s.negA.c[i], &s.a)
+	}
+	for i := range s.negA.negT {
+		f.neg(&s.negA.negT[i], &s.negA.c[i].T2d)
+	}
+
+	q := &s.q
+	q.X = fe8{}
+	q.Y, q.Z = feOne, feOne
+	q.T = fe8{}
+	for i := 63; i >= 0; i-- {
+		if i < 63 {
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, true)
+		}
+		s.negA.pick(&s.c, &s.kd, i)
+		f.padd(q, q, &s.c)
+		baseTable.pick(&s.c, &s.sd, i)
+		f.padd(q, q, &s.c)
+	}
+
+	var zi, x fe8
+	f.invert(&zi, &q.Z)
+	f.mul(&x, &q.X, &zi)
+	f.mul(&y, &q.Y, &zi)
+	for j := range checks {
+		ok := s.pre[j] && s.aOK[j]
+		if ok {
+			e := y.bytes(j)
+			if x.negative(j) {
+				e[31] |= 0x80
+			}
+			ok = e == s.rEnc[j]
+		}
+		checks[j].ok = ok
+	}
+}
+
+// pick sets c, lane by lane, to digit d[j][i] times the table's point:
+// the identity for 0, an entry, or an entry negated (Y+X and Y-X
+// swapped, 2dT negated) for a negative digit.
+func (t *table8) pick(c *cached8, d *[lanes][64]int8, i int) {
+	for j := 0; j < lanes; j++ {
+		v := d[j][i]
+		e := &identity
+		ypx, ymx, t2d := &e.YpX, &e.YmX, &e.T2d
+		if v > 0 {
+			e = &t.c[v-1]
+			ypx, ymx, t2d = &e.YpX, &e.YmX, &e.T2d
+		} else if v < 0 {
+			e = &t.c[-v-1]
+			ypx, ymx, t2d = &e.YmX, &e.YpX, &t.negT[-v-1]
+		}
+		for l := 0; l < 5; l++ {
+			c.YpX[l][j] = ypx[l][j]
+			c.YmX[l][j] = ymx[l][j]
+			c.Z2[l][j] = e.Z2[l][j]
+			c.T2d[l][j] = t2d[l][j]
+		}
+	}
+}
+
+// radix16 sets d to the signed radix-16 digits of the little-endian
+// scalar b < 2^255: b = sum d[i] 16^i, d[i] in [-8, 8), d[63] in [-8, 8].
+func radix16(d *[64]int8, b *[32]byte) {
+	var carry int8
+	for i := 0; i < 32; i++ {
+		lo := int8(b[i]&15) + carry
+		carry = (lo + 8) >> 4
+		d[2*i] = lo - carry<<4
+		hi := int8(b[i]>>4) + carry
+		if i == 31 {
+			d[2*i+1] = hi
+			break
+		}
+		carry = (hi + 8) >> 4
+		d[2*i+1] = hi - carry<<4
+	}
+}

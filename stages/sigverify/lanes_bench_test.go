@@ -1,0 +1,46 @@
+package sigverify
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkLaneOps times the 8-lane field operations and one group's
+// table pick per path, to see where a group's time goes.
+func BenchmarkLaneOps(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	x, y := randFe(rng), randFe(rng)
+	for _, p := range lanePaths() {
+		b.Run("op=mul/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.mul(&x, &x, &y)
+			}
+		})
+		b.Run("op=add/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.add(&x, &x, &y)
+			}
+		})
+	}
+	var d [lanes][64]int8
+	for j := range d {
+		for i := range d[j] {
+			d[j][i] = int8(rng.IntN(17) - 8)
+		}
+	}
+	var c cached8
+	b.Run("op=pick", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			baseTable.pick(&c, &d, 5)
+		}
+	})
+	b.Run("op=canonical", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = x.canonical(3)
+		}
+	})
+}

@@ -1,0 +1,20 @@
+//go:build !amd64 || purego
+
+package sigverify
+
+// hasIFMA is false: the ifma8 path is amd64 assembly.
+const hasIFMA = false
+
+// bestPath is the fastest lane path this CPU runs: here, portable Go.
+var bestPath = portablePath
+
+// lanePaths are the lane paths this CPU runs.
+func lanePaths() []*lanePath { return []*lanePath{portablePath} }
+
+func mulIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
+func addIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
+func subIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
+func sqrIFMA(z, a *fe8)    { panic("sigverify: no ifma8 path on this platform") }
+
+// ifmaPath is nil: there is no ifma8 path here.
+var ifmaPath *lanePath

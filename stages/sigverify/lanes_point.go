@@ -1,0 +1,283 @@
+package sigverify
+
+import "math/big"
+
+// lanePath is one implementation of the lane field multiplication: the
+// portable Go reference or an assembly path. Everything else of the lane
+// algorithm is shared Go over fe8. mul and sqr dispatch with a switch
+// rather than through function values, so that the fe8 temporaries of
+// the callers stay on the stack (a call through a function value makes
+// its pointer arguments escape).
+type lanePath struct {
+	name string
+	kind int // pathPortable or pathIFMA
+}
+
+const (
+	pathPortable = iota
+	pathIFMA
+)
+
+var portablePath = &lanePath{name: "portable", kind: pathPortable}
+
+// mul sets z = a * b; loose in and out; z may alias a or b.
+func (f *lanePath) mul(z, a, b *fe8) {
+	if f.kind == pathIFMA {
+		mulIFMA(z, a, b)
+		return
+	}
+	mulGeneric(z, a, b)
+}
+
+// add sets z = a + b; z may alias a or b.
+func (f *lanePath) add(z, a, b *fe8) {
+	if f.kind == pathIFMA {
+		addIFMA(z, a, b)
+		return
+	}
+	addGeneric(z, a, b)
+}
+
+// sub sets z = a - b; z may alias a or b.
+func (f *lanePath) sub(z, a, b *fe8) {
+	if f.kind == pathIFMA {
+		subIFMA(z, a, b)
+		return
+	}
+	subGeneric(z, a, b)
+}
+
+// neg sets z = -a.
+func (f *lanePath) neg(z, a *fe8) {
+	var zero fe8
+	f.sub(z, &zero, a)
+}
+
+// sqr sets z = a * a.
+func (f *lanePath) sqr(z, a *fe8) {
+	if f.kind == pathIFMA {
+		sqrIFMA(z, a)
+		return
+	}
+	sqrGeneric(z, a)
+}
+
+// ext8 is eight points in extended coordinates (X:Y:Z:T), x = X/Z,
+// y = Y/Z, xy = T/Z, on -x^2 + y^2 = 1 + d x^2 y^2.
+type ext8 struct{ X, Y, Z, T fe8 }
+
+// cached8 is eight points in the form additions take: (Y+X, Y-X, 2Z, 2dT).
+type cached8 struct{ YpX, YmX, Z2, T2d fe8 }
+
+// Curve constants, computed at init from their definitions with math/big.
+var (
+	feD      fe8      // d = -121665/121666
+	fe2D     fe8      // 2d
+	feSqrtM1 fe8      // sqrt(-1) = 2^((p-1)/4)
+	feOne    fe8      // 1
+	baseEnc  [32]byte // the canonical encoding of B
+)
+
+func init() {
+	p := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	d := new(big.Int).ModInverse(big.NewInt(121666), p)
+	d.Mul(d, big.NewInt(-121665)).Mod(d, p)
+	e := new(big.Int).Rsh(new(big.Int).Sub(p, big.NewInt(1)), 2)
+	i := new(big.Int).Exp(big.NewInt(2), e, p)
+	broadcastBig(&feD, d)
+	broadcastBig(&fe2D, new(big.Int).Mod(new(big.Int).Lsh(d, 1), p))
+	broadcastBig(&feSqrtM1, i)
+	feOne.broadcast(1)
+
+	// B: y = 4/5, x the even root of (y^2 - 1) / (d y^2 + 1).
+	y := new(big.Int).ModInverse(big.NewInt(5), p)
+	y.Mul(y, big.NewInt(4)).Mod(y, p)
+	yy := new(big.Int).Mul(y, y)
+	u := new(big.Int).Sub(yy, big.NewInt(1))
+	v := new(big.Int).Add(new(big.Int).Mul(d, yy), big.NewInt(1))
+	xx := new(big.Int).Mul(u, new(big.Int).ModInverse(v.Mod(v, p), p))
+	x := new(big.Int).ModSqrt(xx.Mod(xx, p), p)
+	if x.Bit(0) == 1 {
+		x.Sub(p, x)
+	}
+	var b ext8
+	broadcastBig(&b.X, x)
+	broadcastBig(&b.Y, y)
+	b.Z = feOne
+	portablePath.mul(&b.T, &b.X, &b.Y)
+	baseEnc = b.Y.bytes(0)
+	var q ext8
+	q = b
+	for k := range baseTable.c {
+		if k > 0 {
+			portablePath.padd(&q, &q, &baseTable.c[0])
+		}
+		portablePath.toCached(&baseTable.c[k], &q)
+		portablePath.neg(&baseTable.negT[k], &baseTable.c[k].T2d)
+	}
+}
+
+func broadcastBig(z *fe8, v *big.Int) {
+	var b [32]byte
+	v.FillBytes(b[:])
+	for l, r := 0, 31; l < r; l, r = l+1, r-1 {
+		b[l], b[r] = b[r], b[l]
+	}
+	for j := 0; j < lanes; j++ {
+		z.setLane(j, &b)
+	}
+}
+
+// toCached sets c to p's cached form.
+func (f *lanePath) toCached(c *cached8, p *ext8) {
+	f.add(&c.YpX, &p.Y, &p.X)
+	f.sub(&c.YmX, &p.Y, &p.X)
+	f.add(&c.Z2, &p.Z, &p.Z)
+	f.mul(&c.T2d, &p.T, &fe2D)
+}
+
+// padd sets r = p + q (extended + cached, 8M); r may alias p.
+func (f *lanePath) padd(r, p *ext8, q *cached8) {
+	var a, b, c, d, t fe8
+	f.sub(&t, &p.Y, &p.X)
+	f.mul(&a, &t, &q.YmX)
+	f.add(&t, &p.Y, &p.X)
+	f.mul(&b, &t, &q.YpX)
+	f.mul(&c, &p.T, &q.T2d)
+	f.mul(&d, &p.Z, &q.Z2)
+	var e, ff, g, h fe8
+	f.sub(&e, &b, &a)
+	f.sub(&ff, &d, &c)
+	f.add(&g, &d, &c)
+	f.add(&h, &b, &a)
+	f.mul(&r.X, &e, &ff)
+	f.mul(&r.Y, &g, &h)
+	f.mul(&r.T, &e, &h)
+	f.mul(&r.Z, &ff, &g)
+}
+
+// dbl sets r = 2p (4S + 3M, and a fourth M for T if withT); r may alias
+// p. The formula reads X, Y, Z only, so T may be left stale when the next
+// operation is another doubling.
+func (f *lanePath) dbl(r, p *ext8, withT bool) {
+	var xx, yy, zz2, s fe8
+	f.sqr(&xx, &p.X)
+	f.sqr(&yy, &p.Y)
+	f.sqr(&zz2, &p.Z)
+	f.add(&zz2, &zz2, &zz2)
+	f.add(&s, &p.X, &p.Y)
+	f.sqr(&s, &s)
+	var e, g, h, ff fe8
+	f.add(&h, &yy, &xx)  // YY + XX
+	f.sub(&g, &yy, &xx)  // YY - XX
+	f.sub(&e, &s, &h)    // 2XY
+	f.sub(&ff, &zz2, &g) // 2Z^2 - (YY - XX)
+	f.mul(&r.X, &e, &ff)
+	f.mul(&r.Y, &h, &g)
+	f.mul(&r.Z, &g, &ff)
+	if withT {
+		f.mul(&r.T, &e, &h)
+	}
+}
+
+// sqrN sets z = a^(2^n), n >= 1.
+func (f *lanePath) sqrN(z, a *fe8, n int) {
+	f.sqr(z, a)
+	for i := 1; i < n; i++ {
+		f.sqr(z, z)
+	}
+}
+
+// pow2250 returns a^(2^250 - 1) and a^11, the common part of inversion
+// and of the square root's exponent (p-5)/8.
+func (f *lanePath) pow2250(out, a11, a *fe8) {
+	var a2, a9, t, a5, a10, a20, a40, a50, a100 fe8
+	f.sqr(&a2, a)          // 2
+	f.sqrN(&t, &a2, 2)     // 8
+	f.mul(&a9, &t, a)      // 9
+	f.mul(a11, &a9, &a2)   // 11
+	f.sqr(&t, a11)         // 22
+	f.mul(&a5, &t, &a9)    // 2^5 - 1
+	f.sqrN(&t, &a5, 5)     //
+	f.mul(&a10, &t, &a5)   // 2^10 - 1
+	f.sqrN(&t, &a10, 10)   //
+	f.mul(&a20, &t, &a10)  // 2^20 - 1
+	f.sqrN(&t, &a20, 20)   //
+	f.mul(&a40, &t, &a20)  // 2^40 - 1
+	f.sqrN(&t, &a40, 10)   //
+	f.mul(&a50, &t, &a10)  // 2^50 - 1
+	f.sqrN(&t, &a50, 50)   //
+	f.mul(&a100, &t, &a50) // 2^100 - 1
+	f.sqrN(&t, &a100, 100) //
+	f.mul(&t, &t, &a100)   // 2^200 - 1
+	f.sqrN(&t, &t, 50)     //
+	f.mul(out, &t, &a50)   // 2^250 - 1
+}
+
+// invert sets z = 1/a (0 for 0): a^(p-2) = a^(2^255 - 21).
+func (f *lanePath) invert(z, a *fe8) {
+	var t, a11 fe8
+	f.pow2250(&t, &a11, a)
+	f.sqrN(&t, &t, 5)
+	f.mul(z, &t, &a11)
+}
+
+// pow22523 sets z = a^((p-5)/8) = a^(2^252 - 3).
+func (f *lanePath) pow22523(z, a *fe8) {
+	var t, a11 fe8
+	f.pow2250(&t, &a11, a)
+	f.sqrN(&t, &t, 2)
+	f.mul(z, &t, a)
+}
+
+// decompress sets p to the points the lanes of enc encode, as dalek's
+// CompressedEdwardsY::decompress does: y is bits 0..254 (a y >= p reduces
+// mod p), x the root of (y^2 - 1) / (d y^2 + 1) with the sign of bit 255
+// (x = 0 with the bit set is accepted, as -0). ok[j] reports whether
+// lane j's x exists; a lane that fails holds some loose value.
+func (f *lanePath) decompress(p *ext8, enc *[lanes][32]byte, ok *[lanes]bool) {
+	for j := 0; j < lanes; j++ {
+		p.Y.setLane(j, &enc[j])
+	}
+	var yy, u, v fe8
+	f.sqr(&yy, &p.Y)
+	f.sub(&u, &yy, &feOne)
+	f.mul(&v, &yy, &feD)
+	f.add(&v, &v, &feOne)
+
+	// dalek's sqrt_ratio_i: r = u v^3 (u v^7)^((p-5)/8), check = v r^2.
+	var v3, v7, r, t, check fe8
+	f.sqr(&t, &v)
+	f.mul(&v3, &t, &v)
+	f.sqr(&t, &v3)
+	f.mul(&v7, &t, &v)
+	f.mul(&t, &u, &v7)
+	f.pow22523(&r, &t)
+	f.mul(&t, &u, &v3)
+	f.mul(&r, &r, &t)
+	f.sqr(&t, &r)
+	f.mul(&check, &v, &t)
+	var nu, nui, ri, nr fe8
+	f.neg(&nu, &u)
+	f.mul(&nui, &nu, &feSqrtM1)
+	f.mul(&ri, &r, &feSqrtM1)
+	for j := 0; j < lanes; j++ {
+		correct := eqLane(&check, &u, j)
+		flipped := eqLane(&check, &nu, j)
+		flippedI := eqLane(&check, &nui, j)
+		if flipped || flippedI {
+			r.copyLane(j, &ri)
+		}
+		ok[j] = correct || flipped
+	}
+	f.neg(&nr, &r)
+	for j := 0; j < lanes; j++ {
+		// r = |r|, then negate if the sign bit is set.
+		if r.negative(j) != (enc[j][31]>>7 == 1) {
+			r.copyLane(j, &nr)
+		}
+	}
+	p.X = r
+	p.Z = feOne
+	f.mul(&p.T, &p.X, &p.Y)
+}

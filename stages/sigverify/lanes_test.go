@@ -1,0 +1,377 @@
+package sigverify
+
+import (
+	"crypto/ed25519"
+	"crypto/sha512"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/oasisprotocol/curve25519-voi/curve"
+	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
+)
+
+// TestLanesConformance runs every conformance suite through every lane
+// path this CPU runs, in groups of 8 checks per call (TestConformance
+// covers the default path one signature per call).
+func TestLanesConformance(t *testing.T) {
+	for _, p := range lanePaths() {
+		b := lanesBackend{p}
+		t.Run("path="+p.name, func(t *testing.T) {
+			for _, s := range conformanceSuites {
+				cases := s.load(t)
+				checks := make([]sigCheck, len(cases))
+				for i := range cases {
+					c := &cases[i]
+					checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+				}
+				b.verifyChecks(checks)
+				for i, c := range cases {
+					if checks[i].ok != c.want {
+						t.Errorf("%s %s: lanes = %v, verify_strict = %v", s.name, c.name, checks[i].ok, c.want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLanesDifferential compares the lanes backend with voi's strict
+// check, signature by signature, over honest signatures and crafted bad
+// ones mixed in every batch size from 1 to 17 (partial groups of lanes,
+// and more than one group per call), on every lane path this CPU runs.
+func TestLanesDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := diffCases(t, rng, 400)
+	accepted := 0
+	for _, c := range cases {
+		if c.want {
+			accepted++
+		}
+	}
+	if accepted < len(cases)/4 || accepted > 3*len(cases)/4 {
+		t.Fatalf("%d of %d cases valid: the mix is not a mix", accepted, len(cases))
+	}
+	for _, p := range lanePaths() {
+		b := lanesBackend{p}
+		t.Run("path="+p.name, func(t *testing.T) {
+			for size := 1; size <= 17; size++ {
+				for start := 0; start+size <= len(cases); start += size * 3 {
+					group := cases[start : start+size]
+					checks := make([]sigCheck, size)
+					for i := range group {
+						c := &group[i]
+						checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+					}
+					b.verifyChecks(checks)
+					for i, c := range group {
+						if checks[i].ok != c.want {
+							t.Errorf("size %d, lane %d, %s: lanes = %v, voi = %v", size, i, c.name, checks[i].ok, c.want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// diffCases returns n signatures, with voi's strict verdict as want:
+// honest ones and, mixed in, bit flips in R, S, A and the message, S + L,
+// small-order and non-canonical encodings of A and R, random A, and
+// keys of mixed order (A plus a point of order 8) signed so that about
+// one in eight satisfies the cofactorless equation.
+func diffCases(t *testing.T, rng *rand.Rand, n int) []sigCase {
+	t.Helper()
+	var cases []sigCase
+	seed := make([]byte, 32)
+	for i := 0; len(cases) < n; i++ {
+		for k := range seed {
+			seed[k] = byte(rng.Uint32())
+		}
+		key := ed25519.NewKeyFromSeed(seed)
+		msg := make([]byte, rng.IntN(300))
+		for k := range msg {
+			msg[k] = byte(rng.Uint32())
+		}
+		c := sigCase{msg: msg}
+		copy(c.pub[:], key[32:])
+		c.sig = [64]byte(ed25519.Sign(key, msg))
+		kind := rng.IntN(12)
+		switch kind {
+		case 0, 1, 2, 3:
+			c.name = "honest"
+		case 4:
+			c.name = "R bit flip"
+			c.sig[rng.IntN(32)] ^= 1 << rng.IntN(8)
+		case 5:
+			c.name = "S bit flip"
+			c.sig[32+rng.IntN(32)] ^= 1 << rng.IntN(8)
+		case 6:
+			c.name = "A bit flip"
+			c.pub[rng.IntN(32)] ^= 1 << rng.IntN(8)
+		case 7:
+			c.name = "message bit flip"
+			if len(c.msg) == 0 {
+				c.msg = []byte{0}
+			}
+			c.msg[rng.IntN(len(c.msg))] ^= 1 << rng.IntN(8)
+		case 8:
+			c.name = "S + L"
+			s := new(big.Int).SetBytes(reverse(c.sig[32:]))
+			l, _ := new(big.Int).SetString("7237005577332262213973186563042994240857116359379907606001950938285454250989", 10)
+			s.Add(s, l)
+			var b [32]byte
+			s.FillBytes(b[:])
+			copy(c.sig[32:], reverse(b[:]))
+		case 9:
+			e := smallOrderEncodings[rng.IntN(len(smallOrderEncodings))]
+			if rng.IntN(2) == 0 {
+				c.name, c.pub = "small-order A", e
+			} else {
+				c.name = "small-order R"
+				copy(c.sig[:32], e[:])
+			}
+		case 10:
+			c.name = "non-canonical or random A or R"
+			var e [32]byte
+			if rng.IntN(2) == 0 {
+				e[0] = byte(rng.IntN(19)) + 0xed
+				for k := 1; k < 31; k++ {
+					e[k] = 0xff
+				}
+				e[31] = 0x7f | byte(rng.IntN(2))<<7
+			} else {
+				for k := range e {
+					e[k] = byte(rng.Uint32())
+				}
+			}
+			if rng.IntN(2) == 0 {
+				c.pub = e
+			} else {
+				copy(c.sig[:32], e[:])
+			}
+		case 11:
+			c = mixedOrder(t, rng, msg)
+		}
+		c.name += " #" + strconv.Itoa(i)
+		c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// mixedOrder signs msg for A' = [a]B + T8 (T8 of order 8) with the
+// nonce r and s = r + k a: [s]B - [k]A' = R - [k]T8, which is R exactly
+// when 8 divides k.
+func mixedOrder(t *testing.T, rng *rand.Rand, msg []byte) sigCase {
+	t.Helper()
+	wide := func() *scalar.Scalar {
+		var b [64]byte
+		for k := range b {
+			b[k] = byte(rng.Uint32())
+		}
+		s, err := scalar.NewFromBytesModOrderWide(b[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, r := wide(), wide()
+	t8 := decodePoint(t, smallOrderEncodings[8])
+	pa := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, a)
+	pa.Add(pa, t8)
+	pr := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, r)
+	var ea, er curve.CompressedEdwardsY
+	ea.SetEdwardsPoint(pa)
+	er.SetEdwardsPoint(pr)
+	h := sha512.New()
+	h.Write(er[:])
+	h.Write(ea[:])
+	h.Write(msg)
+	k, err := scalar.NewFromBytesModOrderWide(h.Sum(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scalar.New().Mul(k, a)
+	s.Add(s, r)
+	c := sigCase{name: "mixed-order A", msg: msg, pub: ea}
+	copy(c.sig[:32], er[:])
+	if err := s.ToBytes(c.sig[32:]); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func reverse(b []byte) []byte {
+	r := make([]byte, len(b))
+	for i := range b {
+		r[len(b)-1-i] = b[i]
+	}
+	return r
+}
+
+// TestRadix16 checks the signed digits recompose the scalar and lie in
+// range.
+func TestRadix16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 200; n++ {
+		var b [32]byte
+		for k := range b {
+			b[k] = byte(rng.Uint32())
+		}
+		b[31] &= 0x7f
+		if n == 0 {
+			b = [32]byte{}
+			b[31] = 0x7f
+			for k := 0; k < 31; k++ {
+				b[k] = 0xff
+			}
+		}
+		var d [64]int8
+		radix16(&d, &b)
+		got := new(big.Int)
+		for i := 63; i >= 0; i-- {
+			if d[i] < -8 || d[i] > 8 || (i < 63 && d[i] == 8) {
+				t.Fatalf("%x: digit %d = %d", b, i, d[i])
+			}
+			got.Lsh(got, 4).Add(got, big.NewInt(int64(d[i])))
+		}
+		if want := new(big.Int).SetBytes(reverse(b[:])); got.Cmp(want) != 0 {
+			t.Fatalf("%x: digits give %x", b, got)
+		}
+	}
+}
+
+// randFe returns loose fe8s: random limbs below 2^52, with some lanes at
+// the bounds (every limb 2^52 - 1, or 0).
+func randFe(rng *rand.Rand) fe8 {
+	var f fe8
+	for j := 0; j < lanes; j++ {
+		mode := rng.IntN(8)
+		for i := range f {
+			switch mode {
+			case 0:
+				f[i][j] = mask52
+			case 1:
+				f[i][j] = 0
+			default:
+				f[i][j] = rng.Uint64() & mask52
+			}
+		}
+	}
+	return f
+}
+
+var fieldP = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+
+// laneBig returns lane j of f as an integer (not reduced).
+func laneBig(f *fe8, j int) *big.Int {
+	v := new(big.Int)
+	for i := 4; i >= 0; i-- {
+		v.Lsh(v, 51).Add(v, new(big.Int).SetUint64(f[i][j]))
+	}
+	return v
+}
+
+func checkLoose(t *testing.T, op string, f *fe8) {
+	t.Helper()
+	for i := range f {
+		for j := range f[i] {
+			if f[i][j] > mask52 {
+				t.Fatalf("%s: limb %d lane %d = %#x, not below 2^52", op, i, j, f[i][j])
+			}
+		}
+	}
+}
+
+// TestFieldOps checks the portable field operations against math/big,
+// and that each keeps its results loose.
+func TestFieldOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 300; n++ {
+		a, b := randFe(rng), randFe(rng)
+		var m, s, ad, sb fe8
+		mulGeneric(&m, &a, &b)
+		sqrGeneric(&s, &a)
+		portablePath.add(&ad, &a, &b)
+		portablePath.sub(&sb, &a, &b)
+		for _, r := range []struct {
+			op string
+			f  *fe8
+		}{{"mul", &m}, {"sqr", &s}, {"add", &ad}, {"sub", &sb}} {
+			checkLoose(t, r.op, r.f)
+		}
+		for j := 0; j < lanes; j++ {
+			x, y := laneBig(&a, j), laneBig(&b, j)
+			for _, r := range []struct {
+				op   string
+				f    *fe8
+				want *big.Int
+			}{
+				{"mul", &m, new(big.Int).Mul(x, y)},
+				{"sqr", &s, new(big.Int).Mul(x, x)},
+				{"add", &ad, new(big.Int).Add(x, y)},
+				{"sub", &sb, new(big.Int).Sub(x, y)},
+			} {
+				r.want.Mod(r.want, fieldP)
+				var want [32]byte
+				r.want.FillBytes(want[:])
+				if got := r.f.bytes(j); string(reverse(got[:])) != string(want[:]) {
+					t.Fatalf("%s lane %d: %x, want %x", r.op, j, reverse(got[:]), want)
+				}
+			}
+		}
+	}
+}
+
+// TestIFMAField checks the assembly field operations against the
+// portable ones, bit for bit (the same limbs, not only the same value),
+// on random loose inputs and at the bounds. Skipped where the CPU lacks
+// AVX-512 IFMA.
+func TestIFMAField(t *testing.T) {
+	if !hasIFMA {
+		t.Skip("this CPU lacks AVX-512 F and IFMA: the ifma8 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 0; n < 2000; n++ {
+		a, b := randFe(rng), randFe(rng)
+		for _, op := range []struct {
+			name      string
+			asm, want func(z, a, b *fe8)
+		}{
+			{"mul", mulIFMA, mulGeneric},
+			{"add", addIFMA, addGeneric},
+			{"sub", subIFMA, subGeneric},
+			{"sqr", func(z, a, _ *fe8) { sqrIFMA(z, a) }, func(z, a, _ *fe8) { sqrGeneric(z, a) }},
+		} {
+			var got, want fe8
+			op.asm(&got, &a, &b)
+			op.want(&want, &a, &b)
+			if got != want {
+				t.Fatalf("%s(%x, %x):\n got %x\nwant %x", op.name, a, b, got, want)
+			}
+			// In place, as the point code calls them.
+			in := a
+			op.asm(&in, &in, &b)
+			if in != want {
+				t.Fatalf("%s in place: got %x, want %x", op.name, in, want)
+			}
+		}
+	}
+}
+
+// TestLanePaths says which paths run here; the lane tests above run each.
+func TestLanePaths(t *testing.T) {
+	var names []string
+	for _, p := range lanePaths() {
+		names = append(names, p.name)
+	}
+	t.Logf("lane paths on this CPU: %v (default %s)", names, bestPath.name)
+	if names[0] != "portable" {
+		t.Errorf("lane paths %v: the portable reference must always run", names)
+	}
+	if hasIFMA && bestPath.name != "ifma8" {
+		t.Errorf("CPU has IFMA but the default path is %s", bestPath.name)
+	}
+}
