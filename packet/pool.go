@@ -148,14 +148,16 @@ func (p *Pool) violation(b *Batch, what string) {
 	}
 }
 
+// leaked reports a leak, then counts it: whoever sees the count sees the
+// report already made.
 func (p *Pool) leaked(seq uint64) {
-	p.leaks.Add(1)
 	msg := fmt.Sprintf("packet: batch seq %d was garbage-collected while still referenced (leak)", seq)
 	if p.cfg.LeakHook != nil {
 		p.cfg.LeakHook(msg)
-		return
+	} else {
+		slog.Error(msg)
 	}
-	slog.Error(msg)
+	p.leaks.Add(1)
 }
 
 // Stats returns a snapshot of the pool's counters.
