@@ -75,7 +75,7 @@ type bankingStage struct {
 	clock    scheduler.CancelFunc // the slot clock
 	flushers []*actor.PID         // waiting for a flush or an abort
 	lastSpan trace.SpanContext
-	outcomes [packet.NumOutcomes]int64 // since the last flush to the meter
+	outcomes [packet.NumOutcomes]int64 // since the last flush to pub
 
 	cfg BankingConfig
 	pub bankingCounts // for /metrics
