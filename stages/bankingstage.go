@@ -78,7 +78,7 @@ type bankingStage struct {
 	root     *actor.RootContext
 	clock    scheduler.CancelFunc      // the slot clock
 	flushers []*actor.PID              // waiting for a flush or an abort
-	outcomes [packet.NumOutcomes]int64 // since the last flush to the meter
+	outcomes [packet.NumOutcomes]int64 // since the last flush to pub
 
 	cfg BankingConfig
 	pub bankingCounts // for /metrics

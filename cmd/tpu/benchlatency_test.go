@@ -10,8 +10,8 @@ import (
 // open-loop level, printed as a markdown table with numbers in every
 // cell, then the knobs, those given after -- among them.
 func TestBenchLatency(t *testing.T) {
-	code, out, errOut := run(t, "", "bench", "latency", "--duration", "400ms", "--levels", "50",
-		"--", "--accounts", "64", "--sync", "nosync", "--slot-time", "100ms")
+	code, out, errOut := run(t, "", "bench", "latency", "--duration", "250ms", "--levels", "50",
+		"--", "--accounts", "64", "--sync", "nosync", "--dedup-max-age", "1s")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -25,7 +25,7 @@ func TestBenchLatency(t *testing.T) {
 	if !ceiling.MatchString(lines[2]) || !open.MatchString(lines[3]) {
 		t.Fatalf("rows:\n%s\n%s", lines[2], lines[3])
 	}
-	if !strings.Contains(out, "--slot-time 100ms") || !strings.Contains(out, "--sync nosync") || !strings.Contains(errOut, "ceiling ") {
+	if !strings.Contains(out, "--dedup-max-age 1s") || !strings.Contains(out, "--sync nosync") || !strings.Contains(errOut, "ceiling ") {
 		t.Errorf("knobs or progress missing:\n%s\n%s", out, errOut)
 	}
 }
