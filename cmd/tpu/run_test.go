@@ -139,6 +139,12 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--ledger", ""},
 		{"--gomaxprocs", "-1"},
 		{"--gomaxprocs", "100000"},
+		{"--rpc-max-conns", "0"},
+		{"--rpc-history-slots", "0"},
+		{"--rpc-airdrop-window", "0s"},
+		{"--rpc-airdrop-per-recipient", "0"},
+		{"--rpc-airdrop-lamports", "0"},
+		{"--rpc-airdrop-requests", "-1"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
 		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash
