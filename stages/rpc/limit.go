@@ -20,23 +20,24 @@ type capListener struct {
 	closed chan struct{}
 	once   sync.Once
 	// open counts the connections accepted and not yet closed.
-	open atomic.Int64
+	open  atomic.Int64
+	atCap func() // the package's atCap when the listener was made
 }
 
-// atCap, when not nil, is called each time a capListener's Accept finds
-// every slot taken, before it waits: a test's signal.
+// atCap, when not nil as a capListener is made, is called each time its
+// Accept finds every slot taken, before it waits: a test's signal.
 var atCap func()
 
 func newCapListener(ln net.Listener, max int) *capListener {
-	return &capListener{Listener: ln, slots: make(chan struct{}, max), closed: make(chan struct{})}
+	return &capListener{Listener: ln, slots: make(chan struct{}, max), closed: make(chan struct{}), atCap: atCap}
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
 	default:
-		if atCap != nil {
-			atCap()
+		if l.atCap != nil {
+			l.atCap()
 		}
 		select {
 		case l.slots <- struct{}{}:

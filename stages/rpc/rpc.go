@@ -260,6 +260,7 @@ type Server struct {
 	closed    chan struct{} // closed when Close begins
 	closeOnce sync.Once
 	closeErr  error
+	left      func(running int) // the package's left at Start
 
 	// searches holds a token per history search running (MaxSearches).
 	searches chan struct{}
@@ -305,6 +306,7 @@ func Start(cfg Config) (*Server, error) {
 		idle: make(chan struct{}), closed: make(chan struct{}), searches: make(chan struct{}, cfg.MaxSearches),
 		airdrop: airdropLimit{window: cfg.AirdropWindow, perRecipient: cfg.AirdropPerRecipient, lamports: cfg.AirdropLamports, requests: cfg.AirdropRequests},
 		now:     time.Now,
+		left:    left,
 	}
 	// Listen first, index what is on disk, then apply what committed in
 	// between: no slot falls in a gap.
@@ -456,8 +458,8 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// left, when not nil, is called by leave with the handlers still
-// running: a test's signal.
+// left, when not nil as a server starts, is called by its leave with the
+// handlers still running: a test's signal.
 var left func(running int)
 
 // leave counts a handler out.
@@ -465,8 +467,8 @@ func (s *Server) leave() {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	s.running--
-	if left != nil {
-		left(s.running)
+	if s.left != nil {
+		s.left(s.running)
 	}
 	if s.closing && s.running == 0 {
 		close(s.idle)
