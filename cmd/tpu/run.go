@@ -77,6 +77,11 @@ type runFlags struct {
 	// The forwarder: verified non-vote packets to another TPU.
 	forwardTo   string
 	forwardRate int
+	// The RPC server's limits (see rpc.Config).
+	rpcMaxConns, rpcAirdropRequests            int
+	rpcHistorySlots                            uint64
+	rpcAirdropPerRecipient, rpcAirdropLamports uint64
+	rpcAirdropWindow                           time.Duration
 }
 
 func runRun(env *cliEnv, args []string) int {
@@ -137,6 +142,12 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send spans over OTLP gRPC to host:port (e.g. a local Jaeger)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090)")
 	fs.StringVar(&f.rpcAddr, "rpc-addr", "127.0.0.1:8899", "serve Solana JSON-RPC here (empty: no RPC)")
+	fs.IntVar(&f.rpcMaxConns, "rpc-max-conns", rpc.DefaultMaxConns, "RPC connections open at once (lowered to the descriptor limit less 256); more wait in the kernel's accept queue")
+	fs.Uint64Var(&f.rpcHistorySlots, "rpc-history-slots", rpc.DefaultHistorySlots, "slots before the blockhash window one RPC request may search with searchTransactionHistory; older signatures read null")
+	fs.DurationVar(&f.rpcAirdropWindow, "rpc-airdrop-window", rpc.DefaultAirdropWindow, "the period requestAirdrop's limits count over")
+	fs.Uint64Var(&f.rpcAirdropPerRecipient, "rpc-airdrop-per-recipient", rpc.DefaultAirdropPerRecipient, "lamports one account may receive by airdrop per --rpc-airdrop-window")
+	fs.Uint64Var(&f.rpcAirdropLamports, "rpc-airdrop-lamports", rpc.DefaultAirdropLamports, "lamports given by airdrop per --rpc-airdrop-window, to all accounts together")
+	fs.IntVar(&f.rpcAirdropRequests, "rpc-airdrop-requests", rpc.DefaultAirdropRequests, "airdrops per --rpc-airdrop-window, to all accounts together")
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
 	fs.IntVar(&f.procs, "gomaxprocs", 0, "Go scheduler Ps for the run (0: one per core and one more, so that fetch, banking and the load generator are not queued behind the signature checks)")
@@ -207,7 +218,12 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	log.Info("tpu", "addr", g.Addr().String(), "sigverify_backend", f.backend, "sigverify_path", sigPath)
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
-		rpcSrv, err = rpc.Start(rpc.Config{Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log})
+		rpcSrv, err = rpc.Start(rpc.Config{
+			Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log,
+			MaxConns: f.rpcMaxConns, HistorySlots: f.rpcHistorySlots,
+			AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
+			AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
+		})
 		if err != nil {
 			g.Stop(context.Background())
 			return 1, err
@@ -215,8 +231,14 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		log.Info("json-rpc", "url", rpcSrv.URL())
 	}
 	stopRPC := func() {
+		// Before the graph stops and the ledger closes: Close returns
+		// once no RPC handler runs.
 		if rpcSrv != nil {
-			rpcSrv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := rpcSrv.Close(ctx); err != nil {
+				log.Warn("json-rpc", "err", err)
+			}
+			cancel()
 			rpcSrv = nil
 		}
 	}
@@ -227,6 +249,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	var load *loadgen.Load
 	if !f.noGen {
 		if load, err = buildLoad(env, g, f); err != nil {
+			stopRPC()
 			g.Stop(context.Background())
 			return 1, err
 		}
@@ -240,6 +263,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	}
 	endProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
 	if err != nil {
+		stopRPC()
 		g.Stop(context.Background())
 		return 1, err
 	}
@@ -480,6 +504,12 @@ func checkKnobs(f runFlags) error {
 		{"batch-size", int64(f.batchSize), f.batchSize},
 		{"accounts", int64(f.accounts), f.accounts},
 		{"forward-rate", int64(f.forwardRate), f.forwardRate},
+		{"rpc-max-conns", int64(f.rpcMaxConns), f.rpcMaxConns},
+		{"rpc-airdrop-window", int64(f.rpcAirdropWindow), f.rpcAirdropWindow},
+		{"rpc-airdrop-requests", int64(f.rpcAirdropRequests), f.rpcAirdropRequests},
+		{"rpc-history-slots", int64(min(f.rpcHistorySlots, 1)), f.rpcHistorySlots},
+		{"rpc-airdrop-per-recipient", int64(min(f.rpcAirdropPerRecipient, 1)), f.rpcAirdropPerRecipient},
+		{"rpc-airdrop-lamports", int64(min(f.rpcAirdropLamports, 1)), f.rpcAirdropLamports},
 	} {
 		if k.v <= 0 {
 			errs = append(errs, fmt.Errorf("--%s %v: must be more than 0 (leave the flag out for its default)", k.name, k.show))

@@ -155,6 +155,12 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--rate", "0"}, // closed-loop is the flag left out
 		{"--rate", "-5"},
 		{"--rate", "NaN"},
+		{"--rpc-max-conns", "0"},
+		{"--rpc-history-slots", "0"},
+		{"--rpc-airdrop-window", "0s"},
+		{"--rpc-airdrop-per-recipient", "0"},
+		{"--rpc-airdrop-lamports", "0"},
+		{"--rpc-airdrop-requests", "-1"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
 		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash

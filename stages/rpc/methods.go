@@ -12,7 +12,7 @@ import (
 	"github.com/tpugo/tpu/txview"
 )
 
-type handler func(s *Server, params []json.RawMessage) (any, *Error)
+type handler func(s *Server, q *call, params []json.RawMessage) (any, *Error)
 
 var methods map[string]handler
 
@@ -129,13 +129,13 @@ func parseSignature(str string) ([64]byte, *Error) {
 	return [64]byte(b), nil
 }
 
-func getHealth(s *Server, params []json.RawMessage) (any, *Error) { return "ok", nil }
+func getHealth(s *Server, q *call, params []json.RawMessage) (any, *Error) { return "ok", nil }
 
-func getVersion(s *Server, params []json.RawMessage) (any, *Error) {
+func getVersion(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	return map[string]any{"solana-core": s.cfg.Version, "feature-set": 0}, nil
 }
 
-func getSlot(s *Server, params []json.RawMessage) (any, *Error) {
+func getSlot(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
@@ -145,7 +145,7 @@ func getSlot(s *Server, params []json.RawMessage) (any, *Error) {
 	return s.ctx().Slot, nil
 }
 
-func getTransactionCount(s *Server, params []json.RawMessage) (any, *Error) {
+func getTransactionCount(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
@@ -157,7 +157,7 @@ func getTransactionCount(s *Server, params []json.RawMessage) (any, *Error) {
 	return s.txCount, nil
 }
 
-func getLatestBlockhash(s *Server, params []json.RawMessage) (any, *Error) {
+func getLatestBlockhash(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
@@ -176,7 +176,7 @@ func getLatestBlockhash(s *Server, params []json.RawMessage) (any, *Error) {
 	}, nil
 }
 
-func isBlockhashValid(s *Server, params []json.RawMessage) (any, *Error) {
+func isBlockhashValid(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -193,7 +193,7 @@ func isBlockhashValid(s *Server, params []json.RawMessage) (any, *Error) {
 	return withContext{Context: rpcContext{APIVersion: apiVersion, Slot: s.slot}, Value: ok}, nil
 }
 
-func getBalance(s *Server, params []json.RawMessage) (any, *Error) {
+func getBalance(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -250,7 +250,7 @@ func encodeAccount(a banking.Account, ok bool, encoding string) (any, *Error) {
 	return out, nil
 }
 
-func getAccountInfo(s *Server, params []json.RawMessage) (any, *Error) {
+func getAccountInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -274,7 +274,7 @@ func getAccountInfo(s *Server, params []json.RawMessage) (any, *Error) {
 	return withContext{Context: ctx, Value: v}, nil
 }
 
-func getMultipleAccounts(s *Server, params []json.RawMessage) (any, *Error) {
+func getMultipleAccounts(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -284,6 +284,9 @@ func getMultipleAccounts(s *Server, params []json.RawMessage) (any, *Error) {
 	}
 	if len(keys) > 100 {
 		return nil, invalidParams("Too many inputs provided; max 100")
+	}
+	if e := q.spend(len(keys), s.cfg.MaxItems); e != nil {
+		return nil, e
 	}
 	c, e := s.parseConfig(params, 1)
 	if e != nil {
@@ -295,6 +298,9 @@ func getMultipleAccounts(s *Server, params []json.RawMessage) (any, *Error) {
 	ctx := s.ctx()
 	out := make([]any, len(keys))
 	for i, raw := range keys {
+		if q.ctx.Err() != nil {
+			return nil, errCancelled
+		}
 		k, e := parsePubkey(raw)
 		if e != nil {
 			return nil, e
@@ -329,7 +335,7 @@ func statusOf(st banking.Status) statusJSON {
 	return out
 }
 
-func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
+func getSignatureStatuses(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -339,6 +345,9 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 	}
 	if len(sigs) > 256 {
 		return nil, invalidParams("Too many inputs provided; max 256")
+	}
+	if e := q.spend(len(sigs), s.cfg.MaxItems); e != nil {
+		return nil, e
 	}
 	c, e := s.parseConfig(params, 1)
 	if e != nil {
@@ -384,6 +393,9 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 	}
 	s.mu.RUnlock()
 	for _, slot := range unindexed {
+		if q.ctx.Err() != nil {
+			return nil, errCancelled
+		}
 		before := len(missing)
 		var e *Error
 		if missing, e = s.fillStatuses(out, parsed, missing, slot, slot); e != nil {
@@ -394,12 +406,49 @@ func getSignatureStatuses(s *Server, params []json.RawMessage) (any, *Error) {
 		}
 	}
 	if len(missing) > 0 && c.SearchTransactionHistory && oldest > 0 {
-		// One pass over the older slots for all the missing signatures.
-		if _, e := s.fillStatuses(out, parsed, missing, oldest-1, 1); e != nil {
+		if e := s.searchHistory(q, out, parsed, missing, oldest-1); e != nil {
 			return nil, e
 		}
 	}
 	return withContext{Context: ctx, Value: out}, nil
+}
+
+// historyChunk is the slots a history search reads between two checks of
+// its request's context: a few milliseconds of work at most.
+const historyChunk = 16
+
+// searchHistory reads the statuses of the missing signatures from the
+// ledger's slots from from down, filling the blanks of out: one pass for
+// all of them, newest first, in chunks of historyChunk slots. It stops
+// when all are found, at slot 1, when q's history allowance is spent
+// (the signatures not found by then read null), or when q's context ends
+// (errCancelled). At most MaxSearches searches run at once; the others
+// wait for a turn, or for their context to end.
+func (s *Server) searchHistory(q *call, out []any, parsed, missing [][64]byte, from uint64) *Error {
+	if q.history == 0 {
+		return nil
+	}
+	select {
+	case s.searches <- struct{}{}:
+	case <-q.ctx.Done():
+		return errCancelled
+	}
+	defer func() { <-s.searches }()
+	for hi := from; hi > 0 && len(missing) > 0 && q.history > 0; {
+		if q.ctx.Err() != nil {
+			return errCancelled
+		}
+		n := min(historyChunk, hi, q.history)
+		lo := hi - n + 1
+		var e *Error
+		if missing, e = s.fillStatuses(out, parsed, missing, hi, lo); e != nil {
+			return e
+		}
+		s.searched.Add(n)
+		q.history -= n
+		hi = lo - 1
+	}
+	return nil
 }
 
 // fillStatuses reads the statuses of the missing signatures from the
@@ -424,7 +473,7 @@ func (s *Server) fillStatuses(out []any, parsed, missing [][64]byte, from, throu
 	return still, nil
 }
 
-func getFeeForMessage(s *Server, params []json.RawMessage) (any, *Error) {
+func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -477,7 +526,7 @@ func parseMessage(msg []byte) (txview.View, *Error) {
 	return v, nil
 }
 
-func getMinimumBalanceForRentExemption(s *Server, params []json.RawMessage) (any, *Error) {
+func getMinimumBalanceForRentExemption(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -501,7 +550,7 @@ const (
 	maxBase58 = 1683
 )
 
-func sendTransaction(s *Server, params []json.RawMessage) (any, *Error) {
+func sendTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
@@ -558,7 +607,7 @@ func (s *Server) send(tx []byte) error {
 // maxAirdrop caps one airdrop (10M SOL).
 const maxAirdrop = 10_000_000 * 1_000_000_000
 
-func requestAirdrop(s *Server, params []json.RawMessage) (any, *Error) {
+func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 2, 3); e != nil {
 		return nil, e
 	}
@@ -578,6 +627,10 @@ func requestAirdrop(s *Server, params []json.RawMessage) (any, *Error) {
 	}
 	faucet := banking.FaucetKey(s.cfg.Seed)
 	s.mu.Lock()
+	if err := s.airdrop.take(s.now(), to, lamports); err != nil {
+		s.mu.Unlock()
+		return nil, &Error{Code: codeInternal, Message: err.Error()}
+	}
 	bh := s.hashes[len(s.hashes)-1].Blockhash
 	s.airdrops++ // distinct amounts keep two equal requests distinct transactions
 	nonce := s.airdrops

@@ -10,9 +10,20 @@
 // verified, scheduled, traced and accounted like every other. No preflight
 // is run (as with skipPreflight: true): a transaction with a bad signature
 // goes to the pipeline, which discards and counts it.
+//
+// The server is bounded against abuse (Config): header and body sizes,
+// the connections open at once (below the descriptor limit, with room
+// left for the ledger), read, write and idle timeouts, the requests in a
+// batch, the signatures and accounts one HTTP request names, JSON
+// nesting, and the slots a history search reads. A request whose client
+// goes away stops at its next check of its context, and at most
+// MaxSearches history searches run at once. requestAirdrop is limited
+// per recipient and in all, per window of time. Close cancels what runs
+// and returns once no handler does, so that the ledger can close after.
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,37 +33,239 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpugo/tpu/banking"
 )
 
-// Config configures a Server.
+// Ledger is what the server reads: the committed ledger, through
+// methods safe for concurrent use. *banking.Bank is one.
+type Ledger interface {
+	OnCommit(func(banking.SlotRecord))
+	TransactionCount() (count, through uint64, err error)
+	CommittedSlot() uint64
+	VisibleSlot() uint64
+	SlotRecordOf(slot uint64) (banking.SlotRecord, bool, error)
+	SlotStatuses(slot uint64) ([]banking.SigStatus, error)
+	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]banking.Status, error)
+	CommittedAccount(key banking.Pubkey) (banking.Account, bool, error)
+}
+
+// Defaults of the limits in Config, for cmd/tpu's flags.
+const (
+	DefaultMaxConns            = 512
+	DefaultHistorySlots        = 10_000
+	DefaultMaxSearches         = 1
+	DefaultAirdropWindow       = time.Minute
+	DefaultAirdropPerRecipient = 1_000 * lamportsPerSOL
+	DefaultAirdropLamports     = 1_000_000 * lamportsPerSOL
+	DefaultAirdropRequests     = 10_000
+)
+
+const lamportsPerSOL = 1_000_000_000
+
+// Config configures a Server. Every limit's zero value means its default;
+// a negative one is an error (Validate).
+//
+// Memory: the server holds at most MaxConns connections, and each holds
+// at most one request at a time: its header (MaxHeaderBytes, plus the 4
+// KiB Go's server allows beyond it), its body (MaxBodyBytes), the body
+// decoded (at most a few times its size: a batch's entries are copies
+// of it) and the response, which MaxItems and MaxBatch bound (an
+// account or a status renders in about 300 bytes: the runtime gives
+// accounts no data). With the defaults that is under 36 + 50 + 150 +
+// 350 KiB, under 600 KiB a connection and 300 MiB for 512 connections,
+// beside the rest of the process; the status index (a map entry per
+// transaction of the last 151 slots) is the pipeline's and not counted.
 type Config struct {
 	// Addr is the HTTP address. Empty means 127.0.0.1:8899.
 	Addr string
 	// TPU is where transactions are sent: fetch's UDP address.
 	TPU netip.AddrPort
-	// Bank is read through its concurrent-safe methods only.
-	Bank *banking.Bank
+	// Bank is the ledger read, through its concurrent-safe methods only.
+	// Required. The server must be closed (Close) before it is.
+	Bank Ledger
 	// Seed is the genesis seed: requestAirdrop signs with its faucet.
 	Seed string
-	// MaxBodyBytes bounds a request body. Zero means 50 KiB, Solana's.
+
+	// MaxBodyBytes bounds a request body; a longer one gets HTTP 413.
+	// Zero means 50 KiB, Solana's.
 	MaxBodyBytes int64
-	// Version is reported by getVersion.
+	// MaxHeaderBytes bounds a request's header lines (Go's server reads
+	// 4 KiB more before it refuses); longer ones get HTTP 431. Zero
+	// means 32 KiB.
+	MaxHeaderBytes int
+	// MaxConns caps the connections open at once; beyond it, new ones
+	// wait in the kernel's accept queue until one closes. It is lowered
+	// to the process's soft limit on open descriptors less 256 (left for
+	// the ledger and the sockets) where that is lower. Zero means 512.
+	MaxConns int
+	// ReadHeaderTimeout bounds the time to read a request's header, from
+	// the first byte of the request (a slowloris is closed after it).
+	// Zero means 5 s.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the time to read a whole request, body included.
+	// Zero means 10 s.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of a request's header to
+	// the end of its response. Zero means 30 s.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long. Zero
+	// means 30 s.
+	IdleTimeout time.Duration
+
+	// MaxBatch caps the requests in one batch; a longer batch gets error
+	// -32600. Zero means 100.
+	MaxBatch int
+	// MaxItems caps the signatures and accounts one HTTP request names,
+	// all the requests of a batch together (one getSignatureStatuses
+	// names at most 256, one getMultipleAccounts at most 100, as Agave
+	// allows); a request past it gets error -32602. Zero means 1024.
+	MaxItems int
+	// MaxDepth caps the nesting of arrays and objects in a request body;
+	// deeper gets error -32600. Zero means 16 (a batch of requests with
+	// a config object nests 4 deep).
+	MaxDepth int
+	// HistorySlots caps the slots before the blockhash window that
+	// getSignatureStatuses with searchTransactionHistory reads, for one
+	// HTTP request, all the requests of a batch together: a signature
+	// older than that reads null, as on a node that keeps less ledger.
+	// Zero means 10,000 slots (about an hour of 400 ms slots).
+	HistorySlots uint64
+	// MaxSearches caps the history searches that run at once; more wait
+	// their turn (or their client's going away). Zero means 1, so the
+	// searches take at most one core from the pipeline.
+	MaxSearches int
+
+	// AirdropWindow is the period over which requestAirdrop's limits
+	// count; the counts start again at the end of each. Zero means 1 min.
+	AirdropWindow time.Duration
+	// AirdropPerRecipient caps the lamports one account may receive by
+	// airdrop in a window. Zero means 1,000 SOL.
+	AirdropPerRecipient uint64
+	// AirdropLamports caps the lamports given by airdrop in a window, to
+	// all recipients together. Zero means 1,000,000 SOL (the faucet holds
+	// 10^9 SOL).
+	AirdropLamports uint64
+	// AirdropRequests caps the airdrops in a window, to all recipients
+	// together. Zero means 10,000.
+	AirdropRequests int
+
+	// Version is reported by getVersion. Empty means "tpu-0.1.0".
 	Version string
-	Logger  *slog.Logger
+	// Logger receives the server's errors. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("rpc: invalid config")
+
+// Validate reports a missing ledger or a negative limit.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Bank == nil {
+		errs = append(errs, fmt.Errorf("%w: no ledger (Bank)", ErrConfig))
+	}
+	for _, v := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxBodyBytes", c.MaxBodyBytes},
+		{"MaxHeaderBytes", int64(c.MaxHeaderBytes)},
+		{"MaxConns", int64(c.MaxConns)},
+		{"ReadHeaderTimeout", int64(c.ReadHeaderTimeout)},
+		{"ReadTimeout", int64(c.ReadTimeout)},
+		{"WriteTimeout", int64(c.WriteTimeout)},
+		{"IdleTimeout", int64(c.IdleTimeout)},
+		{"MaxBatch", int64(c.MaxBatch)},
+		{"MaxItems", int64(c.MaxItems)},
+		{"MaxDepth", int64(c.MaxDepth)},
+		{"MaxSearches", int64(c.MaxSearches)},
+		{"AirdropWindow", int64(c.AirdropWindow)},
+		{"AirdropRequests", int64(c.AirdropRequests)},
+	} {
+		if v.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s %d is negative", ErrConfig, v.name, v.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	dur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8899"
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 50 << 10
+	}
+	def(&c.MaxHeaderBytes, 32<<10)
+	def(&c.MaxConns, DefaultMaxConns)
+	dur(&c.ReadHeaderTimeout, 5*time.Second)
+	dur(&c.ReadTimeout, 10*time.Second)
+	dur(&c.WriteTimeout, 30*time.Second)
+	dur(&c.IdleTimeout, 30*time.Second)
+	def(&c.MaxBatch, 100)
+	def(&c.MaxItems, 1024)
+	def(&c.MaxDepth, 16)
+	if c.HistorySlots == 0 {
+		c.HistorySlots = DefaultHistorySlots
+	}
+	def(&c.MaxSearches, DefaultMaxSearches)
+	dur(&c.AirdropWindow, DefaultAirdropWindow)
+	if c.AirdropPerRecipient == 0 {
+		c.AirdropPerRecipient = DefaultAirdropPerRecipient
+	}
+	if c.AirdropLamports == 0 {
+		c.AirdropLamports = DefaultAirdropLamports
+	}
+	def(&c.AirdropRequests, DefaultAirdropRequests)
+	if c.Version == "" {
+		c.Version = "tpu-0.1.0"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
 }
 
 // Server serves JSON-RPC.
 type Server struct {
 	cfg Config
 	srv *http.Server
-	ln  net.Listener
+	ln  *capListener
 	udp *net.UDPConn
 	log *slog.Logger
+
+	// cancel cancels the context every request's derives from: Close
+	// calls it so that running handlers stop at their next check.
+	cancel context.CancelFunc
+	// hmu guards running and closing; idle is closed once closing is set
+	// and no handler runs.
+	hmu       sync.Mutex
+	running   int
+	closing   bool
+	idle      chan struct{}
+	closed    chan struct{} // closed when Close begins
+	closeOnce sync.Once
+	closeErr  error
+	left      func(running int) // the package's left at Start
+
+	// searches holds a token per history search running (MaxSearches).
+	searches chan struct{}
+	// searched counts the slots history searches have read, in all.
+	searched atomic.Uint64
 
 	mu       sync.RWMutex
 	slot     uint64                  // last committed slot
@@ -73,6 +286,8 @@ type Server struct {
 	// countedThrough is the last slot counted in txCount.
 	countedThrough uint64
 	airdrops       uint64
+	airdrop        airdropLimit
+	now            func() time.Time // the airdrop clock
 }
 
 // scanned, when not nil, is called by Start after it has read the
@@ -82,19 +297,17 @@ var scanned func()
 
 // Start indexes the ledger's recent slots and starts serving.
 func Start(cfg Config) (*Server, error) {
-	if cfg.Addr == "" {
-		cfg.Addr = "127.0.0.1:8899"
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 50 << 10
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Hash]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{},
+		idle: make(chan struct{}), closed: make(chan struct{}), searches: make(chan struct{}, cfg.MaxSearches),
+		airdrop: airdropLimit{window: cfg.AirdropWindow, perRecipient: cfg.AirdropPerRecipient, lamports: cfg.AirdropLamports, requests: cfg.AirdropRequests},
+		now:     time.Now,
+		left:    left,
 	}
-	if cfg.Version == "" {
-		cfg.Version = "tpu-0.1.0"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	s := &Server{cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Hash]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{}}
 	// Listen first, index what is on disk, then apply what committed in
 	// between: no slot falls in a gap.
 	var pendingMu sync.Mutex
@@ -151,12 +364,29 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rpc: %w", err)
 	}
-	s.ln, err = net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		s.udp.Close()
 		return nil, fmt.Errorf("rpc: listen on %s: %w", cfg.Addr, err)
 	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
+	limit := fdLimit()
+	conns := connCap(cfg.MaxConns, limit)
+	if conns < cfg.MaxConns {
+		s.log.Warn("rpc: connection cap lowered to leave descriptors to the ledger", "max_conns", conns, "configured", cfg.MaxConns, "nofile", limit)
+	}
+	s.ln = newCapListener(ln, conns)
+	base, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.srv = &http.Server{
+		Handler:           s,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
 	go s.srv.Serve(s.ln)
 	return s, nil
 }
@@ -167,13 +397,82 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // URL returns the server's URL.
 func (s *Server) URL() string { return "http://" + s.Addr() }
 
-// Close stops serving.
-func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	s.udp.Close()
-	return err
+// Close stops serving: it stops accepting, cancels the context of every
+// request running (a handler stops at its next check of it, after at
+// most the ledger read under way), waits for the connections to go idle
+// (until ctx ends, and at most closeGrace once no handler runs) and then
+// closes them, and returns only once no handler runs, even past ctx's
+// end: after Close, the server reads nothing from
+// the ledger and the ledger may be closed. The commit listener Start
+// registered stays registered: it runs on the bank's committer, which
+// stops before the ledger closes. Later calls return the first's result.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.hmu.Lock()
+		s.closing = true
+		if s.running == 0 {
+			close(s.idle)
+		}
+		s.hmu.Unlock()
+		close(s.closed)
+		s.cancel()
+		sctx, stop := context.WithCancel(ctx)
+		defer stop()
+		shut := make(chan error, 1)
+		go func() { shut <- s.srv.Shutdown(sctx) }()
+		<-s.idle
+		// No handler runs: what Shutdown may still wait for is responses
+		// being written, and connections that never sent a request,
+		// which it waits 5 s for. Give it closeGrace, then close.
+		var err error
+		select {
+		case err = <-shut:
+		case <-time.After(closeGrace):
+			stop()
+			if <-shut; ctx.Err() != nil {
+				err = ctx.Err()
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("rpc: shutdown: %w", err)
+		}
+		s.srv.Close()
+		s.udp.Close()
+		s.closeErr = err
+	})
+	return s.closeErr
+}
+
+// closeGrace is how long Close waits, once no handler runs, for the
+// connections to go idle before it closes them.
+const closeGrace = 250 * time.Millisecond
+
+// enter counts a handler in, unless the server is closing.
+func (s *Server) enter() bool {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.running++
+	return true
+}
+
+// left, when not nil as a server starts, is called by its leave with the
+// handlers still running: a test's signal.
+var left func(running int)
+
+// leave counts a handler out.
+func (s *Server) leave() {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	s.running--
+	if s.left != nil {
+		s.left(s.running)
+	}
+	if s.closing && s.running == 0 {
+		close(s.idle)
+	}
 }
 
 // index adds a committed slot: its blockhash and count, and its statuses
@@ -298,7 +597,34 @@ func invalidParams(format string, args ...any) *Error {
 
 var nullID = json.RawMessage("null")
 
+// call is one HTTP request's allowance, shared by the requests of a
+// batch.
+type call struct {
+	ctx     context.Context // the HTTP request's: done when its client goes away or the server closes
+	items   int             // signatures and accounts it may still name (MaxItems)
+	history uint64          // slots of history it may still search (HistorySlots)
+}
+
+// spend takes n items from c's allowance, or says why it cannot.
+func (q *call) spend(n, max int) *Error {
+	if n > q.items {
+		return invalidParams("Too many inputs provided: %d more signatures or accounts would pass the %d one HTTP request (a whole batch) may name", n, max)
+	}
+	q.items -= n
+	return nil
+}
+
+// errCancelled answers a request whose context ended: its client went
+// away, or the server is closing.
+var errCancelled = &Error{Code: codeInternal, Message: "request cancelled: the client went away or the server is shutting down"}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInternal, Message: "server is shutting down"}})
+		return
+	}
+	defer s.leave()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "Used HTTP Method is not allowed. POST or OPTIONS is required", http.StatusMethodNotAllowed)
@@ -315,8 +641,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeParse, Message: "Parse error"}})
 		return
 	}
-	trimmed := strings.TrimSpace(string(body))
-	if strings.HasPrefix(trimmed, "[") { // a batch
+	if nestedDeeper(body, s.cfg.MaxDepth) {
+		writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}})
+		return
+	}
+	c := &call{ctx: r.Context(), items: s.cfg.MaxItems, history: s.cfg.HistorySlots}
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' { // a batch
 		var reqs []json.RawMessage
 		if err := json.Unmarshal(body, &reqs); err != nil {
 			writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeParse, Message: "Parse error"}})
@@ -326,16 +656,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: "Invalid request"}})
 			return
 		}
+		if len(reqs) > s.cfg.MaxBatch {
+			writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: fmt.Sprintf("Invalid request: batch of %d requests, more than the %d allowed", len(reqs), s.cfg.MaxBatch)}})
+			return
+		}
 		out := make([]response, len(reqs))
 		for i, raw := range reqs {
-			out[i] = s.handle(raw)
+			out[i] = s.handle(c, raw)
 		}
 		writeJSON(w, out)
 		return
 	}
-	writeJSON(w, s.handle(body))
+	writeJSON(w, s.handle(c, body))
 }
-
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	b, err := json.Marshal(v)
@@ -345,7 +678,8 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Write(append(b, '\n'))
 }
 
-func (s *Server) handle(raw []byte) response {
+// handle answers one request, drawing on c's allowance.
+func (s *Server) handle(c *call, raw []byte) response {
 	var req request
 	if err := json.Unmarshal(raw, &req); err != nil {
 		var syntax *json.SyntaxError
@@ -371,7 +705,10 @@ func (s *Server) handle(raw []byte) response {
 			return response{JSONRPC: "2.0", ID: id, Error: invalidParams("Invalid params: params must be an array")}
 		}
 	}
-	result, rerr := h(s, params)
+	if c.ctx.Err() != nil {
+		return response{JSONRPC: "2.0", ID: id, Error: errCancelled}
+	}
+	result, rerr := h(s, c, params)
 	if rerr != nil {
 		return response{JSONRPC: "2.0", ID: id, Error: rerr}
 	}

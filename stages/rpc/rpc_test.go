@@ -70,7 +70,7 @@ func startNodeWith(t *testing.T, beforeRPC func(*banking.Bank)) *node {
 		}
 	})
 	t.Cleanup(func() {
-		srv.Close()
+		srv.Close(context.Background())
 		g.Stop(context.Background())
 	})
 	return n

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -63,7 +64,7 @@ func TestStartIndexesSlotsCommittedDuringScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	defer srv.Close(context.Background())
 	endSlots(5)
 	last := b.Slot() - 1
 
