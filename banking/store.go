@@ -145,6 +145,8 @@ type store struct {
 	// visible is the last slot whose writes readers of the ledger may
 	// see: the committed slot, or the one being written after it.
 	visible   atomic.Uint64
+	opening   chan struct{} // closed once Pebble's Open has returned
+	failed    chan struct{} // closed with the first failure
 	mu        sync.Mutex
 	err       error // first failure (a commit, or Pebble's background work); the bank stops committing
 	listeners []func(SlotRecord)
@@ -286,9 +288,9 @@ func openStore(cfg storeConfig) (*store, error) {
 		FS:                 fs,
 	}
 	opts.EventListener = &pebble.EventListener{
-		// A failed flush or compaction (a full or read-only disk) would
-		// otherwise be retried in the background while commits stall.
-		BackgroundError: func(err error) { s.fail(fmt.Errorf("%w: pebble: %w", ErrStore, err)) },
+		// A failed flush or compaction (a full or read-only disk) is
+		// retried by Pebble at once and forever.
+		BackgroundError: s.backgroundError,
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			s.fail(fmt.Errorf("%w: pebble: data corruption in %s: %w", ErrStore, info.Path, info.Details))
 		},
@@ -310,13 +312,11 @@ func openStore(cfg storeConfig) (*store, error) {
 	// treats a damaged record followed by valid ones as corruption, and
 	// only an ambiguous end of the newest WAL as a torn tail. What a torn
 	// tail could hide, the status log's records catch (checkTail).
-	db, err := pebble.Open(cfg.dir, opts)
-	if err == nil {
-		err = s.failure() // Pebble's Fatalf during Open
-		if err != nil {
-			db.Close()
-		}
+	if err := checkMarkers(fs, cfg.dir); err != nil {
+		lock.Close()
+		return nil, err
 	}
+	db, err := s.openDB(cfg.dir, opts)
 	if err != nil {
 		lock.Close()
 		if errors.Is(err, ErrStore) {
@@ -346,6 +346,71 @@ func openStore(cfg storeConfig) (*store, error) {
 	s.lastSync = time.Now()
 	go s.run()
 	return s, nil
+}
+
+// openDB opens Pebble, or returns the first failure reported while it
+// opens. Pebble flushes the WALs it replays before Open returns, and
+// retries a failed flush forever (a full or read-only disk hung startup
+// at full CPU): such an Open is abandoned, its goroutines parked by
+// backgroundError until the process exits.
+func (s *store) openDB(dir string, opts *pebble.Options) (*pebble.DB, error) {
+	type result struct {
+		db  *pebble.DB
+		err error
+	}
+	s.opening = make(chan struct{})
+	s.failed = make(chan struct{})
+	done := make(chan result, 1)
+	go func() {
+		db, err := pebble.Open(dir, opts)
+		done <- result{db, err}
+	}()
+	select {
+	case r := <-done:
+		close(s.opening)
+		if r.err == nil {
+			if err := s.failure(); err != nil { // Pebble's Fatalf during Open
+				r.db.Close()
+				return nil, err
+			}
+		}
+		return r.db, r.err
+	case <-s.failed:
+		return nil, fmt.Errorf("%w (opening %s)", s.failure(), dir)
+	}
+}
+
+// backgroundError fails the store with a failed flush or compaction.
+// While the database opens, it parks the goroutine that reports it (see
+// openDB); afterwards it delays Pebble's next attempt by a second, so
+// that a full disk does not spin a core and Close still ends.
+func (s *store) backgroundError(err error) {
+	s.fail(fmt.Errorf("%w: pebble: %w", ErrStore, err))
+	select {
+	case <-s.opening:
+		time.Sleep(time.Second)
+	default:
+		select {} // openDB has given up on this database
+	}
+}
+
+// checkMarkers refuses a database whose format marker is gone: Pebble
+// would read its files as another format and fail with a message that
+// names no file.
+func checkMarkers(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStore, dir, err)
+	}
+	hasFiles, hasMarker := false, false
+	for _, n := range names {
+		hasFiles = hasFiles || strings.HasPrefix(n, "MANIFEST-") || strings.HasSuffix(n, ".sst")
+		hasMarker = hasMarker || strings.HasPrefix(n, "marker.format-version.")
+	}
+	if hasFiles && !hasMarker {
+		return fmt.Errorf("%w: %s: the database's format marker (marker.format-version.*) is missing: its files are damaged; restore the ledger from a copy, or start afresh with tpu run --reset", ErrStore, dir)
+	}
+	return nil
 }
 
 // lockError explains a failure to lock dir.
@@ -410,15 +475,43 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 }
 
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.s.fail(fmt.Errorf("%w: pebble: %s", ErrStore, fmt.Sprintf(format, args...)))
+	msg := fmt.Sprintf(format, args...)
+	if !strings.HasPrefix(msg, "pebble: ") {
+		msg = "pebble: " + msg
+	}
+	e := &fatalError{msg: msg, causes: []error{ErrStore}}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.causes = append(e.causes, err)
+		}
+	}
+	l.s.fail(e)
 }
 
-// fail records the store's first failure and logs every one.
+// fatalError is what Pebble's Fatalf reported: an ErrStore that also
+// wraps the errors among its arguments (ENOSPC, say).
+type fatalError struct {
+	msg    string
+	causes []error
+}
+
+func (e *fatalError) Error() string   { return ErrStore.Error() + ": " + e.msg }
+func (e *fatalError) Unwrap() []error { return e.causes }
+
+// fail records the store's first failure and logs every one once the
+// database is open (before, Open returns it).
 func (s *store) fail(err error) {
-	s.logger.Error("ledger failed", "err", err)
+	select {
+	case <-s.opening:
+		s.logger.Error("ledger failed", "err", err)
+	default:
+	}
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = err
+		if s.failed != nil {
+			close(s.failed)
+		}
 	}
 	s.mu.Unlock()
 }
@@ -646,7 +739,7 @@ func resetLedger(fs vfs.FS, dir string) error {
 		remove = append(remove, n)
 	}
 	if !isLedger && len(remove) > 0 {
-		return fmt.Errorf("%w: %w: --reset refuses %s: it holds database files but no %s", ErrStore, ErrNotLedger, dir, statusLogName)
+		return fmt.Errorf("%w: %w: --reset refuses %s: it holds database files %v but no %s, so it is not a tpu ledger", ErrStore, ErrNotLedger, dir, remove[:min(len(remove), 5)], statusLogName)
 	}
 	for _, n := range remove {
 		if err := fs.Remove(fs.PathJoin(dir, n)); err != nil {
