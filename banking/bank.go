@@ -142,11 +142,18 @@ func (b *Bank) genesis() error {
 		b.accounts[a.key] = a
 		batch.Set(append([]byte{prefixAccount}, a.key[:]...), a.appendEncoding(nil), nil)
 	}
-	rec := SlotRecord{Slot: 0, Blockhash: genesisBlockhash(b.cfg.Genesis.Seed)}
+	bh, err := genesisBlockhash(b.cfg.Genesis)
+	if err != nil {
+		return err
+	}
+	rec := SlotRecord{Slot: 0, Blockhash: bh}
 	batch.Set(slotKey(0), rec.encode(), nil)
 	batch.Set([]byte(keyMeta), b.encodeMeta(0), nil)
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("%w: write genesis: %w", ErrStore, err)
+	}
+	if err := b.store.failure(); err != nil {
+		return err
 	}
 	b.register(rec)
 	b.slot = 1
