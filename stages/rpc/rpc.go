@@ -4,7 +4,9 @@
 //
 // Reads come from the committed ledger: every commitment level
 // (processed, confirmed, finalized) maps to the last committed slot, and a
-// committed transaction reports confirmationStatus "finalized". Writes do
+// committed transaction reports confirmationStatus "finalized" once its
+// slot is durable (at once with --sync sync; within a second with nosync),
+// "confirmed" until then. getHealth fails once the ledger has. Writes do
 // not execute anything here: sendTransaction and requestAirdrop send the
 // transaction over UDP to fetch, like any client, so it is deduplicated,
 // verified, scheduled, traced and accounted like every other. No preflight
