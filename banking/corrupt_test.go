@@ -1,12 +1,16 @@
 package banking
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Damage to the ledger's files gives one clear error at open: never a
@@ -110,7 +114,7 @@ func TestCorruptLedger(t *testing.T) {
 		}, []string{"corrupt"}},
 		{"status-log-flipped-byte", false, func(t *testing.T, dir string) {
 			p := filepath.Join(dir, statusLogName)
-			flipByte(t, p, size(t, p)-20) // inside the last slot's signature
+			flipByte(t, p, size(t, p)-recordHeader-20) // inside the last slot's signature, before its durable mark
 		}, []string{statusLogName, "checksum"}},
 		{"status-log-truncated", false, func(t *testing.T, dir string) {
 			p := filepath.Join(dir, statusLogName)
@@ -161,5 +165,49 @@ func TestCorruptLedger(t *testing.T) {
 				t.Errorf("error blames an older tpu: %v", err)
 			}
 		})
+	}
+}
+
+// The last slot alone lost from the database (its batch gone from the
+// WAL, the slots before it intact) is caught by the mark written after it
+// became durable: no record follows it to prove it.
+func TestLastDurableSlotLost(t *testing.T) {
+	const slots = 5
+	cfg := ledgerWithSlots(t, slots, false)
+	st, err := openStore(storeConfig{dir: cfg.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, burned, seed, _, err := st.readMeta()
+	if err != nil || last != slots {
+		t.Fatalf("meta %d %v", last, err)
+	}
+	v, err := st.get(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := decodeStatusLoc(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Put the database back to where it was before the last slot.
+	batch := st.db.NewBatch()
+	batch.Set([]byte(keyLogEnd), binary.LittleEndian.AppendUint64(nil, loc.off-recordHeader), nil)
+	meta := binary.LittleEndian.AppendUint64(nil, last-1)
+	meta = binary.LittleEndian.AppendUint64(meta, burned)
+	batch.Set([]byte(keyMeta), append(meta, seed...), nil)
+	batch.Delete(slotKey(last), nil)
+	batch.Delete(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, last), nil)
+	if err := batch.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	b, err := Open(cfg)
+	if err == nil {
+		b.Close()
+		t.Fatalf("resumed at slot %d without slot %d, which was durable", b.Slot(), last)
+	}
+	if !errors.Is(err, ErrRolledBack) || !strings.Contains(err.Error(), fmt.Sprintf("slots %d-%d", last, last)) {
+		t.Fatalf("lost last slot: %v", err)
 	}
 }

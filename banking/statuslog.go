@@ -33,6 +33,12 @@ import (
 // damaged WAL or sst taken for a torn tail), and Open refuses with
 // ErrRolledBack instead of resuming from the older state. An incomplete
 // record at the end (a crash mid-write) is a torn tail and is accepted.
+//
+// After a slot is made durable, a mark (a header alone, its length
+// markLen, slot and durable both the slot) is written where the next
+// record will go, unsynced until Close, so that the last durable slot is
+// proven too: the next slot's record overwrites the mark and carries the
+// same proof in its durable field.
 const statusLogName = "tpu-statuses.log"
 
 const (
@@ -41,6 +47,7 @@ const (
 	ledgerFormat  = 3 // 1: statuses inside Pebble; 2: status log without record headers
 	statusLocSize = 8 + 8 + 4
 	recordHeader  = 8 + 8 + 8 + 4 + 4
+	markLen       = ^uint64(0) // the length field of a mark
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -152,6 +159,13 @@ func (s *store) appendStatuses(slot uint64, v []byte, sync bool) (statusLoc, err
 	return loc, nil
 }
 
+// writeMark records that slot is durable where the next record will go.
+func (s *store) writeMark(slot uint64) error {
+	var hdr [recordHeader]byte
+	_, err := s.log.WriteAt(logRecord{slot: slot, durable: slot, n: markLen}.encode(hdr[:0]), int64(s.logWritten.Load()))
+	return err
+}
+
 // checkTail reads the complete records past end, the log's committed
 // length, and refuses the ledger if one proves that Pebble lost slots
 // that were durable.
@@ -174,6 +188,13 @@ func (s *store) checkTail(fs vfs.FS, end uint64) error {
 			return fmt.Errorf("%w: read %s: %w", ErrStore, statusLogName, err)
 		}
 		r, ok := decodeLogRecord(hdr[:])
+		if ok && r.n == markLen {
+			if !found {
+				first = r.slot
+			}
+			found, lastSeen, durable = true, max(lastSeen, r.slot), max(durable, r.durable)
+			break // nothing follows a mark
+		}
 		if !ok || r.n > size-off-recordHeader {
 			break // a torn or stale tail
 		}

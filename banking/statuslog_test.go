@@ -51,7 +51,7 @@ func TestStatusLogTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := fi.Size()
+	end := fi.Size() - recordHeader // the last slot's durable mark lies past the end
 	f, err := os.OpenFile(statusLogPath(cfg.Dir), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestStatusLogShort(t *testing.T) {
 	if err != nil || fi.Size() == 0 {
 		t.Fatalf("status log %v %v", fi, err)
 	}
-	if err := os.Truncate(statusLogPath(cfg.Dir), fi.Size()-1); err != nil {
+	if err := os.Truncate(statusLogPath(cfg.Dir), fi.Size()-recordHeader-1); err != nil { // into the last slot's record
 		t.Fatal(err)
 	}
 	_, err = Open(cfg)

@@ -572,6 +572,9 @@ func (s *store) run() {
 		if durable {
 			s.durable.Store(c.record.Slot)
 			s.lastSync = time.Now()
+			if err := s.writeMark(c.record.Slot); err != nil {
+				s.fail(fmt.Errorf("%w: mark slot %d durable in %s: %w", ErrStore, c.record.Slot, statusLogName, err))
+			}
 		}
 		for _, l := range listeners {
 			l(c.record)
@@ -619,21 +622,22 @@ func (s *store) close() error {
 	}
 	close(s.buffers)
 	err := s.failure()
-	if err == nil && s.sync == NoSync && s.durable.Load() != s.committed.Load() {
+	if err == nil && s.durable.Load() != s.committed.Load() {
 		// A clean stop leaves every committed slot durable.
-		err = s.log.SyncData()
-		if err == nil {
-			err = s.db.LogData(nil, pebble.Sync)
-		}
+		err = s.db.LogData(nil, pebble.Sync)
 		if err == nil {
 			err = s.failure()
 		}
-		if err != nil && !errors.Is(err, ErrStore) {
-			err = fmt.Errorf("%w: sync at close: %w", ErrStore, err)
-		}
 		if err == nil {
 			s.durable.Store(s.committed.Load())
+			err = s.writeMark(s.committed.Load())
 		}
+	}
+	if err == nil {
+		err = s.log.SyncData() // and the last mark with it
+	}
+	if err != nil && !errors.Is(err, ErrStore) {
+		err = fmt.Errorf("%w: sync at close: %w", ErrStore, err)
 	}
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("%w: close: %w", ErrStore, cerr)
