@@ -82,9 +82,12 @@ func TestSickDiskWhileRunning(t *testing.T) {
 				drain(t, s)
 				s.EndSlot()
 			}
-			run(0)
 			committed := make(chan uint64, 8)
 			b.OnCommit(func(r SlotRecord) { committed <- r.Slot })
+			run(0)
+			if slot := <-committed; slot != 1 { // on a healthy disk
+				t.Fatalf("committed slot %d first", slot)
+			}
 			if b.Err() != nil {
 				t.Fatal(b.Err())
 			}
