@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tpugo/tpu/txview"
 )
@@ -33,6 +35,15 @@ type Config struct {
 	// one account may use in a slot. Zero means DefaultAccountCostLimit
 	// (12M).
 	AccountCostLimit uint64
+	// Reset deletes the ledger in Dir before opening it, after taking its
+	// lock (so never one another process holds), and only if Dir holds a
+	// tpu ledger and nothing else, or nothing (ErrNotLedger otherwise).
+	Reset bool
+	// Logger receives the ledger's errors and Pebble's lines (its
+	// informational ones at debug level). Nil means slog.Default().
+	Logger *slog.Logger
+
+	fs vfs.FS // tests: the ledger's file system (nil: the OS's)
 }
 
 // ErrConfig reports an invalid Config.
@@ -90,10 +101,14 @@ func Open(cfg Config) (*Bank, error) {
 	dir, inMemory := cfg.Dir, cfg.Dir == ""
 	if inMemory {
 		dir = "ledger"
+	} else if cfg.fs != nil {
+		if err := cfg.fs.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	st, err := openStore(dir, cfg.Sync, inMemory)
+	st, err := openStore(storeConfig{dir: dir, sync: cfg.Sync, inMemory: inMemory, reset: cfg.Reset, logger: cfg.Logger, fs: cfg.fs})
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +142,18 @@ func (b *Bank) genesis() error {
 		b.accounts[a.key] = a
 		batch.Set(append([]byte{prefixAccount}, a.key[:]...), a.appendEncoding(nil), nil)
 	}
-	rec := SlotRecord{Slot: 0, Blockhash: genesisBlockhash(b.cfg.Genesis.Seed)}
+	bh, err := genesisBlockhash(b.cfg.Genesis)
+	if err != nil {
+		return err
+	}
+	rec := SlotRecord{Slot: 0, Blockhash: bh}
 	batch.Set(slotKey(0), rec.encode(), nil)
 	batch.Set([]byte(keyMeta), b.encodeMeta(0), nil)
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("%w: write genesis: %w", ErrStore, err)
+	}
+	if err := b.store.failure(); err != nil {
+		return err
 	}
 	b.register(rec)
 	b.slot = 1
@@ -196,6 +218,7 @@ func (b *Bank) load(last uint64) error {
 	}
 	b.slot = last + 1
 	b.store.committed.Store(last)
+	b.store.durable.Store(last)
 	b.store.visible.Store(last)
 	return err
 }
@@ -212,8 +235,21 @@ func (b *Bank) register(rec SlotRecord) {
 	b.status.prune(b.hashes[0].Slot)
 }
 
-// Close waits for queued commits and closes the ledger.
+// Close waits for queued commits, makes them durable and closes the
+// ledger.
 func (b *Bank) Close() error { return b.store.close() }
+
+// DurableSlot returns the last slot fsynced to disk: no crash of the
+// process or the machine loses it (see SyncMode). It is the committed slot
+// with SyncEachSlot, and may trail it by up to NoSyncInterval with NoSync.
+// It is safe for concurrent use.
+func (b *Bank) DurableSlot() uint64 { return b.store.durable.Load() }
+
+// Err returns the ledger's first failure (a commit that failed, a Pebble
+// background error such as a full or read-only disk, corruption Pebble
+// found), or nil while it is healthy. After a failure the bank commits no
+// more slots. It is safe for concurrent use.
+func (b *Bank) Err() error { return b.store.failure() }
 
 // Slot returns the working slot.
 func (b *Bank) Slot() uint64 { return b.slot }

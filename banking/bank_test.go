@@ -405,3 +405,47 @@ func TestCostFollowsUse(t *testing.T) {
 		t.Fatalf("block cost %d after 6 transfers, want their use (about 1,500 each)", s.cost.block)
 	}
 }
+
+// Each new ledger draws its own first blockhash, so a transaction signed
+// for a ledger that was then reset cannot execute on the new one; a
+// BlockhashSeed makes it reproducible, and a resumed ledger keeps it.
+func TestGenesisBlockhash(t *testing.T) {
+	first := func(g GenesisConfig, dir string, reset bool) Hash {
+		t.Helper()
+		b := openBank(t, Config{Dir: dir, Reset: reset, Genesis: g})
+		defer b.Close()
+		return b.Blockhashes()[0].Blockhash
+	}
+	g := GenesisConfig{Seed: testSeed, Accounts: 2}
+	dir := t.TempDir()
+	a := first(g, dir, false)
+	if again := first(g, dir, false); again != a {
+		t.Fatal("a resumed ledger changed its genesis blockhash")
+	}
+	if b := first(g, dir, true); b == a {
+		t.Fatal("a reset ledger has the same genesis blockhash: old transactions would replay")
+	}
+	g.BlockhashSeed = "fixed"
+	if x, y := first(g, t.TempDir(), false), first(g, t.TempDir(), false); x != y {
+		t.Fatal("a BlockhashSeed did not make the genesis blockhash reproducible")
+	}
+}
+
+// A transfer signed before a reset is refused after it: its blockhash is
+// not the new ledger's.
+func TestNoReplayAfterReset(t *testing.T) {
+	cfg := Config{Dir: t.TempDir(), Genesis: GenesisConfig{Seed: testSeed, Accounts: 4}}
+	b := openBank(t, cfg)
+	tx := transferTx(t, b.LatestBlockhash(), gkey(0), gpub(1), 1_000_000)
+	b.Close()
+	cfg.Reset = true
+	b = openBank(t, cfg)
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	s.Submit(batchOf(t, pool, tx))
+	drain(t, s)
+	if got := s.Stats().Outcomes[packet.OutcomeBlockhashNotFound]; got != 1 {
+		t.Fatalf("a transaction signed before the reset: outcomes %v", s.Stats().Outcomes)
+	}
+}

@@ -87,9 +87,18 @@
 // in one batch, and its transaction statuses appended to a status log in
 // the same directory, which the batch points into (store.go,
 // statuslog.go): the batch is the commit, the log is as long as the
-// batches say. Both are fsynced (SyncEachSlot) or not (NoSync), by a
-// committer goroutine; Bank.CommittedSlot says what is durable. Opening a ledger resumes from its last committed slot with its
-// balances, blockhash window and recent statuses. Genesis keys are
-// derived from a seed (see GenesisConfig) so that other processes can sign
-// for them.
+// batches say. A committer goroutine writes them, fsynced every slot
+// (SyncEachSlot) or once a second (NoSync); Bank.CommittedSlot says what
+// readers see, Bank.DurableSlot what no crash can lose (SyncMode says
+// what each crash loses in each mode), Bank.Err whether the ledger has
+// failed (a full or read-only disk, corruption: it then commits nothing
+// more). Every slot's record in the status log carries the durable slot
+// of its time, so opening a ledger whose database is behind what the log
+// proves durable fails (ErrRolledBack) instead of resuming from older
+// state. Opening a ledger otherwise resumes from its last committed slot
+// with its balances, blockhash window and recent statuses; it takes the
+// directory's lock first (ErrInUse), and Config.Reset deletes only a tpu
+// ledger. Genesis keys are derived from a seed (see GenesisConfig) so that
+// other processes can sign for them; the first blockhash is random per
+// ledger, so old signatures cannot replay on a new one.
 package banking

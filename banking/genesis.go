@@ -2,6 +2,7 @@ package banking
 
 import (
 	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -20,8 +21,11 @@ import (
 //	collector:  ed25519 key from seed SHA-256("tpu-genesis-collector-v1" || Seed)
 //
 // (ed25519.NewKeyFromSeed of the 32-byte digest). The first blockhash is
-// SHA-256("tpu-genesis-blockhash-v1" || Seed); each later slot's is
-// SHA-256(previous blockhash || uint64le(slot)).
+// SHA-256("tpu-genesis-blockhash-v1" || Seed || BlockhashSeed), where an
+// empty BlockhashSeed is replaced by 32 random bytes when the ledger is
+// made; each later slot's is SHA-256(previous blockhash || uint64le(slot)).
+// The first blockhash is stored with slot 0, so a resumed ledger goes on
+// from it.
 type GenesisConfig struct {
 	// Seed derives every key. Empty means "tpu".
 	Seed string
@@ -32,6 +36,12 @@ type GenesisConfig struct {
 	Lamports uint64
 	// FaucetLamports is the faucet's balance. Zero means 10^18.
 	FaucetLamports uint64
+	// BlockhashSeed makes the first blockhash reproducible (tests,
+	// replays). Empty, the default, draws it from crypto/rand, so that
+	// every new ledger has blockhashes of its own and a transaction
+	// signed for a ledger since reset (same Seed, same keys) cannot
+	// execute again on its successor.
+	BlockhashSeed string
 }
 
 func (g GenesisConfig) withDefaults() GenesisConfig {
@@ -92,8 +102,17 @@ func CollectorKey(seed string) ed25519.PrivateKey {
 	return derive("tpu-genesis-collector-v1", GenesisConfig{Seed: seed}.withDefaults().Seed, 0, false)
 }
 
-func genesisBlockhash(seed string) Hash {
-	return sha256.Sum256(append([]byte("tpu-genesis-blockhash-v1"), seed...))
+// genesisBlockhash returns the first blockhash of a new ledger.
+func genesisBlockhash(g GenesisConfig) (Hash, error) {
+	salt := []byte(g.BlockhashSeed)
+	if len(salt) == 0 {
+		salt = make([]byte, 32)
+		if _, err := rand.Read(salt); err != nil {
+			return Hash{}, fmt.Errorf("banking: genesis blockhash: %w", err)
+		}
+	}
+	b := append([]byte("tpu-genesis-blockhash-v1"), g.Seed...)
+	return sha256.Sum256(append(b, salt...)), nil
 }
 
 func nextBlockhash(prev Hash, slot uint64) Hash {

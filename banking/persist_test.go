@@ -95,11 +95,15 @@ func TestSeedMismatch(t *testing.T) {
 }
 
 // The crash test: a child process runs the bank and prints each slot's
-// signatures once the slot is committed; the parent kills it with SIGKILL
-// in the middle of a slot, reopens the ledger and checks that everything
-// reported is there and no slot is half there.
+// signatures once the slot is committed, with the durable slot; the
+// parent kills it with SIGKILL in the middle of a slot, reopens the
+// ledger and checks that every durable slot it was told of is there, and
+// no slot is half there.
 
-const crashChildEnv = "TPU_BANKING_CRASH_CHILD"
+const (
+	crashChildEnv = "TPU_BANKING_CRASH_CHILD"
+	crashSyncEnv  = "TPU_BANKING_CRASH_SYNC"
+)
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
@@ -110,10 +114,14 @@ func TestMain(m *testing.M) {
 }
 
 // crashChild executes transfers forever, one batch per slot, and reports
-// committed slots on stdout: "committed <slot> <sig hex>...".
+// committed slots on stdout: "committed <slot> <durable slot> <sig hex>...".
 func crashChild(dir string) {
 	fail := func(err error) { fmt.Fprintln(os.Stderr, "child:", err); os.Exit(2) }
-	b, err := Open(Config{Dir: dir, Genesis: GenesisConfig{Seed: testSeed, Accounts: 64}})
+	mode, err := ParseSyncMode(os.Getenv(crashSyncEnv))
+	if err != nil {
+		fail(err)
+	}
+	b, err := Open(Config{Dir: dir, Sync: mode, Genesis: GenesisConfig{Seed: testSeed, Accounts: 64}})
 	if err != nil {
 		fail(err)
 	}
@@ -129,7 +137,7 @@ func crashChild(dir string) {
 		sigs := bySlot[r.Slot]
 		delete(bySlot, r.Slot)
 		mu.Unlock()
-		fmt.Fprintf(out, "committed %d %s\n", r.Slot, strings.Join(sigs, " "))
+		fmt.Fprintf(out, "committed %d %d %s\n", r.Slot, b.DurableSlot(), strings.Join(sigs, " "))
 		out.Flush()
 	})
 	pool, _ := packet.NewPool(packet.Config{})
@@ -173,9 +181,15 @@ func crashChild(dir string) {
 }
 
 func TestCrashRecovery(t *testing.T) {
+	for _, mode := range []SyncMode{SyncEachSlot, NoSync} {
+		t.Run(mode.String(), func(t *testing.T) { testCrashRecovery(t, mode) })
+	}
+}
+
+func testCrashRecovery(t *testing.T, mode SyncMode) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashSyncEnv+"="+mode.String())
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +199,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported := map[string]uint64{} // signature -> slot
-	lastReported := uint64(0)
+	lastReported, lastDurable := uint64(0), uint64(0)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	deadline := time.After(60 * time.Second)
@@ -196,23 +210,34 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		close(lines)
 	}()
-	// Let it commit a few dozen slots, then kill it at once: it is always
-	// in the middle of executing or committing one.
-	for lastReported < 40 {
+	parse := func(l string) bool {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[0] != "committed" {
+			return false
+		}
+		slot, err1 := strconv.ParseUint(f[1], 10, 64)
+		durable, err2 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		for _, sig := range f[3:] {
+			reported[sig] = slot
+		}
+		lastReported, lastDurable = slot, durable
+		return true
+	}
+	// Let it make a few dozen slots durable (with NoSync, once a
+	// second), then kill it at once: it is always in the middle of
+	// executing or committing one.
+	for lastDurable < 40 {
 		select {
 		case l, ok := <-lines:
 			if !ok {
 				t.Fatal("child exited early")
 			}
-			f := strings.Fields(l)
-			slot, err := strconv.ParseUint(f[1], 10, 64)
-			if err != nil || f[0] != "committed" {
+			if !parse(l) {
 				t.Fatalf("bad line %q", l)
 			}
-			for _, sig := range f[2:] {
-				reported[sig] = slot
-			}
-			lastReported = slot
 		case <-deadline:
 			t.Fatal("child too slow")
 		}
@@ -221,24 +246,23 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	for l := range lines { // lines printed before the kill still count
-		f := strings.Fields(l)
-		if len(f) >= 2 && f[0] == "committed" {
-			slot, _ := strconv.ParseUint(f[1], 10, 64)
-			for _, sig := range f[2:] {
-				reported[sig] = slot
-			}
-			lastReported = slot
-		}
+		parse(l)
 	}
 	cmd.Wait()
+	if mode == SyncEachSlot && lastDurable != lastReported {
+		t.Fatalf("sync: slot %d reported committed but only %d durable", lastReported, lastDurable)
+	}
 
 	b := openBank(t, Config{Dir: dir, Genesis: GenesisConfig{Seed: testSeed, Accounts: 64}})
 	defer b.Close()
 	last := b.Slot() - 1
-	if last < lastReported {
-		t.Fatalf("ledger ends at slot %d; slot %d was reported committed", last, lastReported)
+	if last < lastDurable {
+		t.Fatalf("ledger ends at slot %d; slot %d was reported durable", last, lastDurable)
 	}
 	for sigHex, slot := range reported {
+		if slot > last {
+			continue // committed, not durable, lost by the crash (NoSync only: checked above)
+		}
 		raw, _ := hex.DecodeString(sigHex)
 		st, ok, err := b.StatusOf((*[64]byte)(raw), 0)
 		if err != nil || !ok || st.Slot != slot || st.Err.IsErr() {
@@ -281,6 +305,6 @@ func TestCrashRecovery(t *testing.T) {
 	if got, want := b.Capitalization(), GenesisCapitalization(GenesisConfig{Seed: testSeed, Accounts: 64}); got != want {
 		t.Fatalf("capitalization %d, want %d: lamports created or lost", got, want)
 	}
-	t.Logf("killed after %d reported slots; ledger resumed at slot %d with %d reported transactions intact", lastReported, b.Slot(), len(reported))
+	t.Logf("%s: killed after slot %d committed, %d durable; ledger resumed at slot %d", mode, lastReported, lastDurable, b.Slot())
 	_ = filepath.Join
 }

@@ -168,8 +168,12 @@ type outcomeSet struct {
 	outcomes [packet.NumOutcomes]uint64
 }
 
+// workloadGenesis gives every bank of runWorkload the blockhash the
+// workload was signed with.
+const workloadGenesis = "workload"
+
 func runWorkload(t *testing.T, cfg SchedulerConfig, txs [][]byte, accounts int) outcomeSet {
-	b := openBank(t, Config{Genesis: GenesisConfig{Seed: testSeed, Accounts: accounts}})
+	b := openBank(t, Config{Genesis: GenesisConfig{Seed: testSeed, Accounts: accounts, BlockhashSeed: workloadGenesis}})
 	defer b.Close()
 	s := newScheduler(t, cfg, b)
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
@@ -199,7 +203,7 @@ func runWorkload(t *testing.T, cfg SchedulerConfig, txs [][]byte, accounts int) 
 func TestMethodsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, contention := range []string{"none", "full", "mixed"} {
-		b := openBank(t, Config{Genesis: GenesisConfig{Seed: testSeed, Accounts: 200}})
+		b := openBank(t, Config{Genesis: GenesisConfig{Seed: testSeed, Accounts: 200, BlockhashSeed: workloadGenesis}})
 		bh := b.LatestBlockhash()
 		b.Close()
 		txs := workload(t, bh, 60, contention, rng)

@@ -51,7 +51,7 @@ func TestStatusLogTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := fi.Size()
+	end := fi.Size() - recordHeader // the last slot's durable mark lies past the end
 	f, err := os.OpenFile(statusLogPath(cfg.Dir), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestStatusLogTornTail(t *testing.T) {
 	b := openBank(t, cfg)
 	defer b.Close()
 	// The two new slots (one transaction each) went over the tail.
-	if got, want := b.store.logWritten.Load(), uint64(end)+2*(64+statusRecordLen); got != want {
+	if got, want := b.store.logWritten.Load(), uint64(end)+2*(recordHeader+64+statusRecordLen); got != want {
 		t.Fatalf("status log end %d after the torn tail, want %d", got, want)
 	}
 	for i, sig := range sigs {
@@ -81,7 +81,7 @@ func TestStatusLogShort(t *testing.T) {
 	if err != nil || fi.Size() == 0 {
 		t.Fatalf("status log %v %v", fi, err)
 	}
-	if err := os.Truncate(statusLogPath(cfg.Dir), fi.Size()-1); err != nil {
+	if err := os.Truncate(statusLogPath(cfg.Dir), fi.Size()-recordHeader-1); err != nil { // into the last slot's record
 		t.Fatal(err)
 	}
 	_, err = Open(cfg)
@@ -99,7 +99,7 @@ func TestStatusLogChecksum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte{0x5a}, 10); err != nil { // inside the signature
+	if _, err := f.WriteAt([]byte{0x5a}, recordHeader+10); err != nil { // inside the signature
 		t.Fatal(err)
 	}
 	f.Close()
@@ -114,7 +114,7 @@ func TestStatusLogChecksum(t *testing.T) {
 func TestLedgerFormat1Refused(t *testing.T) {
 	cfg := Config{Dir: t.TempDir(), Genesis: GenesisConfig{Seed: testSeed, Accounts: 8}}
 	runSlots(t, cfg)
-	st, err := openStore(cfg.Dir, SyncEachSlot, false)
+	st, err := openStore(storeConfig{dir: cfg.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestLedgerFormat1Refused(t *testing.T) {
 	}
 	st.close()
 	_, err = Open(cfg)
-	if !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "older tpu") || !strings.Contains(err.Error(), "--reset") {
+	if !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "no format record") || strings.Contains(err.Error(), "--reset") {
 		t.Fatalf("opened a format-1 ledger: %v", err)
 	}
 }
@@ -133,7 +133,7 @@ func TestLedgerFormat1Refused(t *testing.T) {
 // file is closed under the committer).
 func TestFailedSlotStopsTheQueue(t *testing.T) {
 	dir := t.TempDir()
-	st, err := openStore(dir, SyncEachSlot, false)
+	st, err := openStore(storeConfig{dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestFailedSlotStopsTheQueue(t *testing.T) {
 	if err := st.close(); !errors.Is(err, ErrStore) {
 		t.Fatalf("close after a failed slot: %v", err)
 	}
-	st, err = openStore(dir, SyncEachSlot, false)
+	st, err = openStore(storeConfig{dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestFailedSlotStopsTheQueue(t *testing.T) {
 func TestStatusLogDamagedLocation(t *testing.T) {
 	cfg := Config{Dir: t.TempDir(), Genesis: GenesisConfig{Seed: testSeed, Accounts: 8}}
 	runSlots(t, cfg, 0)
-	st, err := openStore(cfg.Dir, SyncEachSlot, false)
+	st, err := openStore(storeConfig{dir: cfg.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}

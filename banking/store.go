@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -43,18 +46,34 @@ const (
 )
 
 // SyncMode says whether each slot's commit waits for the disk.
+//
+// A slot is committed when its batch is in Pebble (readers see it; RPC
+// reports it "confirmed") and durable when it has been fsynced (RPC
+// reports it "finalized"; Bank.DurableSlot).
 type SyncMode uint8
 
 const (
-	// SyncEachSlot fsyncs every slot's batch before the slot counts as
-	// committed (the default).
+	// SyncEachSlot fsyncs every slot's status record and batch before
+	// the slot counts as committed (the default): committed and durable
+	// are the same slot, and neither a process crash nor a machine
+	// crash loses a committed slot.
 	SyncEachSlot SyncMode = iota
-	// NoSync leaves flushing to the operating system: a process crash
-	// loses nothing; a machine crash may lose the last slots, or leave
-	// the status log behind what the ledger records, which Open then
-	// refuses (ErrStore) rather than resume with statuses missing.
+	// NoSync commits each slot without waiting for the disk, and makes
+	// the slots committed so far durable (one fsync of the status log
+	// and one of Pebble's WAL) once every NoSyncInterval.
+	//
+	// A process crash (SIGKILL) may lose the committed slots after the
+	// last durable one: Pebble keeps an unsynced commit in its own WAL
+	// buffer, not the OS's, until a 32 KB block fills or a sync asks
+	// for it. A machine crash may lose the same, or leave the status log
+	// behind what Pebble records, which Open then refuses (ErrStore)
+	// rather than resume with statuses missing. Neither loses a durable
+	// slot, so neither loses a transaction RPC reported "finalized".
 	NoSync
 )
+
+// NoSyncInterval is how often NoSync makes the committed slots durable.
+const NoSyncInterval = time.Second
 
 // ParseSyncMode reads "sync" or "nosync".
 func ParseSyncMode(s string) (SyncMode, error) {
@@ -117,12 +136,19 @@ type store struct {
 	sync       SyncMode
 	queue      chan *slotCommit
 	done       chan struct{}
-	committed  atomic.Uint64 // last slot durable on disk
+	committed  atomic.Uint64 // last slot whose batch is in Pebble
+	durable    atomic.Uint64 // last slot fsynced (== committed with SyncEachSlot)
+	lastSync   time.Time     // when the committer last made a slot durable
+	dir        string
+	logger     *slog.Logger
+	lock       *pebble.Lock // the directory lock, held from before Open until close
 	// visible is the last slot whose writes readers of the ledger may
 	// see: the committed slot, or the one being written after it.
 	visible   atomic.Uint64
+	opening   chan struct{} // closed once Pebble's Open has returned
+	failed    chan struct{} // closed with the first failure
 	mu        sync.Mutex
-	err       error // first commit failure; the bank stops committing
+	err       error // first failure (a commit, or Pebble's background work); the bank stops committing
 	listeners []func(SlotRecord)
 	spare     chan *pebble.Batch // committed batches, reset, for reuse
 	buffers   chan []byte        // slotCommit buffers back from the committer
@@ -164,8 +190,9 @@ func (s *store) buffer(size int) []byte {
 	return make([]byte, 0, size)
 }
 
-// build turns c into a Pebble batch.
-func (s *store) build(c *slotCommit) (*pebble.Batch, error) {
+// build turns c into a Pebble batch, after appending the slot's record
+// to the status log (synced first when sync is set).
+func (s *store) build(c *slotCommit, sync bool) (*pebble.Batch, error) {
 	batch := s.newBatch(len(c.accounts) + 512)
 	key := make([]byte, 33)
 	key[0] = prefixAccount
@@ -184,15 +211,17 @@ func (s *store) build(c *slotCommit) (*pebble.Batch, error) {
 		batch.Set(key, p[37:37+n], nil)
 		p = p[37+n:]
 	}
-	if len(c.statuses) > 0 {
-		loc, err := s.appendStatuses(c.statuses)
-		if err != nil {
-			batch.Close()
-			return nil, err
-		}
-		batch.Set(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, c.record.Slot), loc.encode(), nil)
-		batch.Set([]byte(keyLogEnd), binary.LittleEndian.AppendUint64(nil, loc.off+loc.n), nil)
+	// Every slot has a record in the log, with or without statuses: it
+	// is what proves at open that the slot before it was committed.
+	loc, err := s.appendStatuses(c.record.Slot, c.statuses, sync)
+	if err != nil {
+		batch.Close()
+		return nil, err
 	}
+	if len(c.statuses) > 0 {
+		batch.Set(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, c.record.Slot), loc.encode(), nil)
+	}
+	batch.Set([]byte(keyLogEnd), binary.LittleEndian.AppendUint64(nil, loc.off+loc.n), nil)
 	batch.Set(slotKey(c.record.Slot), c.record.encode(), nil)
 	batch.Set([]byte(keyMeta), c.meta, nil)
 	return batch, nil
@@ -201,13 +230,74 @@ func (s *store) build(c *slotCommit) (*pebble.Batch, error) {
 // ErrStore wraps a failure of the ledger database.
 var ErrStore = errors.New("banking: ledger")
 
-func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
+// ErrRolledBack reports a ledger whose database is behind what the status
+// log proves was committed and made durable: resuming would silently
+// undo slots that were reported finalized.
+var ErrRolledBack = errors.New("banking: ledger rolled back")
+
+// ErrInUse reports a ledger directory another process holds.
+var ErrInUse = errors.New("banking: ledger in use")
+
+// storeConfig is what openStore needs.
+type storeConfig struct {
+	dir      string
+	sync     SyncMode
+	inMemory bool
+	reset    bool         // delete the ledger in dir first (resetLedger)
+	fs       vfs.FS       // nil: the OS's (or a memory FS when inMemory)
+	logger   *slog.Logger // nil: slog.Default()
+}
+
+func openStore(cfg storeConfig) (*store, error) {
+	fs := cfg.fs
+	if fs == nil {
+		fs = vfs.Default
+		if cfg.inMemory {
+			fs = vfs.NewMem()
+			if err := fs.MkdirAll(cfg.dir, 0o755); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrStore, err)
+			}
+		}
+	}
+	s := &store{sync: cfg.sync, queue: make(chan *slotCommit, 64), done: make(chan struct{}),
+		spare: make(chan *pebble.Batch, 2), buffers: make(chan []byte, 4), dir: cfg.dir, logger: cfg.logger}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	s.logger = s.logger.With("ledger", cfg.dir)
+	// Lock before anything else, so that a reset or a check never races
+	// another process using the directory.
+	lock, err := pebble.LockDirectory(cfg.dir, fs)
+	if err != nil {
+		return nil, lockError(cfg.dir, err)
+	}
+	s.lock = lock
+	if cfg.reset {
+		if err := resetLedger(fs, cfg.dir); err != nil {
+			lock.Close()
+			return nil, err
+		}
+	}
 	opts := &pebble.Options{
-		Logger: quietLogger{},
+		Logger: pebbleLogger{s},
+		Lock:   lock,
 		// Signatures and keys are random bytes: compression costs CPU and
 		// saves nothing.
 		FormatMajorVersion: pebble.FormatValueSeparation,
 		MemTableSize:       64 << 20,
+		FS:                 fs,
+	}
+	opts.EventListener = &pebble.EventListener{
+		// A failed flush or compaction (a full or read-only disk) is
+		// retried by Pebble at once and forever.
+		BackgroundError: s.backgroundError,
+		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			s.fail(fmt.Errorf("%w: pebble: data corruption in %s: %w", ErrStore, info.Path, info.Details))
+		},
+		DiskSlow: func(info pebble.DiskSlowInfo) { s.logger.Warn("ledger disk slow", "info", info.String()) },
+		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
+			s.logger.Warn("ledger write stall", "reason", info.Reason)
+		},
 	}
 	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 		return pebble.UniformDBCompressionSettings(sstable.NoCompression)
@@ -218,29 +308,117 @@ func openStore(dir string, mode SyncMode, inMemory bool) (*store, error) {
 	opts.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
 		return pebble.ValueSeparationPolicy{Enabled: true, MinimumSize: 4096, MaxBlobReferenceDepth: 10, RewriteMinimumAge: time.Hour, TargetGarbageRatio: 1}
 	}
-	opts.FS = vfs.Default
-	if inMemory {
-		opts.FS = vfs.NewMem()
+	// Pebble v2.1 has no switch for a stricter WAL tail: it already
+	// treats a damaged record followed by valid ones as corruption, and
+	// only an ambiguous end of the newest WAL as a torn tail. What a torn
+	// tail could hide, the status log's records catch (checkTail).
+	if err := checkMarkers(fs, cfg.dir); err != nil {
+		lock.Close()
+		return nil, err
 	}
-	db, err := pebble.Open(dir, opts)
+	db, err := s.openDB(cfg.dir, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open %s: %w", ErrStore, dir, err)
+		lock.Close()
+		if errors.Is(err, ErrStore) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: open %s: %w", ErrStore, cfg.dir, err)
 	}
-	s := &store{db: db, sync: mode, queue: make(chan *slotCommit, 64), done: make(chan struct{}),
-		spare: make(chan *pebble.Batch, 2), buffers: make(chan []byte, 4)}
-	if err = s.checkFormat(dir); err == nil {
+	s.db = db
+	if err = s.checkFormat(cfg.dir); err == nil {
 		var end uint64
 		if end, err = s.readLogEnd(); err == nil {
-			s.log, err = openStatusLog(opts.FS, dir, end)
+			s.log, err = openStatusLog(fs, cfg.dir, end)
 			s.logWritten.Store(end)
+		}
+		if err == nil {
+			err = s.checkTail(fs, end)
 		}
 	}
 	if err != nil {
+		if s.log != nil {
+			s.log.Close()
+		}
 		db.Close()
+		lock.Close()
 		return nil, err
 	}
+	s.lastSync = time.Now()
 	go s.run()
 	return s, nil
+}
+
+// openDB opens Pebble, or returns the first failure reported while it
+// opens. Pebble flushes the WALs it replays before Open returns, and
+// retries a failed flush forever (a full or read-only disk hung startup
+// at full CPU): such an Open is abandoned, its goroutines parked by
+// backgroundError until the process exits.
+func (s *store) openDB(dir string, opts *pebble.Options) (*pebble.DB, error) {
+	type result struct {
+		db  *pebble.DB
+		err error
+	}
+	s.opening = make(chan struct{})
+	s.failed = make(chan struct{})
+	done := make(chan result, 1)
+	go func() {
+		db, err := pebble.Open(dir, opts)
+		done <- result{db, err}
+	}()
+	select {
+	case r := <-done:
+		close(s.opening)
+		if r.err == nil {
+			if err := s.failure(); err != nil { // Pebble's Fatalf during Open
+				r.db.Close()
+				return nil, err
+			}
+		}
+		return r.db, r.err
+	case <-s.failed:
+		return nil, fmt.Errorf("%w (opening %s)", s.failure(), dir)
+	}
+}
+
+// backgroundError fails the store with a failed flush or compaction.
+// While the database opens, it parks the goroutine that reports it (see
+// openDB); afterwards it delays Pebble's next attempt by a second, so
+// that a full disk does not spin a core and Close still ends.
+func (s *store) backgroundError(err error) {
+	s.fail(fmt.Errorf("%w: pebble: %w", ErrStore, err))
+	select {
+	case <-s.opening:
+		time.Sleep(time.Second)
+	default:
+		select {} // openDB has given up on this database
+	}
+}
+
+// checkMarkers refuses a database whose format marker is gone: Pebble
+// would read its files as another format and fail with a message that
+// names no file.
+func checkMarkers(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStore, dir, err)
+	}
+	hasFiles, hasMarker := false, false
+	for _, n := range names {
+		hasFiles = hasFiles || strings.HasPrefix(n, "MANIFEST-") || strings.HasSuffix(n, ".sst")
+		hasMarker = hasMarker || strings.HasPrefix(n, "marker.format-version.")
+	}
+	if hasFiles && !hasMarker {
+		return fmt.Errorf("%w: %s: the database's format marker (marker.format-version.*) is missing: its files are damaged; restore the ledger from a copy, or start afresh with tpu run --reset", ErrStore, dir)
+	}
+	return nil
+}
+
+// lockError explains a failure to lock dir.
+func lockError(dir string, err error) error {
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "held by current process") {
+		return fmt.Errorf("%w: %w: ledger %s is in use by another process (%w)", ErrStore, ErrInUse, dir, err)
+	}
+	return fmt.Errorf("%w: lock %s: %w", ErrStore, dir, err)
 }
 
 // checkFormat refuses a ledger of another format, and marks a new one
@@ -258,14 +436,14 @@ func (s *store) checkFormat(dir string) error {
 	}
 	if m, err := s.get([]byte(keyMeta)); err != nil || m != nil {
 		if err == nil {
-			err = fmt.Errorf("%w: %q was written by an older tpu (ledger format 1); this tpu reads format %d: start afresh with tpu run --reset", ErrStore, dir, ledgerFormat)
+			err = fmt.Errorf("%w: %q has ledger records but no format record: it was written by an older tpu (ledger format 1) or its database is damaged; this tpu reads format %d", ErrStore, dir, ledgerFormat)
 		}
 		return err
 	}
 	if err := s.db.Set([]byte(keyFormat), []byte{ledgerFormat}, pebble.Sync); err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	return nil
+	return s.failure()
 }
 
 // readLogEnd reads the status log's committed length.
@@ -280,20 +458,62 @@ func (s *store) readLogEnd() (uint64, error) {
 	return binary.LittleEndian.Uint64(v), nil
 }
 
-// quietLogger keeps Pebble's informational logging off the console.
-type quietLogger struct{}
+// pebbleLogger sends Pebble's lines to the store's logger. Fatalf, which
+// Pebble calls when it cannot go on (a failed WAL or MANIFEST write, a
+// corrupt file), fails the store instead of exiting or panicking: the
+// committer checks for it after every commit, so a slot whose commit
+// Pebble gave up on never counts as committed, and Open returns it as an
+// error.
+type pebbleLogger struct{ s *store }
 
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("pebble: "+format, args...))
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.s.logger.Debug("pebble: " + fmt.Sprintf(format, args...))
 }
 
-func (s *store) writeOpts() *pebble.WriteOptions {
-	if s.sync == NoSync {
-		return pebble.NoSync
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.s.logger.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !strings.HasPrefix(msg, "pebble: ") {
+		msg = "pebble: " + msg
 	}
-	return pebble.Sync
+	e := &fatalError{msg: msg, causes: []error{ErrStore}}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.causes = append(e.causes, err)
+		}
+	}
+	l.s.fail(e)
+}
+
+// fatalError is what Pebble's Fatalf reported: an ErrStore that also
+// wraps the errors among its arguments (ENOSPC, say).
+type fatalError struct {
+	msg    string
+	causes []error
+}
+
+func (e *fatalError) Error() string   { return ErrStore.Error() + ": " + e.msg }
+func (e *fatalError) Unwrap() []error { return e.causes }
+
+// fail records the store's first failure and logs every one once the
+// database is open (before, Open returns it).
+func (s *store) fail(err error) {
+	select {
+	case <-s.opening:
+		s.logger.Error("ledger failed", "err", err)
+	default:
+	}
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+		if s.failed != nil {
+			close(s.failed)
+		}
+	}
+	s.mu.Unlock()
 }
 
 func (s *store) run() {
@@ -304,10 +524,18 @@ func (s *store) run() {
 			// either, or the ledger would have a gap.
 			continue
 		}
-		batch, err := s.build(c)
+		durable := s.sync == SyncEachSlot || time.Since(s.lastSync) >= NoSyncInterval
+		batch, err := s.build(c, durable)
 		if err == nil {
 			s.visible.Store(c.record.Slot)
-			err = batch.Commit(s.writeOpts())
+			opts := pebble.NoSync
+			if durable {
+				opts = pebble.Sync
+			}
+			err = batch.Commit(opts)
+			if err == nil {
+				err = s.failure() // Pebble's Fatalf during the commit
+			}
 			if err != nil {
 				s.visible.Store(s.committed.Load()) // it did not land
 			}
@@ -327,10 +555,13 @@ func (s *store) run() {
 			default:
 			}
 		}
-		s.mu.Lock()
-		if err != nil && s.err == nil {
-			s.err = fmt.Errorf("%w: commit slot %d: %w", ErrStore, c.record.Slot, err)
+		if err != nil && !errors.Is(err, ErrStore) {
+			err = fmt.Errorf("%w: commit slot %d: %w", ErrStore, c.record.Slot, err)
 		}
+		if err != nil {
+			s.fail(err)
+		}
+		s.mu.Lock()
 		failed := s.err != nil
 		listeners := s.listeners
 		s.mu.Unlock()
@@ -338,6 +569,13 @@ func (s *store) run() {
 			continue // nothing after a failed slot may count as committed
 		}
 		s.committed.Store(c.record.Slot)
+		if durable {
+			s.durable.Store(c.record.Slot)
+			s.lastSync = time.Now()
+			if err := s.writeMark(c.record.Slot); err != nil {
+				s.fail(fmt.Errorf("%w: mark slot %d durable in %s: %w", ErrStore, c.record.Slot, statusLogName, err))
+			}
+		}
 		for _, l := range listeners {
 			l(c.record)
 		}
@@ -384,11 +622,31 @@ func (s *store) close() error {
 	}
 	close(s.buffers)
 	err := s.failure()
+	if err == nil && s.durable.Load() != s.committed.Load() {
+		// A clean stop leaves every committed slot durable.
+		err = s.db.LogData(nil, pebble.Sync)
+		if err == nil {
+			err = s.failure()
+		}
+		if err == nil {
+			s.durable.Store(s.committed.Load())
+			err = s.writeMark(s.committed.Load())
+		}
+	}
+	if err == nil {
+		err = s.log.SyncData() // and the last mark with it
+	}
+	if err != nil && !errors.Is(err, ErrStore) {
+		err = fmt.Errorf("%w: sync at close: %w", ErrStore, err)
+	}
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("%w: close: %w", ErrStore, cerr)
 	}
 	if cerr := s.log.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("%w: close the status log: %w", ErrStore, cerr)
+	}
+	if cerr := s.lock.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("%w: unlock: %w", ErrStore, cerr)
 	}
 	return err
 }
@@ -456,4 +714,56 @@ func (s *store) get(key []byte) ([]byte, error) {
 	}
 	defer closer.Close()
 	return bytes.Clone(v), nil
+}
+
+// ErrNotLedger reports a reset of a directory that does not hold a tpu
+// ledger.
+var ErrNotLedger = errors.New("banking: not a tpu ledger")
+
+// resetLedger deletes the ledger in dir, whose lock the caller holds. It
+// deletes only a tpu ledger, one holding the status log and nothing but
+// Pebble's and tpu's own files, or an empty directory; anything else is
+// refused (ErrNotLedger) and left as it is.
+func resetLedger(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		return fmt.Errorf("%w: reset: %w", ErrStore, err)
+	}
+	isLedger := false
+	var remove []string
+	for _, n := range names {
+		switch {
+		case n == lockName:
+			continue // held: removed with the directory's contents would unlock nothing
+		case n == statusLogName:
+			isLedger = true
+		case !ledgerFile(n):
+			return fmt.Errorf("%w: %w: --reset refuses %s: it holds %q, which is not a ledger file; delete it yourself if you mean to", ErrStore, ErrNotLedger, dir, n)
+		}
+		remove = append(remove, n)
+	}
+	if !isLedger && len(remove) > 0 {
+		return fmt.Errorf("%w: %w: --reset refuses %s: it holds database files %v but no %s, so it is not a tpu ledger", ErrStore, ErrNotLedger, dir, remove[:min(len(remove), 5)], statusLogName)
+	}
+	for _, n := range remove {
+		if err := fs.Remove(fs.PathJoin(dir, n)); err != nil {
+			return fmt.Errorf("%w: reset: %w", ErrStore, err)
+		}
+	}
+	return nil
+}
+
+const lockName = "LOCK"
+
+// ledgerFile reports whether name is one Pebble writes in its directory.
+func ledgerFile(name string) bool {
+	if name == "CURRENT" || strings.HasPrefix(name, "MANIFEST-") || strings.HasPrefix(name, "OPTIONS-") || strings.HasPrefix(name, "marker.") {
+		return true
+	}
+	for _, ext := range []string{".log", ".sst", ".blob", ".dbtmp"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
 }

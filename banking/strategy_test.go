@@ -146,14 +146,15 @@ func TestCostDeferralAllMethods(t *testing.T) {
 	for _, limit := range []string{"block", "account"} {
 		for _, m := range methods {
 			t.Run(limit+"/"+m.String(), func(t *testing.T) {
-				probe := openBank(t, Config{})
+				genesis := GenesisConfig{BlockhashSeed: "cost-deferral"} // the same blockhash twice
+				probe := openBank(t, Config{Genesis: genesis})
 				bh := probe.LatestBlockhash()
 				probe.Close()
 				first := priced(t, bh, 0, 9, 10)
 				second := priced(t, bh, 1, 9, 5) // writes 9 too
 				other := priced(t, bh, 2, 10, 1) // independent of both
 				est := estimate(t, first)
-				cfg := Config{}
+				cfg := Config{Genesis: genesis}
 				switch limit {
 				case "block":
 					cfg.BlockCostLimit = est + 1000

@@ -64,6 +64,7 @@ type runFlags struct {
 	rate, invalid, traceSample                                            float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
 	sockets, procs                                                        int
+	genesisSeed                                                           string
 	blockCostLimit                                                        uint64
 	contention                                                            banking.Contention
 
@@ -109,7 +110,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.addr, "tpu-addr", "127.0.0.1:8003", "UDP address fetch listens on")
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
-	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis")
+	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis (only a directory holding a tpu ledger and nothing else, or an empty one; never one another process holds)")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run; 0 until a signal)")
 	fs.BoolVar(&f.noGen, "no-gen", false, "run as a server only, without the load generator")
 	fs.Float64Var(&f.rate, "rate", 0, "send open-loop at this many transactions per second, on a fixed schedule, and measure latency from it (left out: closed-loop, as fast as the pipeline accepts)")
@@ -119,6 +120,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.sendBatch, "send-batch", 64, "datagrams per sendmmsg call of the load generator")
 	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed (keys derive from it; see banking.GenesisConfig)")
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts, created with a new ledger")
+	fs.StringVar(&f.genesisSeed, "genesis-seed", "", "makes a new ledger's first blockhash reproducible (empty: random, so transactions signed for an earlier ledger cannot replay)")
 	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, "signature backend: "+strings.Join(sigverify.BackendNames(), ", "))
 	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
@@ -201,9 +203,14 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		cfg.Banking.OnExecuted = sched.executed
 	}
 	cfg.Trace = prov
+	cfg.Banking.Bank.Logger = log
 	if f.reset {
-		if err := os.RemoveAll(f.ledger); err != nil {
-			return 1, fmt.Errorf("--reset: %w", err)
+		// The ledger is reset when the graph opens it, under its lock;
+		// that is before the graph binds its ports, so check first that
+		// they are free, rather than wipe the ledger of a run that then
+		// fails with "address already in use".
+		if err := probePorts(f); err != nil {
+			return 1, fmt.Errorf("--reset: %w (the ledger was left as it is)", err)
 		}
 	}
 
@@ -439,7 +446,8 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	}
 	var err error
 	bc := &cfg.Banking
-	bc.Bank = banking.Config{Dir: f.ledger, Genesis: banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts}, BlockCostLimit: f.blockCostLimit}
+	bc.Bank = banking.Config{Dir: f.ledger, Genesis: banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed},
+		BlockCostLimit: f.blockCostLimit, Reset: f.reset}
 	if bc.Bank.Sync, err = banking.ParseSyncMode(f.syncMode); err != nil {
 		return cfg, err
 	}
@@ -525,6 +533,24 @@ func checkKnobs(f runFlags) error {
 		errs = append(errs, errors.New("--dedup-bits 0: must be more than 0 (leave the flag out for its default)"))
 	}
 	return errors.Join(errs...)
+}
+
+// probePorts binds and releases the UDP and RPC addresses the run will
+// listen on.
+func probePorts(f runFlags) error {
+	udp, err := net.ListenPacket("udp", f.addr)
+	if err != nil {
+		return err
+	}
+	udp.Close()
+	if f.rpcAddr != "" {
+		l, err := net.Listen("tcp", f.rpcAddr)
+		if err != nil {
+			return err
+		}
+		l.Close()
+	}
+	return nil
 }
 
 func buildLoad(env *cliEnv, g *stages.Graph, f runFlags) (*loadgen.Load, error) {

@@ -51,6 +51,8 @@ func (f *fakeLedger) OnCommit(func(banking.SlotRecord))                    {}
 func (f *fakeLedger) TransactionCount() (count, through uint64, err error) { return 0, f.last, nil }
 func (f *fakeLedger) CommittedSlot() uint64                                { return f.last }
 func (f *fakeLedger) VisibleSlot() uint64                                  { return f.last }
+func (f *fakeLedger) DurableSlot() uint64                                  { return f.last }
+func (f *fakeLedger) Err() error                                           { return nil }
 
 func (f *fakeLedger) SlotRecordOf(slot uint64) (banking.SlotRecord, bool, error) {
 	f.read()

@@ -129,7 +129,14 @@ func parseSignature(str string) ([64]byte, *Error) {
 	return [64]byte(b), nil
 }
 
-func getHealth(s *Server, q *call, params []json.RawMessage) (any, *Error) { return "ok", nil }
+// getHealth is unhealthy (Solana's -32005) once the ledger has failed:
+// a full or read-only disk, corruption, a failed commit.
+func getHealth(s *Server, q *call, params []json.RawMessage) (any, *Error) {
+	if err := s.cfg.Bank.Err(); err != nil {
+		return nil, &Error{Code: -32005, Message: "Node is unhealthy: " + err.Error()}
+	}
+	return "ok", nil
+}
 
 func getVersion(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	return map[string]any{"solana-core": s.cfg.Version, "feature-set": 0}, nil
@@ -325,8 +332,13 @@ type statusJSON struct {
 	ConfirmationStatus string          `json:"confirmationStatus"`
 }
 
-func statusOf(st banking.Status) statusJSON {
+// statusOf renders a committed transaction's status: "finalized" once its
+// slot is durable (banking.SyncMode), "confirmed" until then.
+func statusOf(st banking.Status, durable uint64) statusJSON {
 	out := statusJSON{Slot: st.Slot, Err: st.Err, ConfirmationStatus: "finalized"}
+	if st.Slot > durable {
+		out.ConfirmationStatus = "confirmed"
+	}
 	if st.Err.IsErr() {
 		out.Status = map[string]any{"Err": st.Err}
 	} else {
@@ -371,7 +383,7 @@ func getSignatureStatuses(s *Server, q *call, params []json.RawMessage) (any, *E
 		}
 		parsed[i] = sig
 		if st, ok := s.recent[sig]; ok {
-			out[i] = statusOf(st)
+			out[i] = statusOf(st, s.cfg.Bank.DurableSlot())
 		} else {
 			missing = append(missing, sig)
 		}
@@ -461,7 +473,7 @@ func (s *Server) fillStatuses(out []any, parsed, missing [][64]byte, from, throu
 	}
 	for i, sig := range parsed {
 		if st, ok := found[sig]; ok && out[i] == nil {
-			out[i] = statusOf(st)
+			out[i] = statusOf(st, s.cfg.Bank.DurableSlot())
 		}
 	}
 	still := missing[:0]

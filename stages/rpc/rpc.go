@@ -4,7 +4,9 @@
 //
 // Reads come from the committed ledger: every commitment level
 // (processed, confirmed, finalized) maps to the last committed slot, and a
-// committed transaction reports confirmationStatus "finalized". Writes do
+// committed transaction reports confirmationStatus "finalized" once its
+// slot is durable (at once with --sync sync; within a second with nosync),
+// "confirmed" until then. getHealth fails once the ledger has. Writes do
 // not execute anything here: sendTransaction and requestAirdrop send the
 // transaction over UDP to fetch, like any client, so it is deduplicated,
 // verified, scheduled, traced and accounted like every other. No preflight
@@ -51,6 +53,8 @@ type Ledger interface {
 	SlotStatuses(slot uint64) ([]banking.SigStatus, error)
 	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]banking.Status, error)
 	CommittedAccount(key banking.Pubkey) (banking.Account, bool, error)
+	DurableSlot() uint64 // the last slot synced to disk: finalized up to here
+	Err() error          // the ledger's failure (full or read-only disk, corruption), nil while healthy
 }
 
 // Defaults of the limits in Config, for cmd/tpu's flags.
