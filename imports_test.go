@@ -35,6 +35,7 @@ var rules = []rule{
 	{dir: "packet"},
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace/procstats"},
+	{dir: "trace/report", internal: []string{"trace"}, external: []string{"gonum.org/v1/plot"}},
 	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
 	{dir: "banking/bankingtrace", internal: []string{"packet", "txview", "banking"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "banking", internal: []string{"packet", "txview", "trace/procstats"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/"}},

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestTraceReportErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	empty := write("empty.jsonl", "")
+	blank := write("blank.jsonl", "\n\n")
+	text := write("text.txt", "hello, world\n")
+	notSpans := write("other.jsonl", `{"level":"info","msg":"a log line"}`+"\n")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing", []string{filepath.Join(dir, "nope.jsonl")}, 1, "no such file"},
+		{"empty", []string{empty}, 1, "no spans in the trace"},
+		{"blank lines only", []string{"--html", filepath.Join(dir, "x.html"), blank}, 1, "no spans in the trace"},
+		{"not JSON", []string{text}, 1, "line 1"},
+		{"JSON, not spans", []string{notSpans}, 1, "not a trace file"},
+		{"no file", nil, 2, "Usage: tpu trace report"},
+		{"two files", []string{empty, empty}, 2, "Usage: tpu trace report"},
+		{"bin 0", []string{"--bin", "0", empty}, 2, "--bin and --slowest must be more than 0"},
+		{"slowest -1", []string{"--slowest", "-1", empty}, 2, "--bin and --slowest must be more than 0"},
+		{"bad flag", []string{"--no-such-flag", empty}, 2, "flag provided but not defined: -no-such-flag"},
+		{"help", []string{"--help"}, 0, "Usage: tpu trace report"},
+	} {
+		code, out, errOut := run(t, "", append([]string{"trace", "report"}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want exit %d and %q (stdout %q)", c.name, code, errOut, c.code, c.want, out)
+		}
+	}
+	if code, _, errOut := run(t, "", "trace", "report", "--help"); code != 0 || !strings.Contains(errOut, "-html") || !strings.Contains(errOut, "-slowest") {
+		t.Errorf("--help lists no flags: %q", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.html")); !os.IsNotExist(err) {
+		t.Errorf("a failed report left its HTML file behind (%v)", err)
+	}
+}
+
+// pipelineTrace runs tpu run for a moment with every batch sampled and
+// one packet in 100 a tracer, and returns its --trace-out file.
+func pipelineTrace(t *testing.T, dir string) string {
+	t.Helper()
+	traceOut := filepath.Join(dir, "spans.jsonl")
+	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
+		"--duration", "1s", "--rate", "2000", "--accounts", "64", "--sync", "nosync",
+		"--trace-sample", "1", "--tracer-every", "100", "--trace-out", traceOut)
+	if code != 0 {
+		t.Fatalf("tpu run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	return traceOut
+}
+
+var tracerCount = regexp.MustCompile(`(?m)^(\d+) tracer packets$`)
+
+// TestTraceReport makes a report of a real run's trace: the text is
+// tpu trace analyze's, and the page is checked in a headless browser
+// (TestTraceReportBrowser's checks) when one is found.
+func TestTraceReport(t *testing.T) {
+	dir := t.TempDir()
+	traceOut := pipelineTrace(t, dir)
+	page := filepath.Join(dir, "report.html")
+	code, out, errOut := run(t, "", "trace", "report", "--html", page, traceOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, analyzed, _ := run(t, "", "trace", "analyze", traceOut)
+	if !strings.HasPrefix(out, analyzed) || !strings.HasSuffix(out, "wrote "+page+"\n") {
+		t.Fatalf("the report's text is not analyze's:\n%s\n--- analyze:\n%s", out, analyzed)
+	}
+	m := tracerCount.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no tracer count in %q", out)
+	}
+	tracers, _ := strconv.Atoi(m[1])
+	if tracers < 2 {
+		t.Fatalf("%d tracer packets in a run of 2,000 packets with --tracer-every 100", tracers)
+	}
+	checkPage(t, page, traceOut, min(tracers, 5))
+}

@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestWriteHTML checks the page's structure without a browser (the
+// browser test in cmd/tpu loads it): one figure per chart with its id,
+// each holding one SVG; every hop named in the CDF's legend; a waterfall
+// per slowest tracer with a bar label per interval; and nothing that
+// loads from elsewhere or runs.
+func TestWriteHTML(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteHTML(&b, twoTraces(), "summary <text>", Config{Slowest: 2}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	figures := regexp.MustCompile(`(?s)<figure id="([^"]+)">(.*?)</figure>`).FindAllStringSubmatch(page, -1)
+	var ids []string
+	body := map[string]string{}
+	for _, f := range figures {
+		ids = append(ids, f[1])
+		body[f[1]] = f[2]
+		if n := strings.Count(f[2], "<svg"); n != 1 {
+			t.Errorf("figure %s holds %d SVGs", f[1], n)
+		}
+	}
+	want := []string{IDCDF, IDThroughput, IDP99, IDShare, WaterfallID(1), WaterfallID(2)}
+	if strings.Join(ids, " ") != strings.Join(want, " ") {
+		t.Fatalf("figures %v, want %v", ids, want)
+	}
+	for _, h := range []string{"fetch (2)", "sigverify (2)", "exec (2)"} {
+		if !strings.Contains(body[IDCDF], ">"+h+"</text>") {
+			t.Errorf("CDF legend lacks %q", h)
+		}
+	}
+	if !strings.Contains(body[IDShare], "between hops 30.0%") || !strings.Contains(body[IDShare], "sigverify 30.0%") {
+		t.Errorf("share chart lacks its labels")
+	}
+	for _, l := range []string{"received -&gt; verified (28µs)", "verified -&gt; executed (20µs)"} {
+		if !strings.Contains(body[WaterfallID(1)], l) {
+			t.Errorf("waterfall 1 lacks %q", l)
+		}
+	}
+	if !strings.Contains(body[WaterfallID(2)], "received -&gt; verified (35µs)") {
+		t.Errorf("waterfall 2 (tracer y) lacks its bar")
+	}
+	if !strings.Contains(page, "summary &lt;text&gt;") {
+		t.Errorf("summary not escaped into the page")
+	}
+	for _, bad := range []string{"<script", "src=", "href=", "@import", "url("} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page holds %q", bad)
+		}
+	}
+	if strings.Contains(page, "<?xml") {
+		t.Errorf("page holds an XML prolog")
+	}
+}
+
+// TestWriteHTMLNoTracers: a trace without tracer packets gets the four
+// charts and says why there is no waterfall.
+func TestWriteHTMLNoTracers(t *testing.T) {
+	spans := twoTraces()
+	for i := range spans {
+		spans[i].Events = nil
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, spans, "", Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "<figure "); n != 4 || !strings.Contains(b.String(), `id="no-tracers"`) {
+		t.Errorf("%d figures, no-tracers note %v", n, strings.Contains(b.String(), "no-tracers"))
+	}
+}
