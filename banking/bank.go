@@ -122,7 +122,9 @@ func Open(cfg Config) (*Bank, error) {
 			err = fmt.Errorf("%w: ledger %s was made with genesis seed %q, not %q", ErrConfig, cfg.Dir, seed, cfg.Genesis.Seed)
 		} else {
 			b.burned = burned
-			err = b.load(last)
+			if b.cfg.Genesis.BlockhashSeed, err = st.readBlockhashSeed(); err == nil {
+				err = b.load(last)
+			}
 		}
 	}
 	if err != nil {
@@ -133,6 +135,12 @@ func Open(cfg Config) (*Bank, error) {
 	return b, nil
 }
 
+// Genesis returns the genesis the ledger was made from, BlockhashSeed
+// included (the random one a new ledger drew, when none was given), so
+// that a recording of its traffic can rebuild the same bank. A ledger
+// made before the seed was kept says "" there.
+func (b *Bank) Genesis() GenesisConfig { return b.cfg.Genesis }
+
 // genesis writes slot 0: the genesis accounts and blockhash.
 func (b *Bank) genesis() error {
 	batch := b.store.db.NewBatch()
@@ -142,10 +150,15 @@ func (b *Bank) genesis() error {
 		b.accounts[a.key] = a
 		batch.Set(append([]byte{prefixAccount}, a.key[:]...), a.appendEncoding(nil), nil)
 	}
-	bh, err := genesisBlockhash(b.cfg.Genesis)
-	if err != nil {
-		return err
+	if b.cfg.Genesis.BlockhashSeed == "" {
+		seed, err := randomBlockhashSeed()
+		if err != nil {
+			return err
+		}
+		b.cfg.Genesis.BlockhashSeed = seed
 	}
+	bh := genesisBlockhash(b.cfg.Genesis)
+	batch.Set([]byte(keyBlockhashSeed), []byte(b.cfg.Genesis.BlockhashSeed), nil)
 	rec := SlotRecord{Slot: 0, Blockhash: bh}
 	batch.Set(slotKey(0), rec.encode(), nil)
 	batch.Set([]byte(keyMeta), b.encodeMeta(0), nil)

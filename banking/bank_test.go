@@ -429,6 +429,27 @@ func TestGenesisBlockhash(t *testing.T) {
 	if x, y := first(g, t.TempDir(), false), first(g, t.TempDir(), false); x != y {
 		t.Fatal("a BlockhashSeed did not make the genesis blockhash reproducible")
 	}
+
+	// The random seed a new ledger drew is what Genesis says, before and
+	// after a resume, and a new ledger made with it has the same chain.
+	g.BlockhashSeed = ""
+	dir = t.TempDir()
+	b := openBank(t, Config{Dir: dir, Genesis: g})
+	drawn, bh := b.Genesis().BlockhashSeed, b.Blockhashes()[0].Blockhash
+	b.Close()
+	if len(drawn) != 64 {
+		t.Fatalf("drawn BlockhashSeed %q: want 32 bytes in hex", drawn)
+	}
+	b = openBank(t, Config{Dir: dir, Genesis: g})
+	resumed := b.Genesis().BlockhashSeed
+	b.Close()
+	if resumed != drawn {
+		t.Fatalf("resumed ledger's BlockhashSeed %q, made with %q", resumed, drawn)
+	}
+	g.BlockhashSeed = drawn
+	if again := first(g, t.TempDir(), false); again != bh {
+		t.Fatal("a ledger made with Genesis() of another has a different genesis blockhash")
+	}
 }
 
 // A transfer signed before a reset is refused after it: its blockhash is

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -22,10 +23,11 @@ import (
 //
 // (ed25519.NewKeyFromSeed of the 32-byte digest). The first blockhash is
 // SHA-256("tpu-genesis-blockhash-v1" || Seed || BlockhashSeed), where an
-// empty BlockhashSeed is replaced by 32 random bytes when the ledger is
-// made; each later slot's is SHA-256(previous blockhash || uint64le(slot)).
-// The first blockhash is stored with slot 0, so a resumed ledger goes on
-// from it.
+// empty BlockhashSeed is replaced by 32 random bytes, in hex, when the
+// ledger is made; each later slot's is SHA-256(previous blockhash ||
+// uint64le(slot)). The first blockhash is stored with slot 0, so a
+// resumed ledger goes on from it, and the BlockhashSeed beside it
+// (Bank.Genesis), so a banking trace can rebuild the same bank.
 type GenesisConfig struct {
 	// Seed derives every key. Empty means "tpu".
 	Seed string
@@ -102,17 +104,21 @@ func CollectorKey(seed string) ed25519.PrivateKey {
 	return derive("tpu-genesis-collector-v1", GenesisConfig{Seed: seed}.withDefaults().Seed, 0, false)
 }
 
-// genesisBlockhash returns the first blockhash of a new ledger.
-func genesisBlockhash(g GenesisConfig) (Hash, error) {
-	salt := []byte(g.BlockhashSeed)
-	if len(salt) == 0 {
-		salt = make([]byte, 32)
-		if _, err := rand.Read(salt); err != nil {
-			return Hash{}, fmt.Errorf("banking: genesis blockhash: %w", err)
-		}
-	}
+// genesisBlockhash returns the first blockhash of a new ledger made
+// from g (its BlockhashSeed resolved).
+func genesisBlockhash(g GenesisConfig) Hash {
 	b := append([]byte("tpu-genesis-blockhash-v1"), g.Seed...)
-	return sha256.Sum256(append(b, salt...)), nil
+	return sha256.Sum256(append(b, g.BlockhashSeed...))
+}
+
+// randomBlockhashSeed returns the BlockhashSeed of a new ledger made
+// without one: 32 random bytes, in hex.
+func randomBlockhashSeed() (string, error) {
+	salt := make([]byte, 32)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("banking: genesis blockhash: %w", err)
+	}
+	return hex.EncodeToString(salt), nil
 }
 
 func nextBlockhash(prev Hash, slot uint64) Hash {

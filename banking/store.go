@@ -43,6 +43,8 @@ const (
 	prefixSlot    = 'h'
 	prefixTxSlot  = 't'
 	keyMeta       = "m"
+	// keyBlockhashSeed holds the genesis BlockhashSeed (Bank.Genesis).
+	keyBlockhashSeed = "g"
 )
 
 // SyncMode says whether each slot's commit waits for the disk.
@@ -666,6 +668,20 @@ func (s *store) readMeta() (slot, burned uint64, seed string, ok bool, err error
 		return 0, 0, "", false, fmt.Errorf("%w: malformed meta record", ErrStore)
 	}
 	return binary.LittleEndian.Uint64(v), binary.LittleEndian.Uint64(v[8:]), string(v[16:]), true, nil
+}
+
+// readBlockhashSeed returns the genesis BlockhashSeed the ledger keeps
+// ("" for a ledger made before it was kept).
+func (s *store) readBlockhashSeed() (string, error) {
+	v, closer, err := s.db.Get([]byte(keyBlockhashSeed))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: read genesis blockhash seed: %w", ErrStore, err)
+	}
+	defer closer.Close()
+	return string(v), nil
 }
 
 // scan calls f for every key under prefix, in order.

@@ -113,7 +113,9 @@ func appendHeader(b []byte, h Header) []byte {
 	b = binary.LittleEndian.AppendUint64(b, h.BlockCostLimit)
 	b = binary.LittleEndian.AppendUint64(b, h.AccountCostLimit)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.Seed)))
-	return append(b, h.Genesis.Seed...)
+	b = append(b, h.Genesis.Seed...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.BlockhashSeed)))
+	return append(b, h.Genesis.BlockhashSeed...)
 }
 
 func decodeHeader(p []byte) (Header, error) {
@@ -126,10 +128,16 @@ func decodeHeader(p []byte) (Header, error) {
 		Genesis:        banking.GenesisConfig{Accounts: int(u(3)), Lamports: u(4), FaucetLamports: u(5)},
 		BlockCostLimit: u(6), AccountCostLimit: u(7)}
 	n := int(binary.LittleEndian.Uint16(p[fixed:]))
-	if len(p) != fixed+2+n {
+	if len(p) < fixed+2+n+2 {
 		return Header{}, fmt.Errorf("header seed of %d bytes in %d", n, len(p)-fixed-2)
 	}
-	h.Genesis.Seed = string(p[fixed+2:])
+	h.Genesis.Seed = string(p[fixed+2 : fixed+2+n])
+	q := p[fixed+2+n:]
+	m := int(binary.LittleEndian.Uint16(q))
+	if len(q) != 2+m {
+		return Header{}, fmt.Errorf("header blockhash seed of %d bytes in %d", m, len(q)-2)
+	}
+	h.Genesis.BlockhashSeed = string(q[2:])
 	if h.Genesis.Accounts < 0 {
 		return Header{}, errors.New("negative account count")
 	}

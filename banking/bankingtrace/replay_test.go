@@ -24,6 +24,7 @@ func recordLoad(t testing.TB, dir string, count, batchSize, slotEvery int) {
 		t.Fatal(err)
 	}
 	bh := bank.LatestBlockhash()
+	bankCfg.Genesis = bank.Genesis() // its random BlockhashSeed: replay rebuilds the same blockhashes
 	bank.Close()
 	load, err := loadgen.Build(loadgen.Config{Seed: "replay", Accounts: 40, Blockhash: bh, Count: count,
 		Contention: banking.ContentionSameBatchOnly, InvalidFraction: 0.3, BatchSize: batchSize, Lamports: 100_000, RandSeed: 7})

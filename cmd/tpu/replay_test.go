@@ -24,6 +24,7 @@ func writeTrace(t *testing.T, dir string) (discarded uint64) {
 		t.Fatal(err)
 	}
 	bh := bank.LatestBlockhash()
+	bankCfg.Genesis = bank.Genesis() // its random BlockhashSeed: replay rebuilds the same blockhashes
 	bank.Close()
 	load, err := loadgen.Build(loadgen.Config{Seed: "cli", Accounts: 20, Blockhash: bh, Count: 600,
 		Contention: banking.ContentionFull, InvalidFraction: 0.2, RandSeed: 3})

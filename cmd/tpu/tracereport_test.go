@@ -67,7 +67,7 @@ func pipelineTrace(t *testing.T, dir string) string {
 	return traceOut
 }
 
-var tracerCount = regexp.MustCompile(`(?m)^(\d+) tracer packets$`)
+var tracerCount = regexp.MustCompile(`(?m)^(\d+) tracer packets`)
 
 // TestTraceReport makes a report of a real run's trace: the text is
 // tpu trace analyze's, and the page is checked in a headless browser
