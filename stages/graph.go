@@ -212,9 +212,13 @@ func Start(cfg Config) (*Graph, error) {
 		g.Stop(context.Background())
 		return nil, err
 	}
+	forwardTo := "off"
+	if cfg.Forward.To.IsValid() {
+		forwardTo = cfg.Forward.To.String()
+	}
 	g.log.Info("tpu pipeline started", "tpu_addr", g.fetch.Addr().String(), "slot", startSlot,
 		"workers", scfg.Workers, "method", scfg.Method.String(), "handoff", handoff.String(),
-		"recorder", cfg.Recorder != nil, "forward_to", cfg.Forward.To.String(),
+		"recorder", cfg.Recorder != nil, "forward_to", forwardTo,
 		"sigverify_backend", verifier.Backend().Name())
 	return g, nil
 }

@@ -98,7 +98,9 @@ func (c *child) stderr() string {
 // words, and returns it.
 func (c *child) await(t *testing.T, n int, words ...string) string {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
+	// Generous: signing the load before the first live line takes tens of
+	// seconds under -race on a busy 2-core machine.
+	timeout := time.After(90 * time.Second)
 	for i := 0; ; {
 		c.mu.Lock()
 		lines, eof := c.lines, c.eof
@@ -120,7 +122,7 @@ func (c *child) await(t *testing.T, n int, words ...string) string {
 		select {
 		case <-c.more:
 		case <-timeout:
-			t.Fatalf("tpu did not print %q within 30 s:\n%s", words, c.stderr())
+			t.Fatalf("tpu did not print %q within 90 s:\n%s", words, c.stderr())
 		}
 	}
 }

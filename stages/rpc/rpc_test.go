@@ -169,9 +169,22 @@ func TestAirdropAndTransfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := n.confirm(t, sig); st.Err != nil || st.ConfirmationStatus != solrpc.ConfirmationStatusFinalized {
+	if st := n.confirm(t, sig); st.Err != nil {
 		t.Fatalf("airdrop status %+v", st)
 	}
+	// Finalized once its slot is durable: at once in sync mode, within
+	// the fsync interval in nosync (confirmed until then).
+	n.await(t, sig.String()+" finalized", func() bool {
+		res, err := n.c.GetSignatureStatuses(context.Background(), false, sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := res.Value[0]
+		if st == nil || st.Err != nil || (st.ConfirmationStatus != solrpc.ConfirmationStatusConfirmed && st.ConfirmationStatus != solrpc.ConfirmationStatusFinalized) {
+			t.Fatalf("airdrop status %+v", st)
+		}
+		return st.ConfirmationStatus == solrpc.ConfirmationStatusFinalized
+	})
 	if got := n.balance(t, alice.PublicKey()); got != 5_000_000_000 {
 		t.Fatalf("alice has %d after the airdrop", got)
 	}
