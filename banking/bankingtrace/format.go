@@ -12,8 +12,10 @@ import (
 	"github.com/tpugo/tpu/packet"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes and reads. Version 2
+// added the genesis blockhash seed to the header; a version 1 trace
+// cannot name its genesis blockhash, so it is refused.
+const Version = 2
 
 // magic opens every trace file.
 const magic = "TPUBTRC\x00"
@@ -113,7 +115,9 @@ func appendHeader(b []byte, h Header) []byte {
 	b = binary.LittleEndian.AppendUint64(b, h.BlockCostLimit)
 	b = binary.LittleEndian.AppendUint64(b, h.AccountCostLimit)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.Seed)))
-	return append(b, h.Genesis.Seed...)
+	b = append(b, h.Genesis.Seed...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.BlockhashSeed)))
+	return append(b, h.Genesis.BlockhashSeed...)
 }
 
 func decodeHeader(p []byte) (Header, error) {
@@ -126,10 +130,16 @@ func decodeHeader(p []byte) (Header, error) {
 		Genesis:        banking.GenesisConfig{Accounts: int(u(3)), Lamports: u(4), FaucetLamports: u(5)},
 		BlockCostLimit: u(6), AccountCostLimit: u(7)}
 	n := int(binary.LittleEndian.Uint16(p[fixed:]))
-	if len(p) != fixed+2+n {
+	if len(p) < fixed+2+n+2 {
 		return Header{}, fmt.Errorf("header seed of %d bytes in %d", n, len(p)-fixed-2)
 	}
-	h.Genesis.Seed = string(p[fixed+2:])
+	h.Genesis.Seed = string(p[fixed+2 : fixed+2+n])
+	p = p[fixed+2+n:]
+	m := int(binary.LittleEndian.Uint16(p))
+	if len(p) != 2+m {
+		return Header{}, fmt.Errorf("header blockhash seed of %d bytes in %d", m, len(p)-2)
+	}
+	h.Genesis.BlockhashSeed = string(p[2:])
 	if h.Genesis.Accounts < 0 {
 		return Header{}, errors.New("negative account count")
 	}
