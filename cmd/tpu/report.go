@@ -155,6 +155,10 @@ type summary struct {
 	Slots        uint64            `json:"slots"`
 	Seconds      float64           `json:"seconds"` // how long the load ran
 	Errors       map[string]uint64 `json:"errors,omitempty"`
+	// Copies is the batches copied where sigverify hands a batch to its
+	// consumers: one per consumer per batch with --handoff copy, 0 with
+	// refcount.
+	Copies uint64 `json:"fanout_copies"`
 	// Forward is the forwarder's counts (--forward-to), absent when it
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
@@ -223,6 +227,7 @@ func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Hi
 		Slots:         s.Slots,
 		Seconds:       seconds,
 		Errors:        s.Errors,
+		Copies:        s.Copies,
 	}
 	for _, o := range packet.Terminal() {
 		out.Outcomes[o.String()] = s.Outcomes[o]
