@@ -99,6 +99,11 @@ type handoffResult struct {
 	Offered   int    `json:"offered"`
 	Received  uint64 `json:"received"` // datagrams fetch read
 	Executed  uint64 `json:"executed"`
+	// SocketDropped is what the kernel dropped before fetch read it
+	// (Linux; 0 elsewhere), Dropped the other packets not executed, by
+	// outcome: executed < offered on a machine too busy for the rate.
+	SocketDropped uint64            `json:"socket_dropped"`
+	Dropped       map[string]uint64 `json:"dropped,omitempty"`
 	// Seconds is from the schedule's start to the last execution; TPS
 	// is Executed over it.
 	Seconds float64 `json:"seconds"`
@@ -236,7 +241,7 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 				modes[0], modes[1] = modes[1], modes[0]
 			}
 			for _, mode := range modes {
-				fmt.Fprintf(env.stderr, "run %d of %d: round %d, %s, %d consumers (%s)...\n",
+				fmt.Fprintf(env.stderr, "run %d of %d: round %d, %s, consumers %d (%s)...\n",
 					len(out)+1, runs, round, mode, consumers, handoffConsumers[consumers])
 				rd := filepath.Join(dir, fmt.Sprintf("run-%d", len(out)+1))
 				r, err := handoffRun(f, genesis, load, idx, mode, consumers, rd)
@@ -334,7 +339,15 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 	r.HeapPeak, r.HeapMean = heap.stop()
 
 	snap, _ := g.Snapshot()
-	r.Received, r.Executed, r.Copies = snap.Received, snap.Executed(), snap.Copies
+	r.Received, r.Executed, r.Copies, r.SocketDropped = snap.Received, snap.Executed(), snap.Copies, snap.SocketDropped
+	for _, o := range packet.Terminal() {
+		if n := snap.Outcomes[o]; n > 0 && o != packet.OutcomeExecutedOK && o != packet.OutcomeExecutedFailed {
+			if r.Dropped == nil {
+				r.Dropped = map[string]uint64{}
+			}
+			r.Dropped[o.String()] = n
+		}
+	}
 	r.AllocsPerPacket, r.BytesPerPacket = spent.PerOp(snap.Received)
 	if spent.CPU > 0 {
 		r.GCCPU = spent.GCCPU / spent.CPU
@@ -453,6 +466,7 @@ type handoffStat struct {
 
 var handoffStats = []handoffStat{
 	{"executed", "tx", func(r handoffResult) float64 { return float64(r.Executed) }},
+	{"not executed", "tx", func(r handoffResult) float64 { return float64(r.Offered) - float64(r.Executed) }},
 	{"tps", "tx/s", func(r handoffResult) float64 { return r.TPS }},
 	{"allocs_per_packet", "allocations", func(r handoffResult) float64 { return r.AllocsPerPacket }},
 	{"bytes_per_packet", "bytes", func(r handoffResult) float64 { return r.BytesPerPacket }},

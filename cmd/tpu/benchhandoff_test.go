@@ -48,8 +48,9 @@ func TestBenchHandoff(t *testing.T) {
 		seen[key] = true
 		// The load is all valid, and offered slowly: every transaction
 		// is received and executed.
-		if r.Offered != count || r.Received != count || r.Executed != count {
-			t.Errorf("%s: offered %d, received %d, executed %d; want %d each", key, r.Offered, r.Received, r.Executed, count)
+		if r.Offered != count || r.Received != count || r.Executed != count || r.SocketDropped != 0 || len(r.Dropped) != 0 {
+			t.Errorf("%s: offered %d, received %d, executed %d; want %d each (socket dropped %d, dropped %v)",
+				key, r.Offered, r.Received, r.Executed, count, r.SocketDropped, r.Dropped)
 		}
 		if r.TPS <= 0 || r.Seconds <= 0 || r.AllocsPerPacket <= 0 || r.BytesPerPacket <= 0 || r.GCCPU < 0 || r.GCCPU > 1 ||
 			r.HeapMean == 0 || r.HeapPeak < r.HeapMean || r.P50 <= 0 || r.P99 < r.P50 {
