@@ -158,7 +158,7 @@ type summary struct {
 	// Copies is the batches copied where sigverify hands a batch to its
 	// consumers: one per consumer per batch with --handoff copy, 0 with
 	// refcount.
-	Copies uint64 `json:"fanout_copies"`
+	Copies uint64 `json:"fanout_copies,omitempty"`
 	// Forward is the forwarder's counts (--forward-to), absent when it
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
