@@ -25,6 +25,10 @@ import (
 //	tpu_banking_slots_total              slots ended
 //	tpu_pool_live, _idle, _allocs_total  packet batches out of the pool, idle in it, allocated
 //	tpu_latency_socket_to_executed_seconds  a histogram, per transaction executed (trace.Latency)
+//	tpu_fanout_copies_total              batches copied at the fan-out (copy handoff; Snapshot.Copies)
+//	tpu_forward_packets_total{result}    the forwarder's packets, only with it on (Config.Forward):
+//	                                     result forwarded, vote, rate_limited, send_error or queue_full
+//	                                     (ForwardStats; a consumer beside banking, not an outcome)
 //
 // With nothing in flight, received = sum of tpu_packets_total + buffered.
 
@@ -95,7 +99,11 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 	live, err6 := m.Int64ObservableGauge("tpu.pool.live", metric.WithDescription("batches out of the pool"))
 	idle, err7 := m.Int64ObservableGauge("tpu.pool.idle", metric.WithDescription("batches idle in the pool"))
 	allocs, err8 := m.Int64ObservableCounter("tpu.pool.allocs", metric.WithDescription("batches allocated"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8); err != nil {
+	copies, err9 := m.Int64ObservableCounter("tpu.fanout.copies",
+		metric.WithDescription("batches copied where sigverify hands a batch to its consumers (copy handoff)"))
+	forward, err10 := m.Int64ObservableCounter("tpu.forward.packets", metric.WithUnit("{packet}"),
+		metric.WithDescription("packets the forwarder sent (forwarded), kept back (vote) or dropped, by result"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10); err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
 	// The attribute sets, built once.
@@ -106,6 +114,11 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		svAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stage", stageSigverify), name))
 		bankAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stage", stageBanking), name))
 	}
+	result := func(r string) metric.ObserveOption {
+		return metric.WithAttributeSet(attribute.NewSet(attribute.String("result", r)))
+	}
+	fwdForwarded, fwdVote, fwdRateLimited, fwdSendError, fwdQueueFull :=
+		result("forwarded"), result("vote"), result("rate_limited"), result("send_error"), result("queue_full")
 	_, err := m.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
 		fetch := [packet.NumOutcomes]uint64{
 			packet.OutcomeOversize:  g.fetch.oversize.Load(),
@@ -133,8 +146,17 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		ob.ObserveInt64(live, int64(s.Live))
 		ob.ObserveInt64(idle, int64(s.Idle))
 		ob.ObserveInt64(allocs, int64(s.Allocs))
+		ob.ObserveInt64(copies, int64(g.fan.copies.Load()))
+		if g.fwd != nil {
+			fs := g.fwd.stats()
+			ob.ObserveInt64(forward, int64(fs.Forwarded), fwdForwarded)
+			ob.ObserveInt64(forward, int64(fs.Votes), fwdVote)
+			ob.ObserveInt64(forward, int64(fs.RateLimited), fwdRateLimited)
+			ob.ObserveInt64(forward, int64(fs.SendErrors), fwdSendError)
+			ob.ObserveInt64(forward, int64(fs.QueueFull), fwdQueueFull)
+		}
 		return nil
-	}, packets, received, dropped, buffered, slots, live, idle, allocs)
+	}, packets, received, dropped, buffered, slots, live, idle, allocs, copies, forward)
 	if err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}

@@ -5,7 +5,7 @@
 // so that `tpu replay` can feed the same traffic to a fresh bank built
 // from the recorded genesis.
 //
-// # Format (version 1)
+// # Format (version 2)
 //
 // A trace is a directory of files named trace-NNNNNNNNNN.btr, numbered
 // from 1 in the order written. Each file is the 8-byte magic "TPUBTRC\x00",
@@ -20,8 +20,10 @@
 // can be read alone: the file's sequence number, the wall-clock time and
 // the packet.Now value of the same instant (to turn the recorded
 // monotonic times into wall-clock times), and what replay needs to rebuild
-// the bank: the genesis config and the cost limits. The other records are
-// a batch (KindBatch: its arrival time, then each packet's size, flags,
+// the bank: the genesis config (the key seed, the account count and
+// balances, and the blockhash seed that fixes the genesis blockhash, so
+// that the replayed bank has the recorded blockhashes; a recording needs
+// one) and the cost limits. The other records are a batch (KindBatch: its arrival time, then each packet's size, flags,
 // outcome, source address, receive time and bytes), a slot start
 // (KindSlot: the slot and when banking started it), and a gap (KindGap:
 // how many batches and slot starts the recorder had to drop before this

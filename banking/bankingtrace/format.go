@@ -12,8 +12,10 @@ import (
 	"github.com/tpugo/tpu/packet"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes and reads. Version 2
+// added the genesis blockhash seed to the header; a version 1 trace
+// cannot name its genesis blockhash, so it is refused.
+const Version = 2
 
 // magic opens every trace file.
 const magic = "TPUBTRC\x00"
@@ -132,12 +134,12 @@ func decodeHeader(p []byte) (Header, error) {
 		return Header{}, fmt.Errorf("header seed of %d bytes in %d", n, len(p)-fixed-2)
 	}
 	h.Genesis.Seed = string(p[fixed+2 : fixed+2+n])
-	q := p[fixed+2+n:]
-	m := int(binary.LittleEndian.Uint16(q))
-	if len(q) != 2+m {
-		return Header{}, fmt.Errorf("header blockhash seed of %d bytes in %d", m, len(q)-2)
+	p = p[fixed+2+n:]
+	m := int(binary.LittleEndian.Uint16(p))
+	if len(p) != 2+m {
+		return Header{}, fmt.Errorf("header blockhash seed of %d bytes in %d", m, len(p)-2)
 	}
-	h.Genesis.BlockhashSeed = string(q[2:])
+	h.Genesis.BlockhashSeed = string(p[2:])
 	if h.Genesis.Accounts < 0 {
 		return Header{}, errors.New("negative account count")
 	}

@@ -17,7 +17,7 @@ import (
 // limit is low, so that some transactions wait for a later slot.
 func recordLoad(t testing.TB, dir string, count, batchSize, slotEvery int) {
 	t.Helper()
-	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "replay", Accounts: 40, Lamports: 3_000_000},
+	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "replay", Accounts: 40, Lamports: 3_000_000, BlockhashSeed: "replay"},
 		BlockCostLimit: 150_000, AccountCostLimit: 60_000}
 	bank, err := banking.Open(bankCfg) // in memory: for the genesis blockhash
 	if err != nil {

@@ -71,7 +71,7 @@ func eventOf(b *packet.Batch, at int64) event {
 }
 
 func testConfig(dir string) Config {
-	return Config{Dir: dir, Bank: banking.Config{Genesis: banking.GenesisConfig{Seed: "t", Accounts: 7}, BlockCostLimit: 123}}
+	return Config{Dir: dir, Bank: banking.Config{Genesis: banking.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t"}, BlockCostLimit: 123}}
 }
 
 // readAll reads a trace back.
@@ -179,7 +179,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			sameEvents(t, got, want)
 			h := r.Header()
-			wantG := banking.GenesisConfig{Seed: "t", Accounts: 7, Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000}
+			wantG := banking.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t", Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000}
 			if h.Genesis != wantG || h.BlockCostLimit != 123 || h.AccountCostLimit != 0 || h.Seq != 1 {
 				t.Fatalf("header %+v", h)
 			}
@@ -339,7 +339,17 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := NewWriter(testConfig(dir)); !errors.Is(err, ErrExists) {
 		t.Fatalf("second recording into one dir: %v, want ErrExists", err)
 	}
-	for _, c := range []Config{{}, {Dir: dir, MaxBytes: 10, FileBytes: 20}, {Dir: dir, Queue: -1}} {
+	if err := testConfig(dir).Validate(); err != nil {
+		t.Fatalf("testConfig: %v", err)
+	}
+	noDir := testConfig("")
+	tooSmall := testConfig(dir)
+	tooSmall.MaxBytes, tooSmall.FileBytes = 10, 20
+	negQueue := testConfig(dir)
+	negQueue.Queue = -1
+	noBlockhashSeed := testConfig(dir) // a replay could not rebuild its blockhashes
+	noBlockhashSeed.Bank.Genesis.BlockhashSeed = ""
+	for _, c := range []Config{noDir, tooSmall, negQueue, noBlockhashSeed} {
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", c, err)
 		}
@@ -535,7 +545,7 @@ func FuzzRecordDecode(f *testing.F) {
 	b.Release()
 	f.Add(appendSlot(nil, 9, 10))
 	f.Add(appendGap(nil, 1, 2))
-	f.Add(appendHeader(nil, Header{Genesis: banking.GenesisConfig{Seed: "x"}}))
+	f.Add(appendHeader(nil, Header{Genesis: banking.GenesisConfig{Seed: "x", BlockhashSeed: "y"}}))
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		if len(rec) == 0 {
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,7 +40,9 @@ type Config struct {
 	// counted. Zero means DefaultQueue (1024). The Writer ignores it.
 	Queue int
 	// Bank is the recorded bank's config: its genesis and cost limits go
-	// into each file's header (not its directory or sync mode).
+	// into each file's header (not its directory or sync mode). Its
+	// Genesis.BlockhashSeed is required: it is what lets a replay
+	// rebuild the recorded bank's blockhashes.
 	Bank banking.Config
 	// Logger gets the one error of a recording that stops. Nil means
 	// slog.Default().
@@ -55,6 +58,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: negative size", ErrConfig)
 	case c.MaxBytes > 0 && c.FileBytes > c.MaxBytes:
 		return fmt.Errorf("%w: file size %d above the cap %d", ErrConfig, c.FileBytes, c.MaxBytes)
+	case c.Bank.Genesis.BlockhashSeed == "":
+		// Without it the bank drew its first blockhash at random, and a
+		// replay could not rebuild the blockhashes the traffic was
+		// signed with.
+		return fmt.Errorf("%w: the bank's genesis has no blockhash seed: a replay could not rebuild its blockhashes", ErrConfig)
+	case len(c.Bank.Genesis.Seed) > math.MaxUint16 || len(c.Bank.Genesis.BlockhashSeed) > math.MaxUint16:
+		return fmt.Errorf("%w: genesis seed longer than %d bytes", ErrConfig, math.MaxUint16)
 	}
 	return c.Bank.Genesis.Validate()
 }

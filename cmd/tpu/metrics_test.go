@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,15 +23,42 @@ import (
 // there with the same figure: received, socket_dropped, each outcome
 // (summed over the stages that decide it), executed, buffered, live
 // batches, slots; and the socket-to-executed latency histogram with one
-// observation per transaction executed, spread over several buckets.
+// observation per transaction executed, spread over several buckets;
+// the fan-out's copies; and, run again with the copy handoff and
+// --forward-to a local sink, the forwarder's counts by result.
 func TestMetricsMatchSummary(t *testing.T) {
+	t.Run("handoff=refcount", func(t *testing.T) { metricsMatchSummary(t, false) })
+	t.Run("handoff=copy,forward", func(t *testing.T) { metricsMatchSummary(t, true) })
+}
+
+func metricsMatchSummary(t *testing.T, copyForward bool) {
 	dir := t.TempDir()
 	fs := flag.NewFlagSet("tpu run", flag.ContinueOnError)
 	f := defineRunFlags(fs)
-	if err := fs.Parse([]string{"--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--metrics-addr", "127.0.0.1:0",
+	args := []string{"--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--metrics-addr", "127.0.0.1:0",
 		"--ledger", filepath.Join(dir, "ledger"), "--summary-json", filepath.Join(dir, "summary.json"),
 		"--duration", "0", "--count", "6000", "--accounts", "64", "--invalid-fraction", "0.3",
-		"--batch-size", "4", "--fetch-credits", "2", "--send-batch", "64"}); err != nil {
+		"--batch-size", "4", "--fetch-credits", "2", "--send-batch", "64"}
+	if copyForward {
+		// The next leader: a socket that reads and discards. At one
+		// packet a second, the forwarder sends the first and drops
+		// most of the rest (rate_limited).
+		sink, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		go func() {
+			buf := make([]byte, 2048)
+			for {
+				if _, _, err := sink.ReadFrom(buf); err != nil {
+					return // closed
+				}
+			}
+		}()
+		args = append(args, "--handoff", "copy", "--forward-to", sink.LocalAddr().String(), "--forward-rate", "1")
+	}
+	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := graphConfig(*f)
@@ -80,6 +108,27 @@ func TestMetricsMatchSummary(t *testing.T) {
 	expect("executed", m.sum("tpu_packets_total", map[string]string{"stage": "banking", "outcome": "executed_ok"})+
 		m.sum("tpu_packets_total", map[string]string{"stage": "banking", "outcome": "executed_failed"}), s.Executed)
 	expect("socket-to-executed observations", m.sum("tpu_latency_socket_to_executed_seconds_count", nil), s.Executed)
+	expect("fan-out copies", m.sum("tpu_fanout_copies_total", nil), s.Copies)
+	if !copyForward {
+		if s.Copies != 0 || s.Forward != nil || len(m["tpu_forward_packets_total"]) != 0 {
+			t.Errorf("refcount, no forwarder: copies %d, forward %+v, series %v", s.Copies, s.Forward, m["tpu_forward_packets_total"])
+		}
+	} else {
+		fw := s.Forward
+		if fw == nil || fw.Forwarded == 0 || fw.RateLimited == 0 || s.Copies == 0 {
+			t.Fatalf("copy handoff, forwarding at 1/s: copies %d, forward %+v", s.Copies, fw)
+		}
+		for _, c := range []struct {
+			result string
+			n      uint64
+		}{{"forwarded", fw.Forwarded}, {"vote", fw.Votes}, {"rate_limited", fw.RateLimited}, {"send_error", fw.SendErrors}, {"queue_full", fw.QueueFull}} {
+			expect("forward "+c.result, m.sum("tpu_forward_packets_total", map[string]string{"result": c.result}), c.n)
+		}
+		expect("forward, all results", m.sum("tpu_forward_packets_total", nil), fw.Offered)
+		if n := len(m["tpu_forward_packets_total"]); n != 5 {
+			t.Errorf("%d tpu_forward_packets_total series, want 5 (zeros included)", n)
+		}
+	}
 
 	// The stage label: every series names fetch, sigverify or banking, and
 	// the drops this load provokes are where they happen.

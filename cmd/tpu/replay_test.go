@@ -18,7 +18,7 @@ import (
 // marked discarded (by sigverify).
 func writeTrace(t *testing.T, dir string) (discarded uint64) {
 	t.Helper()
-	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "cli", Accounts: 20}, BlockCostLimit: 100_000}
+	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "cli", Accounts: 20, BlockhashSeed: "cli"}, BlockCostLimit: 100_000}
 	bank, err := banking.Open(bankCfg)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
@@ -154,10 +155,17 @@ type summary struct {
 	Slots        uint64            `json:"slots"`
 	Seconds      float64           `json:"seconds"` // how long the load ran
 	Errors       map[string]uint64 `json:"errors,omitempty"`
+	// Copies is the batches copied where sigverify hands a batch to its
+	// consumers: one per consumer per batch with --handoff copy, 0 with
+	// refcount.
+	Copies uint64 `json:"fanout_copies,omitempty"`
 	// Forward is the forwarder's counts (--forward-to), absent when it
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
 	Forward *forwardSummary `json:"forward,omitempty"`
+	// BankingTrace is the recorder's counts (--banking-trace), absent
+	// when it is off.
+	BankingTrace *traceSummary `json:"banking_trace,omitempty"`
 	// SigverifyPath is the code the signature backend runs here: ifma8 or
 	// portable for lanes, else the backend's name.
 	SigverifyPath string `json:"sigverify_path,omitempty"`
@@ -183,6 +191,26 @@ type forwardSummary struct {
 	QueueFull   uint64 `json:"queue_full"`
 }
 
+// traceSummary is bankingtrace.Stats in the summary.
+type traceSummary struct {
+	Dir     string `json:"dir"`
+	Batches uint64 `json:"batches"` // recorded
+	Slots   uint64 `json:"slots"`   // slot starts recorded
+	Bytes   int64  `json:"bytes"`   // written, deleted files included
+	// Dropped is the batches not recorded: the recorder's queue was full
+	// (DroppedQueue), or the recording had stopped (a write failed).
+	Dropped      uint64 `json:"dropped"`
+	DroppedQueue uint64 `json:"dropped_queue_full"`
+	DroppedSlots uint64 `json:"dropped_slots"`
+	Stopped      bool   `json:"stopped"` // a write failed and the recording stopped (logged)
+}
+
+// addRecorder records the banking trace's counts, after it closed.
+func (s *summary) addRecorder(dir string, st bankingtrace.Stats) {
+	s.BankingTrace = &traceSummary{Dir: dir, Batches: st.Batches, Slots: st.Slots, Bytes: st.Bytes,
+		Dropped: st.Dropped + st.Abandoned, DroppedQueue: st.Dropped, DroppedSlots: st.DroppedSlots, Stopped: st.Stopped}
+}
+
 // newSummary builds the report from the final snapshot, the hops'
 // histograms and the socket-to-executed latency; seconds is the time the
 // load ran (for TPS).
@@ -199,6 +227,7 @@ func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Hi
 		Slots:         s.Slots,
 		Seconds:       seconds,
 		Errors:        s.Errors,
+		Copies:        s.Copies,
 	}
 	for _, o := range packet.Terminal() {
 		out.Outcomes[o.String()] = s.Outcomes[o]
@@ -288,6 +317,14 @@ func (s summary) print(w io.Writer, sent int) {
 	if f := s.Forward; f != nil {
 		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
 			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
+	}
+	if t := s.BankingTrace; t != nil {
+		fmt.Fprintf(w, "banking trace %s: recorded %d batches and %d slot starts (%.1f MB), dropped %d batches (%d on a full queue) and %d slot starts",
+			t.Dir, t.Batches, t.Slots, float64(t.Bytes)/1e6, t.Dropped, t.DroppedQueue, t.DroppedSlots)
+		if t.Stopped {
+			fmt.Fprint(w, "; the recording stopped on a write failure (logged)")
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, loadLine(s.Load, s.OfferedTPS))
 	if s.SenderBehind != nil {

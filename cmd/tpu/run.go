@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/rpc"
@@ -78,6 +81,9 @@ type runFlags struct {
 	// The forwarder: verified non-vote packets to another TPU.
 	forwardTo   string
 	forwardRate int
+	// The banking trace: every batch entering banking, to a directory.
+	bankingTrace    string
+	bankingTraceMax int64
 	// The RPC server's limits (see rpc.Config).
 	rpcMaxConns, rpcAirdropRequests            int
 	rpcHistorySlots                            uint64
@@ -127,6 +133,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (every consumer of a verified batch, banking among them, shares it) or copy (each gets a copy)")
 	fs.StringVar(&f.forwardTo, "forward-to", "", "forward verified non-vote packets over UDP to the TPU at host:port (the next leader), rate-limited by --forward-rate (empty: no forwarding)")
 	fs.IntVar(&f.forwardRate, "forward-rate", stages.DefaultForwardRate, "most packets per second --forward-to sends; beyond it they are dropped and counted (rate_limited)")
+	fs.StringVar(&f.bankingTrace, "banking-trace", "", "record every batch entering banking, and the slot boundaries, in rotating files in this directory (replay with tpu replay DIR); needs a new ledger (empty: no recording)")
+	fs.Int64Var(&f.bankingTraceMax, "banking-trace-max", bankingtrace.DefaultMaxBytes, "most bytes --banking-trace keeps; the oldest files are deleted beyond it")
 	fs.IntVar(&f.batchSize, "batch-size", 64, "packets per batch")
 	fs.IntVar(&f.capacity, "buffer", 100_000, "transactions banking buffers before it evicts the lowest priority")
 	fs.DurationVar(&f.fetchCoalesce, "fetch-coalesce", stages.DefaultCoalesce, "how long fetch holds a partly filled batch for more packets before sending it")
@@ -214,6 +222,16 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		}
 	}
 
+	rec, err := openRecorder(f, &cfg.Banking.Bank, log)
+	if err != nil {
+		return 1, err
+	}
+	closeRec := func() error { return nil }
+	if rec != nil {
+		cfg.Recorder = rec
+		closeRec = sync.OnceValue(rec.Close)
+		defer closeRec() // on the early returns; after the graph's stop below
+	}
 	g, err := stages.Start(cfg)
 	if err != nil {
 		return 1, err
@@ -284,6 +302,11 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	stopErr := g.Stop(ctx)
 	spent := procstats.Read().Sub(before)
 	endProfiles()
+	if rec != nil { // the graph no longer calls it
+		if err := closeRec(); err != nil {
+			log.Error("banking trace", "err", err)
+		}
+	}
 
 	snap, _ := g.Snapshot()
 	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), live.elapsed.Seconds())
@@ -293,6 +316,9 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		sum.addLoad(loadMode(f), f.rate, &sched.hist, live.res)
 	}
 	sum.SigverifyPath = sigPath
+	if rec != nil {
+		sum.addRecorder(f.bankingTrace, rec.Stats())
+	}
 	if ceilingBefore > 0 {
 		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
 	}
@@ -472,6 +498,9 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if f.forwardRate > stages.MaxForwardRate {
 		return cfg, fmt.Errorf("--forward-rate %d: at most %d", f.forwardRate, stages.MaxForwardRate)
 	}
+	if f.bankingTraceMax <= 0 {
+		return cfg, fmt.Errorf("--banking-trace-max %d: must be more than 0 bytes (leave the flag out for 1 GiB)", f.bankingTraceMax)
+	}
 	if f.invalid < 0 || f.invalid > 1 {
 		return cfg, fmt.Errorf("--invalid-fraction %v: want 0 to 1", f.invalid)
 	}
@@ -533,6 +562,41 @@ func checkKnobs(f runFlags) error {
 		errs = append(errs, errors.New("--dedup-bits 0: must be more than 0 (leave the flag out for its default)"))
 	}
 	return errors.Join(errs...)
+}
+
+// openRecorder opens the banking trace (--banking-trace) of a run whose
+// bank is bank, or returns nil without one. A replay rebuilds the bank
+// from genesis, so the ledger must be new (--reset, or a directory that
+// is missing or empty), and its genesis blockhash reproducible: without
+// --genesis-seed, a random blockhash seed is drawn here, given to the new
+// ledger in bank, and recorded in the trace's header.
+func openRecorder(f runFlags, bank *banking.Config, log *slog.Logger) (*bankingtrace.Recorder, error) {
+	if f.bankingTrace == "" {
+		return nil, nil
+	}
+	if !f.reset {
+		ents, err := os.ReadDir(f.ledger)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--banking-trace: %w", err)
+		}
+		if len(ents) > 0 {
+			return nil, fmt.Errorf("--banking-trace: the ledger %s is not new: a replay rebuilds the bank from genesis, so record on a new ledger (--reset, or another --ledger)", f.ledger)
+		}
+	}
+	if bank.Genesis.BlockhashSeed == "" {
+		var salt [16]byte
+		if _, err := rand.Read(salt[:]); err != nil {
+			return nil, fmt.Errorf("--banking-trace: genesis blockhash seed: %w", err)
+		}
+		bank.Genesis.BlockhashSeed = hex.EncodeToString(salt[:])
+	}
+	rec, err := bankingtrace.NewRecorder(bankingtrace.Config{Dir: f.bankingTrace, MaxBytes: f.bankingTraceMax,
+		Bank: *bank, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--banking-trace: %w", err)
+	}
+	log.Info("banking trace", "dir", f.bankingTrace, "max_bytes", f.bankingTraceMax, "genesis_blockhash_seed", bank.Genesis.BlockhashSeed)
+	return rec, nil
 }
 
 // probePorts binds and releases the UDP and RPC addresses the run will

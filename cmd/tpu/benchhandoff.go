@@ -1,0 +1,613 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	rtmetrics "runtime/metrics"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bankingtrace"
+	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/procstats"
+)
+
+func init() {
+	register(command{
+		name:    "bench handoff",
+		summary: "compare the refcount and copy handoffs with 1, 2 and 3 consumers of each verified batch, on identical load",
+		run:     runBenchHandoff,
+	})
+}
+
+const benchHandoffHelp = `Usage: tpu bench handoff [flags]
+
+Runs tpu run's pipeline in this process with --handoff refcount and with
+--handoff copy, on identical load, at 1, 2 and 3 consumers of each
+verified batch: 1 is banking alone; 2 adds the banking trace's recorder
+(to a temporary directory); 3 adds the forwarder, sending every verified
+packet (no rate limit) to a UDP socket on 127.0.0.1 that the bench reads
+and counts. The load is signed once (--count transfers between genesis
+accounts, all valid) and sent open-loop at --rate in every run; each run
+has a fresh ledger in a temporary directory with one genesis, so every
+run offers the same packets and none is a duplicate of an earlier run's.
+Rounds are interleaved: each round runs every consumer count in both
+modes (which mode goes first alternates), so that drift of the machine
+falls on both.
+
+For each run it measures, over the time from the first send to the end
+of the drain: executed transactions and tx/s (to the last execution);
+heap allocations and bytes allocated per packet received and GC's share
+of the CPU (runtime/metrics, whose CPU figures move at each collection:
+a run too small to collect shows 0; each run starts after a forced
+one); the heap's live objects, sampled every
+10 ms (peak and mean, measured); and the latency from each transaction's
+scheduled send to its execution (p50, p99). It prints a table per
+consumer count with the median of the rounds for each mode, the
+copy/refcount ratio and the spread (min-max) across rounds; --json prints
+one JSON object per mode, consumer count and round instead; --html FILE
+draws the medians against the consumer count.
+
+Flags:`
+
+// handoffModes are the handoffs compared, in the order of a round's
+// first run.
+var handoffModes = [2]banking.Handoff{banking.HandoffRefcount, banking.HandoffCopy}
+
+// handoffConsumers names the consumers of a verified batch by count.
+var handoffConsumers = [...]string{1: "banking", 2: "banking + recorder", 3: "banking + recorder + forwarder"}
+
+// handoffFlags are tpu bench handoff's settings.
+type handoffFlags struct {
+	count, rounds, accounts, workers, sendBatch int
+	rate                                        float64
+	seed, syncMode, method                      string
+	asJSON                                      bool
+	htmlPath                                    string
+}
+
+// handoffResult is one run: a mode, a consumer count, a round. The JSON
+// field names are an interface: scripts read them.
+type handoffResult struct {
+	Mode      string `json:"mode"` // "refcount" or "copy"
+	Consumers int    `json:"consumers"`
+	Round     int    `json:"round"` // from 1
+	Offered   int    `json:"offered"`
+	Received  uint64 `json:"received"` // datagrams fetch read
+	Executed  uint64 `json:"executed"`
+	// SocketDropped is what the kernel dropped before fetch read it
+	// (Linux; 0 elsewhere), Dropped the other packets not executed, by
+	// outcome: executed < offered on a machine too busy for the rate.
+	SocketDropped uint64            `json:"socket_dropped"`
+	Dropped       map[string]uint64 `json:"dropped,omitempty"`
+	// Seconds is from the schedule's start to the last execution; TPS
+	// is Executed over it.
+	Seconds float64 `json:"seconds"`
+	TPS     float64 `json:"tps"`
+	// Per packet received, from the first send to the end of the drain.
+	AllocsPerPacket float64 `json:"allocs_per_packet"`
+	BytesPerPacket  float64 `json:"bytes_per_packet"`
+	// GCCPU is GC's share of the CPU over the same time, 0 to 1.
+	GCCPU float64 `json:"gc_cpu"`
+	// HeapPeak and HeapMean are the heap's live and not yet swept
+	// objects (/memory/classes/heap/objects:bytes), sampled every 10 ms.
+	HeapPeak uint64 `json:"heap_peak_bytes"`
+	HeapMean uint64 `json:"heap_mean_bytes"`
+	// P50 and P99 are the latency from each transaction's scheduled send
+	// to its execution, in microseconds.
+	P50 float64 `json:"p50_us"`
+	P99 float64 `json:"p99_us"`
+	// Copies is the batches the fan-out copied (copy mode).
+	Copies uint64 `json:"copies"`
+	// Recorded and RecorderDropped are the recorder's batches (2 and 3
+	// consumers); Forwarded the forwarder's packets sent and SinkReceived
+	// what the bench's socket read of them (3 consumers).
+	Recorded        uint64 `json:"recorded_batches,omitempty"`
+	RecorderDropped uint64 `json:"recorder_dropped,omitempty"`
+	Forwarded       uint64 `json:"forwarded,omitempty"`
+	SinkReceived    uint64 `json:"sink_received,omitempty"`
+}
+
+func runBenchHandoff(env *cliEnv, args []string) int {
+	fs := env.flagSet("tpu bench handoff", benchHandoffHelp)
+	var f handoffFlags
+	fs.IntVar(&f.count, "count", 30_000, "transactions each run offers")
+	fs.Float64Var(&f.rate, "rate", 10_000, "transactions per second, open-loop")
+	fs.IntVar(&f.rounds, "rounds", 3, "rounds; each runs every consumer count in both modes")
+	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts the load transfers between")
+	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
+	fs.IntVar(&f.sendBatch, "send-batch", 64, "datagrams per sendmmsg call of the load generator")
+	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
+	fs.StringVar(&f.syncMode, "sync", "nosync", "ledger commits: sync (fsync each slot) or nosync")
+	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed")
+	fs.BoolVar(&f.asJSON, "json", false, "print a JSON array, one object per mode, consumer count and round, instead of the tables")
+	fs.StringVar(&f.htmlPath, "html", "", "also write the figures against the consumer count to this HTML file (inline SVG)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if err := f.validate(fs.NArg()); err != nil {
+		fmt.Fprintf(env.stderr, "tpu bench handoff: %v\n", err)
+		return 2
+	}
+	res, err := benchHandoff(env, f)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tpu bench handoff: %v\n", err)
+		return 1
+	}
+	if f.asJSON {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(env.stdout, "%s\n", b)
+	} else {
+		writeHandoffTables(env.stdout, res, f)
+	}
+	if f.htmlPath != "" {
+		var b bytes.Buffer
+		if err := writeHandoffHTML(&b, res, f); err != nil {
+			fmt.Fprintf(env.stderr, "tpu bench handoff: --html: %v\n", err)
+			return 1
+		}
+		if err := os.WriteFile(f.htmlPath, b.Bytes(), 0o644); err != nil {
+			fmt.Fprintf(env.stderr, "tpu bench handoff: --html: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// validate checks the flags; nargs is the arguments left after them.
+func (f handoffFlags) validate(nargs int) error {
+	var errs []error
+	if nargs > 0 {
+		errs = append(errs, errors.New("unexpected arguments"))
+	}
+	if f.count < 1 {
+		errs = append(errs, fmt.Errorf("--count %d: must be at least 1", f.count))
+	}
+	if !(f.rate > 0) { // NaN too
+		errs = append(errs, fmt.Errorf("--rate %v: must be more than 0", f.rate))
+	}
+	if f.rounds < 1 {
+		errs = append(errs, fmt.Errorf("--rounds %d: must be at least 1", f.rounds))
+	}
+	if f.accounts < 2 {
+		errs = append(errs, fmt.Errorf("--accounts %d: must be at least 2", f.accounts))
+	}
+	if f.workers < 1 || f.sendBatch < 1 {
+		errs = append(errs, errors.New("--num-workers and --send-batch must be at least 1"))
+	}
+	if _, err := banking.ParseMethod(f.method); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := banking.ParseSyncMode(f.syncMode); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// benchHandoff signs the load once and runs every round.
+func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
+	dir, err := os.MkdirTemp("", "tpu-bench-handoff-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	// One genesis for every run, so that one signed load fits them all.
+	genesis := banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: "tpu-bench-handoff"}
+	bank, err := banking.Open(banking.Config{Genesis: genesis}) // in memory: for the genesis blockhash
+	if err != nil {
+		return nil, err
+	}
+	bh := bank.LatestBlockhash()
+	if err := bank.Close(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.stderr, "signing %d transactions...\n", f.count)
+	load, err := loadgen.Build(loadgen.Config{Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Count: f.count,
+		BatchSize: f.sendBatch, RandSeed: 1})
+	if err != nil {
+		return nil, err
+	}
+	idx := load.Index()
+	runs := f.rounds * 2 * (len(handoffConsumers) - 1)
+	var out []handoffResult
+	for round := 1; round <= f.rounds; round++ {
+		for consumers := 1; consumers < len(handoffConsumers); consumers++ {
+			modes := handoffModes
+			if (round+consumers)%2 == 0 {
+				modes[0], modes[1] = modes[1], modes[0]
+			}
+			for _, mode := range modes {
+				fmt.Fprintf(env.stderr, "run %d of %d: round %d, %s, consumers %d (%s)...\n",
+					len(out)+1, runs, round, mode, consumers, handoffConsumers[consumers])
+				rd := filepath.Join(dir, fmt.Sprintf("run-%d", len(out)+1))
+				r, err := handoffRun(f, genesis, load, idx, mode, consumers, rd)
+				os.RemoveAll(rd)
+				if err != nil {
+					return nil, fmt.Errorf("round %d, %s, %d consumers: %w", round, mode, consumers, err)
+				}
+				r.Round = round
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// handoffRun runs the pipeline once with mode and consumers, its ledger
+// and trace under dir, and sends load at f.rate.
+func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Load, idx *loadgen.Index,
+	mode banking.Handoff, consumers int, dir string) (handoffResult, error) {
+	r := handoffResult{Mode: mode.String(), Consumers: consumers, Offered: len(load.Txs)}
+	cores := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + 1)) // as tpu run: see runGraph
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	prov, err := trace.Setup(context.Background(), trace.Config{})
+	if err != nil {
+		return r, err
+	}
+	defer prov.Shutdown(context.Background())
+
+	var cfg stages.Config
+	cfg.Fetch.Addr = "127.0.0.1:0"
+	cfg.Logger, cfg.Trace = log, prov
+	cfg.Sigverify.Verify.Workers = cores
+	bc := &cfg.Banking
+	bc.Bank = banking.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis, Logger: log}
+	bc.Bank.Sync, _ = banking.ParseSyncMode(f.syncMode) // validated
+	bc.Scheduler = banking.SchedulerConfig{Workers: f.workers, Handoff: mode}
+	bc.Scheduler.Method, _ = banking.ParseMethod(f.method)
+	var sched fromSchedule
+	var last atomic.Int64 // the last execution, packet.Now()
+	bc.OnExecuted = func(sig *[64]byte, done int64) {
+		sched.executed(sig, done)
+		if done > last.Load() {
+			last.Store(done) // banking's goroutine alone calls it
+		}
+	}
+	var rec *bankingtrace.Recorder
+	var closeRec func() error
+	if consumers >= 2 {
+		if rec, err = bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: bc.Bank, Logger: log}); err != nil {
+			return r, err
+		}
+		cfg.Recorder = rec
+		closeRec = sync.OnceValue(rec.Close)
+		defer closeRec() // on the early returns: after the graph's stop
+	}
+	var sink *udpSink
+	if consumers >= 3 {
+		if sink, err = newUDPSink(); err != nil {
+			return r, err
+		}
+		defer sink.close()
+		cfg.Forward = stages.ForwardConfig{To: sink.addr, Rate: stages.MaxForwardRate}
+	}
+	g, err := stages.Start(cfg)
+	if err != nil {
+		return r, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			g.Stop(context.Background())
+		}
+	}()
+
+	runtime.GC() // every run starts from the same heap: the load and little else
+	heap := startHeapSampler(10 * time.Millisecond)
+	before := procstats.Read()
+	start := time.Now()
+	sched.arm(idx, loadgen.Schedule{Start: start, Rate: f.rate})
+	res, err := load.Send(loadgen.SendConfig{Target: g.Addr(), Rate: f.rate, Start: start, BatchSize: f.sendBatch})
+	if err != nil {
+		heap.stop()
+		return r, err
+	}
+	awaitReceived(g, res.Sent, 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stopped = true
+	if err := g.Stop(ctx); err != nil {
+		heap.stop()
+		return r, err
+	}
+	spent := procstats.Read().Sub(before)
+	r.HeapPeak, r.HeapMean = heap.stop()
+
+	snap, _ := g.Snapshot()
+	r.Received, r.Executed, r.Copies, r.SocketDropped = snap.Received, snap.Executed(), snap.Copies, snap.SocketDropped
+	for _, o := range packet.Terminal() {
+		if n := snap.Outcomes[o]; n > 0 && o != packet.OutcomeExecutedOK && o != packet.OutcomeExecutedFailed {
+			if r.Dropped == nil {
+				r.Dropped = map[string]uint64{}
+			}
+			r.Dropped[o.String()] = n
+		}
+	}
+	r.AllocsPerPacket, r.BytesPerPacket = spent.PerOp(snap.Received)
+	if spent.CPU > 0 {
+		r.GCCPU = spent.GCCPU / spent.CPU
+	}
+	if l := last.Load(); l > 0 {
+		r.Seconds = time.Duration(l - int64(start.Sub(packet.Time(0)))).Seconds()
+	}
+	if r.Seconds > 0 {
+		r.TPS = float64(r.Executed) / r.Seconds
+	}
+	r.P50, r.P99 = usOf(sched.hist.Quantile(0.5)), usOf(sched.hist.Quantile(0.99))
+	if snap.Forward != nil {
+		r.Forwarded = snap.Forward.Forwarded
+	}
+	if rec != nil {
+		if err := closeRec(); err != nil {
+			return r, err
+		}
+		st := rec.Stats()
+		r.Recorded, r.RecorderDropped = st.Batches, st.Dropped+st.Abandoned
+	}
+	if sink != nil {
+		r.SinkReceived = sink.close()
+	}
+	if !snap.AccountingOK() || snap.Live != 0 {
+		return r, fmt.Errorf("accounting: %d in transit, %d batches live after the drain", snap.InTransit, snap.Live)
+	}
+	return r, nil
+}
+
+// heapSampler samples the heap's object bytes until stop.
+type heapSampler struct {
+	quit chan struct{}
+	done chan [2]uint64 // peak, mean
+}
+
+const heapObjects = "/memory/classes/heap/objects:bytes"
+
+// startHeapSampler samples the heap's objects now and every period.
+func startHeapSampler(period time.Duration) *heapSampler {
+	h := &heapSampler{quit: make(chan struct{}), done: make(chan [2]uint64, 1)}
+	go func() {
+		s := []rtmetrics.Sample{{Name: heapObjects}}
+		var peak, sum, n uint64
+		sample := func() {
+			rtmetrics.Read(s)
+			v := s[0].Value.Uint64()
+			peak, sum, n = max(peak, v), sum+v, n+1
+		}
+		sample()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				sample()
+			case <-h.quit:
+				sample()
+				h.done <- [2]uint64{peak, sum / n}
+				return
+			}
+		}
+	}()
+	return h
+}
+
+// stop ends the sampling and returns the peak and the mean.
+func (h *heapSampler) stop() (peak, mean uint64) {
+	close(h.quit)
+	v := <-h.done
+	return v[0], v[1]
+}
+
+// udpSink is the forwarder's destination: a socket on 127.0.0.1 whose
+// datagrams are read and counted.
+type udpSink struct {
+	conn *net.UDPConn
+	addr netip.AddrPort
+	n    atomic.Uint64
+	done chan struct{}
+}
+
+func newUDPSink() (*udpSink, error) {
+	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadBuffer(8 << 20) // best effort: the kernel may cap it
+	s := &udpSink{conn: c, addr: c.LocalAddr().(*net.UDPAddr).AddrPort(), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		buf := make([]byte, 2048)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return // closed
+			}
+			s.n.Add(1)
+		}
+	}()
+	return s, nil
+}
+
+// close stops reading and returns the datagrams read. It may be called
+// more than once.
+func (s *udpSink) close() uint64 {
+	s.conn.Close()
+	<-s.done
+	return s.n.Load()
+}
+
+// handoffStat is one figure of a run, for the tables and the charts.
+type handoffStat struct {
+	name, unit string
+	get        func(handoffResult) float64
+}
+
+var handoffStats = []handoffStat{
+	{"executed", "tx", func(r handoffResult) float64 { return float64(r.Executed) }},
+	{"not executed", "tx", func(r handoffResult) float64 { return float64(r.Offered) - float64(r.Executed) }},
+	{"tps", "tx/s", func(r handoffResult) float64 { return r.TPS }},
+	{"allocs_per_packet", "allocations", func(r handoffResult) float64 { return r.AllocsPerPacket }},
+	{"bytes_per_packet", "bytes", func(r handoffResult) float64 { return r.BytesPerPacket }},
+	{"gc_cpu", "% of CPU", func(r handoffResult) float64 { return 100 * r.GCCPU }},
+	{"heap_peak", "MB", func(r handoffResult) float64 { return float64(r.HeapPeak) / 1e6 }},
+	{"heap_mean", "MB", func(r handoffResult) float64 { return float64(r.HeapMean) / 1e6 }},
+	{"p50", "us", func(r handoffResult) float64 { return r.P50 }},
+	{"p99", "us", func(r handoffResult) float64 { return r.P99 }},
+}
+
+// spread is a figure over the rounds: median, min, max.
+type spread struct{ med, min, max float64 }
+
+func spreadOf(res []handoffResult, mode string, consumers int, get func(handoffResult) float64) (spread, bool) {
+	var v []float64
+	for _, r := range res {
+		if r.Mode == mode && r.Consumers == consumers {
+			v = append(v, get(r))
+		}
+	}
+	if len(v) == 0 {
+		return spread{}, false
+	}
+	slices.Sort(v)
+	med := v[len(v)/2]
+	if len(v)%2 == 0 {
+		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return spread{med: med, min: v[0], max: v[len(v)-1]}, true
+}
+
+// writeHandoffTables prints a markdown table per consumer count: each
+// figure's median per mode with its spread, and copy over refcount.
+func writeHandoffTables(w io.Writer, res []handoffResult, f handoffFlags) {
+	num := func(v float64) string {
+		switch {
+		case v == 0:
+			return "0"
+		case v >= 100:
+			return fmt.Sprintf("%.0f", v)
+		case v >= 10:
+			return fmt.Sprintf("%.1f", v)
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
+	cell := func(s spread) string {
+		return fmt.Sprintf("%s (%s-%s)", num(s.med), num(s.min), num(s.max))
+	}
+	for consumers := 1; consumers < len(handoffConsumers); consumers++ {
+		fmt.Fprintf(w, "\n### %d consumer%s: %s\n\n", consumers, map[bool]string{true: "s"}[consumers > 1], handoffConsumers[consumers])
+		fmt.Fprintf(w, "| figure | refcount: median (min-max) | copy: median (min-max) | copy / refcount |\n|---|---|---|---|\n")
+		for _, st := range handoffStats {
+			ref, ok1 := spreadOf(res, "refcount", consumers, st.get)
+			cp, ok2 := spreadOf(res, "copy", consumers, st.get)
+			if !ok1 || !ok2 {
+				continue
+			}
+			ratio := "-"
+			if ref.med != 0 {
+				ratio = fmt.Sprintf("%.2f", cp.med/ref.med)
+			}
+			fmt.Fprintf(w, "| %s (%s) | %s | %s | %s |\n", st.name, st.unit, cell(ref), cell(cp), ratio)
+		}
+	}
+	fmt.Fprintf(w, "\n%d rounds; each run offers the same %d transfers open-loop at %.0f tx/s; latency from each transaction's scheduled send to its execution; allocations, bytes and GC share from the first send to the end of the drain, per packet received; heap = live heap objects sampled every 10 ms. --num-workers %d --block-production-method %s --sync %s, GOMAXPROCS %d.\n",
+		f.rounds, f.count, f.rate, f.workers, f.method, f.syncMode, runtime.GOMAXPROCS(0)+1)
+}
+
+// writeHandoffHTML draws each figure's median against the consumer
+// count, a line per mode, each round's value as a point, as inline SVG
+// in one page (the approach of trace/report).
+func writeHandoffHTML(w io.Writer, res []handoffResult, f handoffFlags) error {
+	fmt.Fprintf(w, `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>tpu bench handoff</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em; max-width: 70em; }
+figure { margin: 1.5em 0; border-top: 1px solid #ccc; padding-top: 0.5em; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+svg { max-width: 100%%; height: auto; }
+</style>
+</head>
+<body>
+<h1>tpu bench handoff</h1>
+`)
+	var tables bytes.Buffer
+	writeHandoffTables(&tables, res, f)
+	fmt.Fprintf(w, "<pre id=\"tables\">%s</pre>\n", html.EscapeString(tables.String()))
+	for _, st := range handoffStats {
+		p := plot.New()
+		p.Title.Text = st.name
+		p.X.Label.Text = "consumers of each verified batch"
+		p.Y.Label.Text = st.unit
+		p.X.Min, p.X.Max = 0.8, float64(len(handoffConsumers)-1)+0.2
+		p.X.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 1, Label: "1"}, {Value: 2, Label: "2"}, {Value: 3, Label: "3"}})
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+		for i, mode := range handoffModes {
+			var med, pts plotter.XYs
+			for c := 1; c < len(handoffConsumers); c++ {
+				if s, ok := spreadOf(res, mode.String(), c, st.get); ok {
+					med = append(med, plotter.XY{X: float64(c), Y: s.med})
+				}
+				for _, r := range res {
+					if r.Mode == mode.String() && r.Consumers == c {
+						pts = append(pts, plotter.XY{X: float64(c) + 0.04*float64(2*i-1), Y: st.get(r)})
+					}
+				}
+			}
+			if len(med) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(med)
+			if err != nil {
+				return err
+			}
+			l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return err
+			}
+			sc.Color, sc.Shape = plotutil.Color(i), plotutil.Shape(i)
+			p.Add(l, sc)
+			p.Legend.Add(mode.String()+" (median; points: rounds)", l, sc)
+		}
+		fmt.Fprintf(w, "<figure id=\"%s\">\n", st.name)
+		c := vgsvg.New(16*vg.Centimeter, 9*vg.Centimeter)
+		p.Draw(draw.New(c))
+		var svg bytes.Buffer
+		if _, err := c.WriteTo(&svg); err != nil {
+			return err
+		}
+		out := svg.Bytes()
+		if i := bytes.Index(out, []byte("<svg")); i > 0 {
+			out = out[i:] // no XML prolog inside HTML
+		}
+		w.Write(out)
+		fmt.Fprintf(w, "</figure>\n")
+	}
+	_, err := fmt.Fprintf(w, "</body>\n</html>\n")
+	return err
+}

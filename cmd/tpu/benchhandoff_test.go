@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchHandoff runs a tiny bench (one round) and checks its JSON:
+// every field, both modes at 1, 2 and 3 consumers, every transaction
+// executed, figures in range; the copies are where the mode says; the
+// tables and the HTML page are written.
+func TestBenchHandoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the pipeline six times")
+	}
+	const count = 2000
+	page := filepath.Join(t.TempDir(), "handoff.html")
+	code, out, errOut := run(t, "", "bench", "handoff", "--count", "2000", "--rate", "2000", "--rounds", "1", "--json", "--html", page)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	for _, o := range raw {
+		for _, k := range []string{"mode", "consumers", "round", "executed", "tps", "allocs_per_packet", "bytes_per_packet",
+			"gc_cpu", "heap_peak_bytes", "heap_mean_bytes", "p50_us", "p99_us", "copies"} {
+			if _, ok := o[k]; !ok {
+				t.Errorf("field %s missing: %v", k, o)
+			}
+		}
+	}
+	var res []handoffResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range res {
+		key := r.Mode + "/" + string(rune('0'+r.Consumers))
+		if seen[key] || r.Round != 1 || r.Consumers < 1 || r.Consumers > 3 || (r.Mode != "refcount" && r.Mode != "copy") {
+			t.Errorf("run %s round %d: unexpected (seen %v)", key, r.Round, seen[key])
+		}
+		seen[key] = true
+		// The load is all valid, and offered slowly: every transaction
+		// is received and executed.
+		if r.Offered != count || r.Received != count || r.Executed != count || r.SocketDropped != 0 || len(r.Dropped) != 0 {
+			t.Errorf("%s: offered %d, received %d, executed %d; want %d each (socket dropped %d, dropped %v)",
+				key, r.Offered, r.Received, r.Executed, count, r.SocketDropped, r.Dropped)
+		}
+		if r.TPS <= 0 || r.Seconds <= 0 || r.AllocsPerPacket <= 0 || r.BytesPerPacket <= 0 || r.GCCPU < 0 || r.GCCPU > 1 ||
+			r.HeapMean == 0 || r.HeapPeak < r.HeapMean || r.P50 <= 0 || r.P99 < r.P50 {
+			t.Errorf("%s: figures out of range: %+v", key, r)
+		}
+		// Refcount copies nothing; copy copies every batch once per
+		// consumer, and a batch holds at most 64 packets.
+		if r.Mode == "refcount" && r.Copies != 0 || r.Mode == "copy" && r.Copies < uint64(r.Consumers)*count/64 {
+			t.Errorf("%s: %d copies", key, r.Copies)
+		}
+		if (r.Consumers >= 2) != (r.Recorded > 0) || r.RecorderDropped != 0 {
+			t.Errorf("%s: recorded %d batches, dropped %d", key, r.Recorded, r.RecorderDropped)
+		}
+		if (r.Consumers == 3) != (r.Forwarded > 0) || r.SinkReceived > r.Forwarded {
+			t.Errorf("%s: forwarded %d, the sink read %d", key, r.Forwarded, r.SinkReceived)
+		}
+	}
+	if len(res) != 6 || len(seen) != 6 {
+		t.Fatalf("%d runs, %d distinct: want refcount and copy at 1, 2 and 3 consumers", len(res), len(seen))
+	}
+
+	var tables bytes.Buffer
+	writeHandoffTables(&tables, res, handoffFlags{count: count, rate: 2000, rounds: 1, workers: 2, method: "greedy", syncMode: "nosync"})
+	for _, want := range []string{"### 1 consumer: banking", "### 3 consumers: banking + recorder + forwarder",
+		"| tps (tx/s) | ", "| allocs_per_packet", "| heap_peak (MB)", "| p99 (us)", "copy / refcount"} {
+		if !strings.Contains(tables.String(), want) {
+			t.Errorf("tables lack %q:\n%s", want, tables.String())
+		}
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", `<figure id="tps">`, `<figure id="heap_peak">`, "copy / refcount"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("--html page lacks %q", want)
+		}
+	}
+}
+
+func TestBenchHandoffFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rounds", "0"}, "--rounds"},
+		{[]string{"--count", "0"}, "--count"},
+		{[]string{"--rate", "0"}, "--rate"},
+		{[]string{"--rate", "NaN"}, "--rate"},
+		{[]string{"--accounts", "1"}, "--accounts"},
+		{[]string{"--block-production-method", "fifo"}, "fifo"},
+		{[]string{"--sync", "maybe"}, "maybe"},
+		{[]string{"extra"}, "unexpected"},
+		{[]string{"--nope"}, "nope"},
+	} {
+		code, _, errOut := run(t, "", append([]string{"bench", "handoff"}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
