@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/tpugo/tpu/trace"
 	"io"
 	"log/slog"
 	"net"
@@ -149,17 +150,40 @@ func metricsMatchSummary(t *testing.T, copyForward bool) {
 		t.Fatalf("the run did nothing worth comparing: %+v", s)
 	}
 
-	// The latency histogram spreads: its observations are not all in one
-	// bucket (cumulative counts step up at three bounds or more).
+	// The latency histogram spreads (its observations are not all in one
+	// bucket: cumulative counts step up at two bounds or more) and says
+	// what the summary says: the bucket bounds around the summary's p50,
+	// p90 and p99 hold the right shares of the observations (the summary
+	// is within trace.HistogramError of exact, hence the margins).
 	steps, prev := 0, 0.0
-	for _, smp := range m["tpu_latency_socket_to_executed_seconds_bucket"] {
+	buckets := m["tpu_latency_socket_to_executed_seconds_bucket"]
+	for _, smp := range buckets {
 		if smp.value > prev {
 			steps++
 		}
 		prev = smp.value
 	}
-	if steps < 3 {
-		t.Errorf("socket-to-executed observations in %d buckets, want 3 or more:\n%v", steps, m["tpu_latency_socket_to_executed_seconds_bucket"])
+	if steps < 2 {
+		t.Errorf("socket-to-executed observations in %d buckets, want 2 or more:\n%v", steps, buckets)
+	}
+	total := float64(s.Executed)
+	for _, q := range []struct {
+		share float64
+		us    float64
+	}{{0.5, s.Latency.P50}, {0.9, s.Latency.P90}, {0.99, s.Latency.P99}} {
+		lo, hi := q.us*(1-trace.HistogramError)/1e6, q.us*(1+trace.HistogramError)/1e6 // seconds
+		for _, smp := range buckets {
+			le, err := strconv.ParseFloat(smp.labels["le"], 64)
+			if err != nil {
+				continue // +Inf
+			}
+			if le < lo && smp.value > q.share*total {
+				t.Errorf("/metrics: %v of %v observations at or below %v s, but the summary's p%v is %v us", smp.value, total, le, q.share*100, q.us)
+			}
+			if le >= hi && smp.value < q.share*total {
+				t.Errorf("/metrics: only %v of %v observations at or below %v s, but the summary's p%v is %v us", smp.value, total, le, q.share*100, q.us)
+			}
+		}
 	}
 	t.Logf("received %d, executed %d, outcomes %v; latency spread over %d buckets", s.Received, s.Executed, s.Outcomes, steps)
 }
