@@ -38,8 +38,8 @@ type Backend interface {
 // DefaultBackend is the backend NewBackend returns for an empty name: the
 // fastest one on this CPU that passes every conformance suite (all four
 // do). That is lanes where it runs its ifma8 path (AVX-512 IFMA), and voi
-// elsewhere: lanes' portable path is slower than voi, and AVX2 has no
-// lane path yet.
+// elsewhere: lanes' portable path is slower than voi, and its avx2x4 path
+// is not enough faster (see BENCHMARKS.md).
 //
 // BenchmarkVerify, the signature of a one-signature transfer, benchstat
 // medians of 6 runs on a noisy 2 vCPU AMD VM, Go 1.26:

@@ -32,7 +32,7 @@ type lanesBackend struct{ path *lanePath }
 
 func (lanesBackend) Name() string { return "lanes" }
 
-// Path names the lane implementation: ifma8 or portable.
+// Path names the lane implementation: ifma8, avx2x4 or portable.
 func (b lanesBackend) Path() string { return b.path.name }
 
 func (b lanesBackend) Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool {
@@ -61,7 +61,7 @@ func (b lanesBackend) verifyChecks(checks []sigCheck) {
 }
 
 // PathOf names the code a backend runs on this CPU: for lanes, the lane
-// path chosen from the CPU's features (ifma8 or portable); the other
+// path chosen from the CPU's features (ifma8, avx2x4 or portable); the other
 // backends have one path each, named by the backend's name.
 func PathOf(b Backend) string {
 	if l, ok := b.(lanesBackend); ok {

@@ -5,6 +5,9 @@ package sigverify
 // hasIFMA is false: the ifma8 path is amd64 assembly.
 const hasIFMA = false
 
+// hasAVX2 is false: the avx2x4 path is amd64 assembly.
+const hasAVX2 = false
+
 // bestPath is the fastest lane path this CPU runs: here, portable Go.
 var bestPath = portablePath
 
@@ -18,3 +21,11 @@ func sqrIFMA(z, a *fe8)    { panic("sigverify: no ifma8 path on this platform") 
 
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath
+
+func mulAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
+func addAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
+func subAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
+func sqrAVX2(z, a *fe8)    { panic("sigverify: no avx2x4 path on this platform") }
+
+// avx2Path is nil: there is no avx2x4 path here.
+var avx2Path *lanePath

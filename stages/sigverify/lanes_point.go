@@ -10,41 +10,51 @@ import "math/big"
 // its pointer arguments escape).
 type lanePath struct {
 	name string
-	kind int // pathPortable or pathIFMA
+	kind int // pathPortable, pathIFMA or pathAVX2
 }
 
 const (
 	pathPortable = iota
 	pathIFMA
+	pathAVX2
 )
 
 var portablePath = &lanePath{name: "portable", kind: pathPortable}
 
 // mul sets z = a * b; loose in and out; z may alias a or b.
 func (f *lanePath) mul(z, a, b *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		mulIFMA(z, a, b)
-		return
+	case pathAVX2:
+		mulAVX2(z, a, b)
+	default:
+		mulGeneric(z, a, b)
 	}
-	mulGeneric(z, a, b)
 }
 
 // add sets z = a + b; z may alias a or b.
 func (f *lanePath) add(z, a, b *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		addIFMA(z, a, b)
-		return
+	case pathAVX2:
+		addAVX2(z, a, b)
+	default:
+		addGeneric(z, a, b)
 	}
-	addGeneric(z, a, b)
 }
 
 // sub sets z = a - b; z may alias a or b.
 func (f *lanePath) sub(z, a, b *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		subIFMA(z, a, b)
-		return
+	case pathAVX2:
+		subAVX2(z, a, b)
+	default:
+		subGeneric(z, a, b)
 	}
-	subGeneric(z, a, b)
 }
 
 // neg sets z = -a.
@@ -55,11 +65,14 @@ func (f *lanePath) neg(z, a *fe8) {
 
 // sqr sets z = a * a.
 func (f *lanePath) sqr(z, a *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		sqrIFMA(z, a)
-		return
+	case pathAVX2:
+		sqrAVX2(z, a)
+	default:
+		sqrGeneric(z, a)
 	}
-	sqrGeneric(z, a)
 }
 
 // ext8 is eight points in extended coordinates (X:Y:Z:T), x = X/Z,

@@ -361,6 +361,72 @@ func TestIFMAField(t *testing.T) {
 	}
 }
 
+// TestAVX2Field checks the AVX2 field operations against the portable
+// ones on random loose inputs and at the bounds: add and sub bit for bit
+// (the same limbs), mul and sqr the same value in every lane, loose (they
+// multiply in radix 2^25.5, so their limbs differ from mulGeneric's), and
+// sqr bit for bit as mul of a by itself. In place too, as the point code
+// calls them. Skipped where the CPU lacks AVX2.
+func TestAVX2Field(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(10, 11))
+	edges := []uint64{0, 1, 19, mask51 - 18, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
+	for n := 0; n < 3000; n++ {
+		a, b := randFe(rng), randFe(rng)
+		if n%3 == 0 {
+			// Lanes of limbs drawn from the edge values.
+			for i := range a {
+				for j := range a[i] {
+					a[i][j] = edges[rng.IntN(len(edges))]
+					b[i][j] = edges[rng.IntN(len(edges))]
+				}
+			}
+		}
+		for _, op := range []struct {
+			name      string
+			asm, want func(z, a, b *fe8)
+			exact     bool
+		}{
+			{"add", addAVX2, addGeneric, true},
+			{"sub", subAVX2, subGeneric, true},
+			{"mul", mulAVX2, mulGeneric, false},
+			{"sqr", func(z, a, _ *fe8) { sqrAVX2(z, a) }, func(z, a, _ *fe8) { sqrGeneric(z, a) }, false},
+		} {
+			var got, want fe8
+			op.asm(&got, &a, &b)
+			op.want(&want, &a, &b)
+			checkLoose(t, op.name, &got)
+			if op.exact && got != want {
+				t.Fatalf("%s(%x, %x):\n got %x\nwant %x", op.name, a, b, got, want)
+			}
+			for j := 0; j < lanes; j++ {
+				if !eqLane(&got, &want, j) {
+					t.Fatalf("%s(%x, %x) lane %d: got %x, want %x", op.name, a, b, j, got.bytes(j), want.bytes(j))
+				}
+			}
+			in := a
+			op.asm(&in, &in, &b)
+			if in != got {
+				t.Fatalf("%s in place: got %x, want %x", op.name, in, got)
+			}
+		}
+		var m, s fe8
+		mulAVX2(&m, &a, &a)
+		sqrAVX2(&s, &a)
+		if m != s {
+			t.Fatalf("sqr(%x) = %x, mul(a, a) = %x", a, s, m)
+		}
+		in := b
+		mulAVX2(&in, &a, &in)
+		mulAVX2(&m, &a, &b)
+		if in != m {
+			t.Fatalf("mul with z aliasing b: got %x, want %x", in, m)
+		}
+	}
+}
+
 // TestLanePaths says which paths run here; the lane tests above run each.
 func TestLanePaths(t *testing.T) {
 	var names []string
@@ -373,5 +439,8 @@ func TestLanePaths(t *testing.T) {
 	}
 	if hasIFMA && bestPath.name != "ifma8" {
 		t.Errorf("CPU has IFMA but the default path is %s", bestPath.name)
+	}
+	if !hasIFMA && hasAVX2 && bestPath.name != "avx2x4" {
+		t.Errorf("CPU has AVX2 but the default path is %s", bestPath.name)
 	}
 }
