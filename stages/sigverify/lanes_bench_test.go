@@ -17,6 +17,12 @@ func BenchmarkLaneOps(b *testing.B) {
 				p.mul(&x, &x, &y)
 			}
 		})
+		b.Run("op=sqr/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.sqr(&x, &x)
+			}
+		})
 		b.Run("op=add/path="+p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -31,10 +37,23 @@ func BenchmarkLaneOps(b *testing.B) {
 		}
 	}
 	var c cached8
+	var t table8
 	b.Run("op=pick", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			baseTable.pick(&c, &d, 5)
+			t.pick(&c, &d, 5)
+		}
+	})
+	var d256 [lanes][32]int8
+	for j := range d256 {
+		for i := range d256[j] {
+			d256[j][i] = int8(rng.IntN(256) - 128)
+		}
+	}
+	b.Run("op=pickBase", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			pickBase(&c, &d256, 5)
 		}
 	})
 	b.Run("op=canonical", func(b *testing.B) {

@@ -119,14 +119,34 @@ func init() {
 	b.Z = feOne
 	portablePath.mul(&b.T, &b.X, &b.Y)
 	baseEnc = b.Y.bytes(0)
+	// [1]B ... [8]B in all lanes, then lane j walks [j+1]B, [j+9]B, ...
 	var q ext8
+	var t8 table8
+	var walk ext8
 	q = b
-	for k := range baseTable.c {
+	for k := range t8.c {
 		if k > 0 {
-			portablePath.padd(&q, &q, &baseTable.c[0])
+			portablePath.padd(&q, &q, &t8.c[0])
 		}
-		portablePath.toCached(&baseTable.c[k], &q)
-		portablePath.neg(&baseTable.negT[k], &baseTable.c[k].T2d)
+		portablePath.toCached(&t8.c[k], &q)
+		walk.X.copyLane(k, &q.X)
+		walk.Y.copyLane(k, &q.Y)
+		walk.Z.copyLane(k, &q.Z)
+		walk.T.copyLane(k, &q.T)
+	}
+	for n := 0; n < len(baseTable); n += lanes {
+		var c cached8
+		var negT fe8
+		portablePath.toCached(&c, &walk)
+		portablePath.neg(&negT, &c.T2d)
+		for j := 0; j < lanes; j++ {
+			e := &baseTable[n+j]
+			for l := 0; l < 5; l++ {
+				e.ypx[l], e.ymx[l], e.z2[l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j]
+				e.t2d[l], e.negT2d[l] = c.T2d[l][j], negT[l][j]
+			}
+		}
+		portablePath.padd(&walk, &walk, &t8.c[7])
 	}
 }
 

@@ -243,6 +243,79 @@ func TestRadix16(t *testing.T) {
 	}
 }
 
+// TestRadix256 checks the signed radix-256 digits recompose the scalar
+// and lie in range, up to the largest S the lanes see (L - 1) and past it.
+func TestRadix256(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	l, _ := new(big.Int).SetString("7237005577332262213973186563042994240857116359379907606001950938285454250989", 10)
+	for n := 0; n < 300; n++ {
+		var b [32]byte
+		for k := range b {
+			b[k] = byte(rng.Uint32())
+		}
+		b[31] &= 0x3f
+		switch n {
+		case 0:
+			b = [32]byte{}
+		case 1:
+			lm1 := new(big.Int).Sub(l, big.NewInt(1)).FillBytes(make([]byte, 32))
+			copy(b[:], reverse(lm1))
+		case 2:
+			for k := range b {
+				b[k] = 0x7f
+			}
+		}
+		var d [32]int8
+		radix256(&d, &b)
+		got := new(big.Int)
+		for i := 31; i >= 0; i-- {
+			if i == 31 && d[i] < 0 {
+				t.Fatalf("%x: last digit %d", b, d[i])
+			}
+			got.Lsh(got, 8).Add(got, big.NewInt(int64(d[i])))
+		}
+		if want := new(big.Int).SetBytes(reverse(b[:])); got.Cmp(want) != 0 {
+			t.Fatalf("%x: digits give %x", b, got)
+		}
+	}
+}
+
+// TestBaseTable checks baseTable's entries against [n]B computed with
+// voi: entry n-1 in cached form is (Y+X, Y-X, 2Z, 2dT) of [n]B, and its
+// negated 2dT sums with 2dT to 0.
+func TestBaseTable(t *testing.T) {
+	for n := 1; n <= len(baseTable); n++ {
+		e := &baseTable[n-1]
+		var ypx, ymx, z2, t2d, nt fe8
+		for l := 0; l < 5; l++ {
+			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e.ypx[l], e.ymx[l], e.z2[l], e.t2d[l], e.negT2d[l]
+		}
+		checkLoose(t, "entry", &ypx)
+		// y = (ypx + ymx) / z2, x = (ypx - ymx) / z2.
+		var y, x, zi, sum fe8
+		portablePath.add(&y, &ypx, &ymx)
+		portablePath.sub(&x, &ypx, &ymx)
+		portablePath.invert(&zi, &z2)
+		portablePath.mul(&y, &y, &zi)
+		portablePath.mul(&x, &x, &zi)
+		enc := y.bytes(0)
+		if x.negative(0) {
+			enc[31] |= 0x80
+		}
+		s := scalar.NewFromUint64(uint64(n))
+		want := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, s)
+		var wantEnc curve.CompressedEdwardsY
+		wantEnc.SetEdwardsPoint(want)
+		if enc != wantEnc {
+			t.Fatalf("entry %d: encodes %x, [%d]B is %x", n-1, enc, n, wantEnc)
+		}
+		portablePath.add(&sum, &t2d, &nt)
+		if sum.bytes(0) != ([32]byte{}) {
+			t.Fatalf("entry %d: 2dT + negated 2dT = %x", n-1, sum.bytes(0))
+		}
+	}
+}
+
 // randFe returns loose fe8s: random limbs below 2^52, with some lanes at
 // the bounds (every limb 2^52 - 1, or 0).
 func randFe(rng *rand.Rand) fe8 {
