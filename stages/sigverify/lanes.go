@@ -44,7 +44,33 @@ func (b lanesBackend) Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool {
 }
 
 // verifyChecks sets ok on every check; it borrows the checks' bytes.
+// Groups of eight go through the lanes; a last group of fewer than the
+// path's voiBelow goes to voi one signature at a time, which is faster
+// for so few (the same verdicts: both are verify_strict).
 func (b lanesBackend) verifyChecks(checks []sigCheck) {
+	n := b.path.inLanes(len(checks))
+	for i := n; i < len(checks); i++ {
+		c := &checks[i]
+		c.ok = voiBackend{}.Verify(c.pub, c.msg, c.sig)
+	}
+	b.lanes(checks[:n])
+}
+
+// inLanes returns how many of n signatures go through the lanes (the
+// first ones): all but a last group of fewer than voiBelow.
+func (f *lanePath) inLanes(n int) int {
+	if rest := n % lanes; rest < f.voiBelow {
+		return n - rest
+	}
+	return n
+}
+
+// lanes checks every one of checks in the lanes, eight per pass (the last
+// pass with as many as are left), whatever their number.
+func (b lanesBackend) lanes(checks []sigCheck) {
+	if len(checks) == 0 {
+		return
+	}
 	var s *laneScratch
 	select {
 	case s = <-laneScratchFree:

@@ -11,6 +11,10 @@ import "math/big"
 type lanePath struct {
 	name string
 	kind int // pathPortable, pathIFMA or pathAVX2
+	// voiBelow is the smallest number of signatures for which one pass
+	// of this path (it costs the same for 1 to 8) is faster than voi one
+	// by one; a last group of fewer goes to voi. 0: never.
+	voiBelow int
 }
 
 const (
@@ -19,6 +23,9 @@ const (
 	pathAVX2
 )
 
+// portablePath is the reference the others are tested against; it is
+// slower than voi even for 8 signatures, but someone who asks for it
+// gets it, so it never hands a group to voi.
 var portablePath = &lanePath{name: "portable", kind: pathPortable}
 
 // mul sets z = a * b; loose in and out; z may alias a or b.

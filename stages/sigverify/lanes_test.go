@@ -14,7 +14,8 @@ import (
 
 // TestLanesConformance runs every conformance suite through every lane
 // path this CPU runs, in groups of 8 checks per call (TestConformance
-// covers the default path one signature per call).
+// covers the backend one signature per call, which the assembly paths
+// hand to voi: see TestLanesRemainder).
 func TestLanesConformance(t *testing.T) {
 	for _, p := range lanePaths() {
 		b := lanesBackend{p}
@@ -26,7 +27,7 @@ func TestLanesConformance(t *testing.T) {
 					c := &cases[i]
 					checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
 				}
-				b.verifyChecks(checks)
+				b.lanes(checks)
 				for i, c := range cases {
 					if checks[i].ok != c.want {
 						t.Errorf("%s %s: lanes = %v, verify_strict = %v", s.name, c.name, checks[i].ok, c.want)
@@ -64,7 +65,7 @@ func TestLanesDifferential(t *testing.T) {
 						c := &group[i]
 						checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
 					}
-					b.verifyChecks(checks)
+					b.lanes(checks)
 					for i, c := range group {
 						if checks[i].ok != c.want {
 							t.Errorf("size %d, lane %d, %s: lanes = %v, voi = %v", size, i, c.name, checks[i].ok, c.want)
@@ -209,6 +210,41 @@ func reverse(b []byte) []byte {
 		r[len(b)-1-i] = b[i]
 	}
 	return r
+}
+
+// TestLanesRemainder checks that verifyChecks gives the same verdicts
+// as voi for every size, with the last group in the lanes or in voi, and
+// the rule that splits them: a last group of fewer than voiBelow goes to
+// voi.
+func TestLanesRemainder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	cases := diffCases(t, rng, 40)
+	for _, p := range lanePaths() {
+		b := lanesBackend{p}
+		for size := 1; size <= 17; size++ {
+			checks := make([]sigCheck, size)
+			for i := range checks {
+				c := &cases[i+size]
+				checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+			}
+			b.verifyChecks(checks)
+			for i := range checks {
+				if c := &cases[i+size]; checks[i].ok != c.want {
+					t.Errorf("path %s, size %d, %d (%s): %v, voi %v", p.name, size, i, c.name, checks[i].ok, c.want)
+				}
+			}
+		}
+	}
+	for _, tc := range []struct{ voiBelow, n, want int }{
+		{0, 1, 1}, {0, 9, 9},
+		{3, 1, 0}, {3, 2, 0}, {3, 3, 3}, {3, 8, 8}, {3, 10, 8}, {3, 11, 11}, {3, 16, 16},
+		{6, 5, 0}, {6, 6, 6}, {6, 13, 8}, {6, 14, 14}, {6, 0, 0},
+	} {
+		p := lanePath{voiBelow: tc.voiBelow}
+		if got := p.inLanes(tc.n); got != tc.want {
+			t.Errorf("voiBelow %d: inLanes(%d) = %d, want %d", tc.voiBelow, tc.n, got, tc.want)
+		}
+	}
 }
 
 // TestRadix16 checks the signed digits recompose the scalar and lie in
