@@ -67,6 +67,23 @@ func subIFMA(z, a, b *fe8)
 //go:noescape
 func sqrIFMA(z, a *fe8)
 
+// dblIFMA sets r = 2p as ifmaPath's dbl(r, p, true), bit for bit, in one
+// call. Only where hasIFMA.
+//
+//go:noescape
+func dblIFMA(r, p *ext8)
+
+// dblXYZIFMA is dblIFMA without T: as ifmaPath's dbl(r, p, false).
+//
+//go:noescape
+func dblXYZIFMA(r, p *ext8)
+
+// paddIFMA sets r = p + q as ifmaPath's padd, bit for bit, in one call.
+// Only where hasIFMA.
+//
+//go:noescape
+func paddIFMA(r, p *ext8, q *cached8)
+
 // mulAVX2 sets z = a * b, loose in and out, the same value as mulGeneric
 // (not the same limbs: it multiplies in radix 2^25.5). Only where
 // hasAVX2.

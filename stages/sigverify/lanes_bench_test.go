@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// BenchmarkLaneOps times the 8-lane field operations and one group's
-// table pick per path, to see where a group's time goes.
+// BenchmarkLaneOps times the 8-lane field and point operations and one
+// group's table pick per path, to see where a group's time goes.
 func BenchmarkLaneOps(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	x, y := randFe(rng), randFe(rng)
@@ -27,6 +27,36 @@ func BenchmarkLaneOps(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				p.add(&x, &x, &y)
+			}
+		})
+	}
+	// The point operations, and for comparison the same formulas by one
+	// call per field operation (what every path but ifma8 does).
+	e := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+	q := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+	for _, p := range lanePaths() {
+		b.Run("op=dbl/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.dbl(&e, &e, true)
+			}
+		})
+		b.Run("op=dblOps/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.dblOps(&e, &e, true)
+			}
+		})
+		b.Run("op=padd/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.padd(&e, &e, &q)
+			}
+		})
+		b.Run("op=paddOps/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.paddOps(&e, &e, &q)
 			}
 		})
 	}

@@ -14,10 +14,13 @@ var bestPath = portablePath
 // lanePaths are the lane paths this CPU runs.
 func lanePaths() []*lanePath { return []*lanePath{portablePath} }
 
-func mulIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
-func addIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
-func subIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
-func sqrIFMA(z, a *fe8)    { panic("sigverify: no ifma8 path on this platform") }
+func mulIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
+func addIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
+func subIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
+func sqrIFMA(z, a *fe8)               { panic("sigverify: no ifma8 path on this platform") }
+func dblIFMA(r, p *ext8)              { panic("sigverify: no ifma8 path on this platform") }
+func dblXYZIFMA(r, p *ext8)           { panic("sigverify: no ifma8 path on this platform") }
+func paddIFMA(r, p *ext8, q *cached8) { panic("sigverify: no ifma8 path on this platform") }
 
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath

@@ -176,8 +176,18 @@ func (f *lanePath) toCached(c *cached8, p *ext8) {
 	f.mul(&c.T2d, &p.T, &fe2D)
 }
 
-// padd sets r = p + q (extended + cached, 8M); r may alias p.
+// padd sets r = p + q (extended + cached, 8M); r may alias p. The ifma8
+// path does it in one assembly call, the same operations as paddOps.
 func (f *lanePath) padd(r, p *ext8, q *cached8) {
+	if f.kind == pathIFMA {
+		paddIFMA(r, p, q)
+		return
+	}
+	f.paddOps(r, p, q)
+}
+
+// paddOps is padd by calls to the path's field operations.
+func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 	var a, b, c, d, t fe8
 	f.sub(&t, &p.Y, &p.X)
 	f.mul(&a, &t, &q.YmX)
@@ -198,8 +208,22 @@ func (f *lanePath) padd(r, p *ext8, q *cached8) {
 
 // dbl sets r = 2p (4S + 3M, and a fourth M for T if withT); r may alias
 // p. The formula reads X, Y, Z only, so T may be left stale when the next
-// operation is another doubling.
+// operation is another doubling. The ifma8 path does it in one assembly
+// call, the same operations as dblOps.
 func (f *lanePath) dbl(r, p *ext8, withT bool) {
+	if f.kind == pathIFMA {
+		if withT {
+			dblIFMA(r, p)
+		} else {
+			dblXYZIFMA(r, p)
+		}
+		return
+	}
+	f.dblOps(r, p, withT)
+}
+
+// dblOps is dbl by calls to the path's field operations.
+func (f *lanePath) dblOps(r, p *ext8, withT bool) {
 	var xx, yy, zz2, s fe8
 	f.sqr(&xx, &p.X)
 	f.sqr(&yy, &p.Y)

@@ -470,6 +470,52 @@ func TestIFMAField(t *testing.T) {
 	}
 }
 
+// TestIFMAPoint checks the ifma8 path's one-call doubling and addition
+// against the same formulas by calls to its field operations, bit for
+// bit, on random loose coordinates, in place and not. Skipped where the
+// CPU lacks AVX-512 IFMA.
+func TestIFMAPoint(t *testing.T) {
+	if !hasIFMA {
+		t.Skip("this CPU lacks AVX-512 F and IFMA: the ifma8 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(16, 17))
+	f := ifmaPath
+	for n := 0; n < 300; n++ {
+		p := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		q := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		for _, withT := range []bool{false, true} {
+			var got, want ext8
+			f.dbl(&got, &p, withT)
+			f.dblOps(&want, &p, withT)
+			if !withT {
+				got.T, want.T = fe8{}, fe8{}
+			}
+			if got != want {
+				t.Fatalf("dbl(withT %v): one call %x, by operations %x", withT, got, want)
+			}
+			in := p
+			f.dbl(&in, &in, withT)
+			if !withT {
+				in.T = fe8{}
+			}
+			if in != want {
+				t.Fatalf("dbl(withT %v) in place: %x, want %x", withT, in, want)
+			}
+		}
+		var got, want ext8
+		f.padd(&got, &p, &q)
+		f.paddOps(&want, &p, &q)
+		if got != want {
+			t.Fatalf("padd: one call %x, by operations %x", got, want)
+		}
+		in := p
+		f.padd(&in, &in, &q)
+		if in != want {
+			t.Fatalf("padd in place: %x, want %x", in, want)
+		}
+	}
+}
+
 // TestAVX2Field checks the AVX2 field operations against the portable
 // ones on random loose inputs and at the bounds: add and sub bit for bit
 // (the same limbs), mul and sqr the same value in every lane, loose (they
