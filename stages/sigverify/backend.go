@@ -52,11 +52,11 @@ type Backend interface {
 //
 // BenchmarkVerifyMany/interleaved, 64 transfers' signatures per op, voi
 // and lanes (8 per pass) back to back in each op and timed in thread CPU
-// time, 10 runs of 40 ops on a 2 vCPU AMD Zen (Turin-like, AVX-512 IFMA
-// and AVX2) VM under a load average of about 12: medians voi 42.3 us/sig,
-// lanes avx2x4 29.5 us/sig (1.44x; 0.88x to 1.79x over the runs), ifma8
-// 12.4 us/sig (2.9x). The avx2x4 figure is the AVX2 code on that CPU, not
-// on an AVX2-only one (see BENCHMARKS.md).
+// time, runs of 40 ops on a 2 vCPU AMD Zen (Turin-like, AVX-512 IFMA and
+// AVX2) VM under a load average of about 12: medians of 28 runs voi 43.4
+// us/sig, lanes avx2x4 33.7 us/sig (1.31x; 0.79x to 1.79x over the
+// runs); of 20 runs, lanes ifma8 11.3 us/sig (3.66x). The avx2x4 figure
+// is the AVX2 code on that CPU, not on an AVX2-only one (BENCHMARKS.md).
 var DefaultBackend = func() string {
 	if bestPath != portablePath {
 		return "lanes"

@@ -14,14 +14,14 @@ var hasIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
 // hasAVX2 reports whether this CPU (and OS) runs the avx2x4 path.
 var hasAVX2 = cpu.X86.HasAVX2
 
-// ifmaPath is the 8-lane AVX-512 IFMA path. A pass takes about 2.9
+// ifmaPath is the 8-lane AVX-512 IFMA path. A pass takes about 2.2
 // voi signatures' time (BENCHMARKS.md), so 3 or more go in the lanes.
 var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
-// limb of an fe8. A pass takes about 5.6 voi signatures' time, so 6 or
+// limb of an fe8. A pass takes about 6.2 voi signatures' time, so 7 or
 // more go in the lanes.
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 6}
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 7}
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {
