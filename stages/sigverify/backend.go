@@ -37,9 +37,9 @@ type Backend interface {
 
 // DefaultBackend is the backend NewBackend returns for an empty name: the
 // fastest one on this CPU that passes every conformance suite (all four
-// do). That is lanes where it runs its ifma8 path (AVX-512 IFMA), and voi
-// elsewhere: lanes' portable path is slower than voi, and AVX2 has no
-// lane path yet.
+// do). That is lanes where it runs an assembly path (ifma8 with AVX-512
+// IFMA, avx2x4 with AVX2), and voi elsewhere: lanes' portable path is
+// slower than voi.
 //
 // BenchmarkVerify, the signature of a one-signature transfer, benchstat
 // medians of 6 runs on a noisy 2 vCPU AMD VM, Go 1.26:
@@ -52,11 +52,13 @@ type Backend interface {
 //
 // BenchmarkVerifyMany/interleaved, 64 transfers' signatures per op, voi
 // and lanes (8 per pass) back to back in each op and timed in thread CPU
-// time, 5 runs of 40 ops on a 2 vCPU AMD Zen (Turin-like, AVX-512 IFMA)
-// VM under a load average of about 26: medians voi 41.7 us/sig, lanes
-// ifma8 14.1 us/sig, a speedup of 2.69x (2.26x to 3.89x over the runs).
+// time, runs of 40 ops on a 2 vCPU AMD Zen (Turin-like, AVX-512 IFMA and
+// AVX2) VM under a load average of about 12: medians of 28 runs voi 43.4
+// us/sig, lanes avx2x4 33.7 us/sig (1.31x; 0.79x to 1.79x over the
+// runs); of 20 runs, lanes ifma8 11.3 us/sig (3.66x). The avx2x4 figure
+// is the AVX2 code on that CPU, not on an AVX2-only one (BENCHMARKS.md).
 var DefaultBackend = func() string {
-	if bestPath == ifmaPath {
+	if bestPath != portablePath {
 		return "lanes"
 	}
 	return "voi"

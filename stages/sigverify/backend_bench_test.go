@@ -64,7 +64,7 @@ func BenchmarkVerify(b *testing.B) {
 // their ratio holds on a noisy machine. It reports ns/sig and logs
 // whether the CPU has the flags that select the ifma8 path.
 func BenchmarkVerifyMany(b *testing.B) {
-	b.Logf("cpu: avx512f+avx512ifma=%v, lane paths: %s", hasIFMA, pathNames())
+	b.Logf("cpu: avx512f+avx512ifma=%v avx2=%v, lane paths: %s", hasIFMA, hasAVX2, pathNames())
 	var checks []sigCheck
 	for i := 0; i < 64; i++ {
 		k := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{byte(i + 1)}, ed25519.SeedSize))
@@ -97,32 +97,37 @@ func BenchmarkVerifyMany(b *testing.B) {
 		}
 		report(b)
 	})
-	// voi and the default lane path back to back in every op, each timed
-	// in the thread's CPU time (Linux; wall time elsewhere), so that a
-	// noisy neighbour counts for neither: their ratio is the speedup.
-	b.Run("interleaved=voi,lanes/path="+bestPath.name, func(b *testing.B) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		be := lanesBackend{bestPath}
-		var voi, lanes time.Duration
-		b.ReportAllocs()
-		for b.Loop() {
-			t0 := threadCPU()
-			for _, c := range checks {
-				if !(voiBackend{}).Verify(c.pub, c.msg, c.sig) {
-					b.Fatal("signature rejected")
-				}
-			}
-			t1 := threadCPU()
-			be.verifyChecks(checks)
-			lanes += threadCPU() - t1
-			voi += t1 - t0
+	// voi and each assembly lane path back to back in every op, each
+	// timed in the thread's CPU time (Linux; wall time elsewhere), so that
+	// a noisy neighbour counts for neither: their ratio is the speedup.
+	for _, p := range lanePaths() {
+		if p == portablePath && len(lanePaths()) > 1 {
+			continue
 		}
-		n := float64(b.N * len(checks))
-		b.ReportMetric(float64(voi.Nanoseconds())/n, "voi-cpu-ns/sig")
-		b.ReportMetric(float64(lanes.Nanoseconds())/n, "lanes-cpu-ns/sig")
-		b.ReportMetric(float64(voi)/float64(lanes), "speedup")
-	})
+		b.Run("interleaved=voi,lanes/path="+p.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			be := lanesBackend{p}
+			var voi, lanes time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				t0 := threadCPU()
+				for _, c := range checks {
+					if !(voiBackend{}).Verify(c.pub, c.msg, c.sig) {
+						b.Fatal("signature rejected")
+					}
+				}
+				t1 := threadCPU()
+				be.verifyChecks(checks)
+				lanes += threadCPU() - t1
+				voi += t1 - t0
+			}
+			n := float64(b.N * len(checks))
+			b.ReportMetric(float64(voi.Nanoseconds())/n, "voi-cpu-ns/sig")
+			b.ReportMetric(float64(lanes.Nanoseconds())/n, "lanes-cpu-ns/sig")
+			b.ReportMetric(float64(voi)/float64(lanes), "speedup")
+		})
+	}
 	for _, p := range lanePaths() {
 		be := lanesBackend{p}
 		b.Run("backend=lanes/path="+p.name, func(b *testing.B) {

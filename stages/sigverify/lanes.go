@@ -15,8 +15,10 @@ import (
 //     (smallOrder), the byte tests the other backends use;
 //   - k = SHA-512(R || A || msg) mod L over the bytes as given;
 //   - A is decompressed in all lanes at once as dalek does (decompress);
-//   - [k](-A) + [S]B by signed radix-16 windows, shared doublings, the
-//     multiples of -A built per lane and those of B at init;
+//   - [k](-A) + [S]B by signed windows and shared doublings: k in radix
+//     16 with the multiples of -A built per lane, S in radix 256 with
+//     [1]B ... [128]B built at init (baseTable), so half as many
+//     additions of B as of -A;
 //   - the result is encoded canonically and compared with R's bytes with
 //     y reduced mod p. That is dalek's comparison as points without
 //     decompressing R: the result is a point, so its encoding equals R's
@@ -32,7 +34,7 @@ type lanesBackend struct{ path *lanePath }
 
 func (lanesBackend) Name() string { return "lanes" }
 
-// Path names the lane implementation: ifma8 or portable.
+// Path names the lane implementation: ifma8, avx2x4 or portable.
 func (b lanesBackend) Path() string { return b.path.name }
 
 func (b lanesBackend) Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool {
@@ -42,7 +44,33 @@ func (b lanesBackend) Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool {
 }
 
 // verifyChecks sets ok on every check; it borrows the checks' bytes.
+// Groups of eight go through the lanes; a last group of fewer than the
+// path's voiBelow goes to voi one signature at a time, which is faster
+// for so few (the same verdicts: both are verify_strict).
 func (b lanesBackend) verifyChecks(checks []sigCheck) {
+	n := b.path.inLanes(len(checks))
+	for i := n; i < len(checks); i++ {
+		c := &checks[i]
+		c.ok = voiBackend{}.Verify(c.pub, c.msg, c.sig)
+	}
+	b.lanes(checks[:n])
+}
+
+// inLanes returns how many of n signatures go through the lanes (the
+// first ones): all but a last group of fewer than voiBelow.
+func (f *lanePath) inLanes(n int) int {
+	if rest := n % lanes; rest < f.voiBelow {
+		return n - rest
+	}
+	return n
+}
+
+// lanes checks every one of checks in the lanes, eight per pass (the last
+// pass with as many as are left), whatever their number.
+func (b lanesBackend) lanes(checks []sigCheck) {
+	if len(checks) == 0 {
+		return
+	}
 	var s *laneScratch
 	select {
 	case s = <-laneScratchFree:
@@ -61,7 +89,7 @@ func (b lanesBackend) verifyChecks(checks []sigCheck) {
 }
 
 // PathOf names the code a backend runs on this CPU: for lanes, the lane
-// path chosen from the CPU's features (ifma8 or portable); the other
+// path chosen from the CPU's features (ifma8, avx2x4 or portable); the other
 // backends have one path each, named by the backend's name.
 func PathOf(b Backend) string {
 	if l, ok := b.(lanesBackend); ok {
@@ -72,16 +100,17 @@ func PathOf(b Backend) string {
 
 // laneScratch is the state of one 8-lane pass, kept in laneScratchFree.
 type laneScratch struct {
-	h      hash.Hash
-	sum    [64]byte
-	aEnc   [lanes][32]byte
-	rEnc   [lanes][32]byte // R, y reduced mod p, sign bit kept
-	kd, sd [lanes][64]int8 // signed radix-16 digits of k and S
-	pre    [lanes]bool     // passed the byte checks
-	aOK    [lanes]bool     // A decompressed
-	negA   table8
-	a, q   ext8
-	c      cached8
+	h    hash.Hash
+	sum  [64]byte
+	aEnc [lanes][32]byte
+	rEnc [lanes][32]byte // R, y reduced mod p, sign bit kept
+	kd   [lanes][64]int8 // signed radix-16 digits of k
+	sd   [lanes][32]int8 // signed radix-256 digits of S
+	pre  [lanes]bool     // passed the byte checks
+	aOK  [lanes]bool     // A decompressed
+	negA table8
+	a, q ext8
+	c    cached8
 }
 
 // table8 is [1]P ... [8]P per lane in cached form, with each entry's
@@ -96,9 +125,12 @@ type table8 struct {
 // so that a call allocates nothing in steady state.
 var laneScratchFree = make(chan *laneScratch, 64)
 
-// baseTable is [1]B ... [8]B with their negations, every lane alike,
-// built at init.
-var baseTable table8
+// baseEntry is one multiple of B in cached form, one lane's limbs, with
+// 2dT negated for the negative digits.
+type baseEntry struct{ ypx, ymx, z2, t2d, negT2d [5]uint64 }
+
+// baseTable is [1]B ... [128]B, built at init (25 KiB).
+var baseTable [128]baseEntry
 
 // identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
 var identity = func() (c cached8) {
@@ -114,7 +146,7 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	for j := 0; j < lanes; j++ {
 		s.pre[j] = false
 		s.aEnc[j] = baseEnc
-		s.kd[j], s.sd[j] = [64]int8{}, [64]int8{}
+		s.kd[j], s.sd[j] = [64]int8{}, [32]int8{}
 		if j >= len(checks) {
 			continue
 		}
@@ -140,7 +172,7 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 			continue
 		}
 		radix16(&s.kd[j], &kb)
-		radix16(&s.sd[j], (*[32]byte)(c.sig[32:]))
+		radix256(&s.sd[j], (*[32]byte)(c.sig[32:]))
 		y.setLane(j, r)
 	}
 	for j := range checks {
@@ -176,8 +208,10 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 		}
 		s.negA.pick(&s.c, &s.kd, i)
 		f.padd(q, q, &s.c)
-		baseTable.pick(&s.c, &s.sd, i)
-		f.padd(q, q, &s.c)
+		if i%2 == 0 {
+			pickBase(&s.c, &s.sd, i/2)
+			f.padd(q, q, &s.c)
+		}
 	}
 
 	var zi, x fe8
@@ -218,6 +252,48 @@ func (t *table8) pick(c *cached8, d *[lanes][64]int8, i int) {
 			c.Z2[l][j] = e.Z2[l][j]
 			c.T2d[l][j] = t2d[l][j]
 		}
+	}
+}
+
+// pickBase sets c, lane by lane, to digit d[j][i] times B: the identity
+// for 0, an entry of baseTable, or an entry negated for a negative digit.
+func pickBase(c *cached8, d *[lanes][32]int8, i int) {
+	for j := 0; j < lanes; j++ {
+		v := int(d[j][i])
+		if v == 0 {
+			for l := 0; l < 5; l++ {
+				c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j] = 0, 0, 0, 0
+			}
+			c.YpX[0][j], c.YmX[0][j], c.Z2[0][j] = 1, 1, 2
+			continue
+		}
+		neg := v < 0
+		if neg {
+			v = -v
+		}
+		e := &baseTable[v-1]
+		ypx, ymx, t2d := &e.ypx, &e.ymx, &e.t2d
+		if neg {
+			ypx, ymx, t2d = &e.ymx, &e.ypx, &e.negT2d
+		}
+		for l := 0; l < 5; l++ {
+			c.YpX[l][j] = ypx[l]
+			c.YmX[l][j] = ymx[l]
+			c.Z2[l][j] = e.z2[l]
+			c.T2d[l][j] = t2d[l]
+		}
+	}
+}
+
+// radix256 sets d to the signed radix-256 digits of the little-endian
+// scalar b < 127 * 2^248: b = sum d[i] 256^i, d[i] in [-128, 128). An
+// S < L < 2^253 leaves its last digit in [0, 17].
+func radix256(d *[32]int8, b *[32]byte) {
+	carry := 0
+	for i := 0; i < 32; i++ {
+		v := int(b[i]) + carry
+		carry = (v + 128) >> 8
+		d[i] = int8(v - carry<<8)
 	}
 }
 

@@ -5,28 +5,45 @@ package sigverify
 import "golang.org/x/sys/cpu"
 
 //go:generate go run lanes_ifma_gen.go
+//go:generate go run lanes_avx2_gen.go
 
 // hasIFMA reports whether this CPU (and OS) runs the ifma8 path: AVX-512
 // F for the ZMM registers and IFMA for the 52-bit multiplies.
 var hasIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
 
-// ifmaPath is the 8-lane AVX-512 IFMA path.
-var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA}
+// hasAVX2 reports whether this CPU (and OS) runs the avx2x4 path.
+var hasAVX2 = cpu.X86.HasAVX2
+
+// ifmaPath is the 8-lane AVX-512 IFMA path. A pass takes about 2.2
+// voi signatures' time (BENCHMARKS.md), so 3 or more go in the lanes.
+var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
+
+// avx2Path is the AVX2 path: 4 lanes per register, two registers per
+// limb of an fe8. A pass takes about 6.2 voi signatures' time, so 7 or
+// more go in the lanes.
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 7}
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {
-	if hasIFMA {
+	switch {
+	case hasIFMA:
 		return ifmaPath
+	case hasAVX2:
+		return avx2Path
 	}
 	return portablePath
 }()
 
 // lanePaths are the lane paths this CPU runs, portable first.
 func lanePaths() []*lanePath {
-	if hasIFMA {
-		return []*lanePath{portablePath, ifmaPath}
+	ps := []*lanePath{portablePath}
+	if hasAVX2 {
+		ps = append(ps, avx2Path)
 	}
-	return []*lanePath{portablePath}
+	if hasIFMA {
+		ps = append(ps, ifmaPath)
+	}
+	return ps
 }
 
 // mulIFMA sets z = a * b, as mulGeneric, bit for bit. Only where hasIFMA.
@@ -49,3 +66,43 @@ func subIFMA(z, a, b *fe8)
 //
 //go:noescape
 func sqrIFMA(z, a *fe8)
+
+// dblIFMA sets r = 2p as ifmaPath's dbl(r, p, true), bit for bit, in one
+// call. Only where hasIFMA.
+//
+//go:noescape
+func dblIFMA(r, p *ext8)
+
+// dblXYZIFMA is dblIFMA without T: as ifmaPath's dbl(r, p, false).
+//
+//go:noescape
+func dblXYZIFMA(r, p *ext8)
+
+// paddIFMA sets r = p + q as ifmaPath's padd, bit for bit, in one call.
+// Only where hasIFMA.
+//
+//go:noescape
+func paddIFMA(r, p *ext8, q *cached8)
+
+// mulAVX2 sets z = a * b, loose in and out, the same value as mulGeneric
+// (not the same limbs: it multiplies in radix 2^25.5). Only where
+// hasAVX2.
+//
+//go:noescape
+func mulAVX2(z, a, b *fe8)
+
+// sqrAVX2 sets z = a * a, as mulAVX2(z, a, a), bit for bit. Only where
+// hasAVX2.
+//
+//go:noescape
+func sqrAVX2(z, a *fe8)
+
+// addAVX2 sets z = a + b, as addGeneric, bit for bit. Only where hasAVX2.
+//
+//go:noescape
+func addAVX2(z, a, b *fe8)
+
+// subAVX2 sets z = a - b, as subGeneric, bit for bit. Only where hasAVX2.
+//
+//go:noescape
+func subAVX2(z, a, b *fe8)

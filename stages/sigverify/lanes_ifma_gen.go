@@ -25,6 +25,9 @@ func main() {
 	genMul(true)
 	genAddSub("addIFMA", false)
 	genAddSub("subIFMA", true)
+	genDbl(true)
+	genDbl(false)
+	genPadd()
 	if err := os.WriteFile("lanes_ifma_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -56,31 +59,49 @@ func carry(r [5]string, m string, t [6]string) {
 	}
 }
 
-// genMul writes mulIFMA(z, a, b *fe8): the products split at bit 52 by
-// VPMADD52LUQ/HUQ into lo and hi columns, hi doubled into the next
-// column, columns 5..9 folded into 0..4 times 19 by shifts and adds,
-// one parallel carry pass: the same sums as mulGeneric, so the same bits.
-// With sqr it writes sqrIFMA(z, a *fe8): each product a_i a_k with i < k
-// once, its columns doubled, then the squares a_i a_i: 15 products for
-// 25, and the same column sums as mulIFMA(z, a, a).
+// mem names an fe8 in memory: limb i is at off + 64 i from base.
+type mem struct {
+	base string
+	off  int
+}
+
+func (m mem) limb(i int) string { return fmt.Sprintf("%d(%s)", m.off+64*i, m.base) }
+
+// genMul writes mulIFMA(z, a, b *fe8) or, with sqr, sqrIFMA(z, a *fe8).
 func genMul(sqr bool) {
 	if sqr {
 		out.WriteString("// func sqrIFMA(z, a *fe8)\n")
 		out.WriteString("TEXT ·sqrIFMA(SB), NOSPLIT, $0-16\n")
 		p("MOVQ z+0(FP), DI")
 		p("MOVQ a+8(FP), SI")
+		emitMul(mem{"DI", 0}, mem{"SI", 0}, mem{"SI", 0}, true)
 	} else {
 		out.WriteString("// func mulIFMA(z, a, b *fe8)\n")
 		out.WriteString("TEXT ·mulIFMA(SB), NOSPLIT, $0-24\n")
 		p("MOVQ z+0(FP), DI")
 		p("MOVQ a+8(FP), SI")
 		p("MOVQ b+16(FP), DX")
+		emitMul(mem{"DI", 0}, mem{"SI", 0}, mem{"DX", 0}, false)
 	}
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// emitMul emits z = a * b, or with sqr z = a * a (b unused): the
+// products split at bit 52 by VPMADD52LUQ/HUQ into lo and hi columns, hi
+// doubled into the next column, columns 5..9 folded into 0..4 times 19
+// by shifts and adds, one parallel carry pass: the same sums as
+// mulGeneric, so the same bits. The square takes each product a_i a_k
+// with i < k once, its columns doubled, then the squares a_i a_i: 15
+// products for 25, and the same column sums as the multiply. It reads a
+// and b before it writes z, so z may alias either. Z0..Z29 are scratch.
+func emitMul(zm, am, bm mem, sqr bool) {
 	// a: Z0..Z4, b: Z5..Z9, lo columns: Z10..Z18, hi columns: Z19..Z27.
 	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %d(SI), %s", 64*i, z(i))
+		p("VMOVDQU64 %s, %s", am.limb(i), z(i))
 		if !sqr {
-			p("VMOVDQU64 %d(DX), %s", 64*i, z(5+i))
+			p("VMOVDQU64 %s, %s", bm.limb(i), z(5+i))
 		}
 	}
 	for c := 0; c < 9; c++ {
@@ -133,11 +154,8 @@ func genMul(sqr bool) {
 	r := [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"}
 	carry(r, "Z29", [6]string{"Z0", "Z1", "Z2", "Z3", "Z4", "Z28"})
 	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %s, %d(DI)", r[i], 64*i)
+		p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
 	}
-	p("VZEROUPPER")
-	p("RET")
-	out.WriteString("\n")
 }
 
 // genAddSub writes addIFMA(z, a, b) (z = a + b) or subIFMA (z = a + 4p -
@@ -148,6 +166,15 @@ func genAddSub(name string, sub bool) {
 	p("MOVQ z+0(FP), DI")
 	p("MOVQ a+8(FP), SI")
 	p("MOVQ b+16(FP), DX")
+	emitAddSub(mem{"DI", 0}, mem{"SI", 0}, mem{"DX", 0}, sub)
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// emitAddSub emits z = a + b, or with sub z = a + 4p - b, and the
+// parallel carry pass. z may alias a or b. Z0..Z22 are scratch.
+func emitAddSub(zm, am, bm mem, sub bool) {
 	mask51("Z20")
 	if sub {
 		// 4p: limb 0 is 4 (2^51 - 19) = 4m - 72, the others 4m.
@@ -157,8 +184,8 @@ func genAddSub(name string, sub bool) {
 		p("VPSUBQ Z22, Z21, Z22") // 4m - 72
 	}
 	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %d(SI), %s", 64*i, z(i))
-		p("VMOVDQU64 %d(DX), %s", 64*i, z(5+i))
+		p("VMOVDQU64 %s, %s", am.limb(i), z(i))
+		p("VMOVDQU64 %s, %s", bm.limb(i), z(5+i))
 		if sub {
 			c := "Z21"
 			if i == 0 {
@@ -173,8 +200,79 @@ func genAddSub(name string, sub bool) {
 	r := [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"}
 	carry(r, "Z20", [6]string{"Z10", "Z11", "Z12", "Z13", "Z14", "Z15"})
 	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %s, %d(DI)", r[i], 64*i)
+		p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
 	}
+}
+
+// Offsets of the coordinates in ext8 (X, Y, Z, T) and cached8 (Y+X, Y-X,
+// 2Z, 2dT): one fe8, 320 bytes, each.
+func coord(base string, k int) mem { return mem{base, 320 * k} }
+
+// tmp is the k-th fe8 of the frame.
+func tmp(k int) mem { return mem{"SP", 320 * k} }
+
+// genDbl writes dblIFMA(r, p *ext8) (withT) or dblXYZIFMA: the doubling
+// of lanePath.dbl as one function, the same field operations in the same
+// order (so the same bits), temporaries in the frame. r may alias p: p
+// is read before r is written.
+func genDbl(withT bool) {
+	name := "dblXYZIFMA"
+	if withT {
+		name = "dblIFMA"
+	}
+	fmt.Fprintf(&out, "// func %s(r, p *ext8)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-16\n", name, 8*320)
+	p("MOVQ r+0(FP), DI")
+	p("MOVQ p+8(FP), SI")
+	X, Y, Z := coord("SI", 0), coord("SI", 1), coord("SI", 2)
+	xx, yy, zz2, sm, h, g, e, ff := tmp(0), tmp(1), tmp(2), tmp(3), tmp(4), tmp(5), tmp(6), tmp(7)
+	emitMul(xx, X, X, true)
+	emitMul(yy, Y, Y, true)
+	emitMul(zz2, Z, Z, true)
+	emitAddSub(zz2, zz2, zz2, false)
+	emitAddSub(sm, X, Y, false)
+	emitMul(sm, sm, sm, true)
+	emitAddSub(h, yy, xx, false)
+	emitAddSub(g, yy, xx, true)
+	emitAddSub(e, sm, h, true)
+	emitAddSub(ff, zz2, g, true)
+	emitMul(coord("DI", 0), e, ff, false)
+	emitMul(coord("DI", 1), h, g, false)
+	emitMul(coord("DI", 2), g, ff, false)
+	if withT {
+		emitMul(coord("DI", 3), e, h, false)
+	}
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// genPadd writes paddIFMA(r, p *ext8, q *cached8): the addition of
+// lanePath.padd as one function, the same field operations in the same
+// order, temporaries in the frame. r may alias p.
+func genPadd() {
+	out.WriteString("// func paddIFMA(r, p *ext8, q *cached8)\n")
+	fmt.Fprintf(&out, "TEXT ·paddIFMA(SB), 0, $%d-24\n", 9*320)
+	p("MOVQ r+0(FP), DI")
+	p("MOVQ p+8(FP), SI")
+	p("MOVQ q+16(FP), DX")
+	X, Y, Z, T := coord("SI", 0), coord("SI", 1), coord("SI", 2), coord("SI", 3)
+	ypx, ymx, z2, t2d := coord("DX", 0), coord("DX", 1), coord("DX", 2), coord("DX", 3)
+	t, a, b, c, d, e, ff, g, h := tmp(0), tmp(1), tmp(2), tmp(3), tmp(4), tmp(5), tmp(6), tmp(7), tmp(8)
+	emitAddSub(t, Y, X, true)
+	emitMul(a, t, ymx, false)
+	emitAddSub(t, Y, X, false)
+	emitMul(b, t, ypx, false)
+	emitMul(c, T, t2d, false)
+	emitMul(d, Z, z2, false)
+	emitAddSub(e, b, a, true)
+	emitAddSub(ff, d, c, true)
+	emitAddSub(g, d, c, false)
+	emitAddSub(h, b, a, false)
+	emitMul(coord("DI", 0), e, ff, false)
+	emitMul(coord("DI", 1), g, h, false)
+	emitMul(coord("DI", 3), e, h, false)
+	emitMul(coord("DI", 2), ff, g, false)
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

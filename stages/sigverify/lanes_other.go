@@ -5,16 +5,30 @@ package sigverify
 // hasIFMA is false: the ifma8 path is amd64 assembly.
 const hasIFMA = false
 
+// hasAVX2 is false: the avx2x4 path is amd64 assembly.
+const hasAVX2 = false
+
 // bestPath is the fastest lane path this CPU runs: here, portable Go.
 var bestPath = portablePath
 
 // lanePaths are the lane paths this CPU runs.
 func lanePaths() []*lanePath { return []*lanePath{portablePath} }
 
-func mulIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
-func addIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
-func subIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
-func sqrIFMA(z, a *fe8)    { panic("sigverify: no ifma8 path on this platform") }
+func mulIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
+func addIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
+func subIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
+func sqrIFMA(z, a *fe8)               { panic("sigverify: no ifma8 path on this platform") }
+func dblIFMA(r, p *ext8)              { panic("sigverify: no ifma8 path on this platform") }
+func dblXYZIFMA(r, p *ext8)           { panic("sigverify: no ifma8 path on this platform") }
+func paddIFMA(r, p *ext8, q *cached8) { panic("sigverify: no ifma8 path on this platform") }
 
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath
+
+func mulAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
+func addAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
+func subAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
+func sqrAVX2(z, a *fe8)    { panic("sigverify: no avx2x4 path on this platform") }
+
+// avx2Path is nil: there is no avx2x4 path here.
+var avx2Path *lanePath

@@ -10,41 +10,58 @@ import "math/big"
 // its pointer arguments escape).
 type lanePath struct {
 	name string
-	kind int // pathPortable or pathIFMA
+	kind int // pathPortable, pathIFMA or pathAVX2
+	// voiBelow is the smallest number of signatures for which one pass
+	// of this path (it costs the same for 1 to 8) is faster than voi one
+	// by one; a last group of fewer goes to voi. 0: never.
+	voiBelow int
 }
 
 const (
 	pathPortable = iota
 	pathIFMA
+	pathAVX2
 )
 
+// portablePath is the reference the others are tested against; it is
+// slower than voi even for 8 signatures, but someone who asks for it
+// gets it, so it never hands a group to voi.
 var portablePath = &lanePath{name: "portable", kind: pathPortable}
 
 // mul sets z = a * b; loose in and out; z may alias a or b.
 func (f *lanePath) mul(z, a, b *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		mulIFMA(z, a, b)
-		return
+	case pathAVX2:
+		mulAVX2(z, a, b)
+	default:
+		mulGeneric(z, a, b)
 	}
-	mulGeneric(z, a, b)
 }
 
 // add sets z = a + b; z may alias a or b.
 func (f *lanePath) add(z, a, b *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		addIFMA(z, a, b)
-		return
+	case pathAVX2:
+		addAVX2(z, a, b)
+	default:
+		addGeneric(z, a, b)
 	}
-	addGeneric(z, a, b)
 }
 
 // sub sets z = a - b; z may alias a or b.
 func (f *lanePath) sub(z, a, b *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		subIFMA(z, a, b)
-		return
+	case pathAVX2:
+		subAVX2(z, a, b)
+	default:
+		subGeneric(z, a, b)
 	}
-	subGeneric(z, a, b)
 }
 
 // neg sets z = -a.
@@ -55,11 +72,14 @@ func (f *lanePath) neg(z, a *fe8) {
 
 // sqr sets z = a * a.
 func (f *lanePath) sqr(z, a *fe8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		sqrIFMA(z, a)
-		return
+	case pathAVX2:
+		sqrAVX2(z, a)
+	default:
+		sqrGeneric(z, a)
 	}
-	sqrGeneric(z, a)
 }
 
 // ext8 is eight points in extended coordinates (X:Y:Z:T), x = X/Z,
@@ -106,14 +126,34 @@ func init() {
 	b.Z = feOne
 	portablePath.mul(&b.T, &b.X, &b.Y)
 	baseEnc = b.Y.bytes(0)
+	// [1]B ... [8]B in all lanes, then lane j walks [j+1]B, [j+9]B, ...
 	var q ext8
+	var t8 table8
+	var walk ext8
 	q = b
-	for k := range baseTable.c {
+	for k := range t8.c {
 		if k > 0 {
-			portablePath.padd(&q, &q, &baseTable.c[0])
+			portablePath.padd(&q, &q, &t8.c[0])
 		}
-		portablePath.toCached(&baseTable.c[k], &q)
-		portablePath.neg(&baseTable.negT[k], &baseTable.c[k].T2d)
+		portablePath.toCached(&t8.c[k], &q)
+		walk.X.copyLane(k, &q.X)
+		walk.Y.copyLane(k, &q.Y)
+		walk.Z.copyLane(k, &q.Z)
+		walk.T.copyLane(k, &q.T)
+	}
+	for n := 0; n < len(baseTable); n += lanes {
+		var c cached8
+		var negT fe8
+		portablePath.toCached(&c, &walk)
+		portablePath.neg(&negT, &c.T2d)
+		for j := 0; j < lanes; j++ {
+			e := &baseTable[n+j]
+			for l := 0; l < 5; l++ {
+				e.ypx[l], e.ymx[l], e.z2[l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j]
+				e.t2d[l], e.negT2d[l] = c.T2d[l][j], negT[l][j]
+			}
+		}
+		portablePath.padd(&walk, &walk, &t8.c[7])
 	}
 }
 
@@ -136,8 +176,18 @@ func (f *lanePath) toCached(c *cached8, p *ext8) {
 	f.mul(&c.T2d, &p.T, &fe2D)
 }
 
-// padd sets r = p + q (extended + cached, 8M); r may alias p.
+// padd sets r = p + q (extended + cached, 8M); r may alias p. The ifma8
+// path does it in one assembly call, the same operations as paddOps.
 func (f *lanePath) padd(r, p *ext8, q *cached8) {
+	if f.kind == pathIFMA {
+		paddIFMA(r, p, q)
+		return
+	}
+	f.paddOps(r, p, q)
+}
+
+// paddOps is padd by calls to the path's field operations.
+func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 	var a, b, c, d, t fe8
 	f.sub(&t, &p.Y, &p.X)
 	f.mul(&a, &t, &q.YmX)
@@ -158,8 +208,22 @@ func (f *lanePath) padd(r, p *ext8, q *cached8) {
 
 // dbl sets r = 2p (4S + 3M, and a fourth M for T if withT); r may alias
 // p. The formula reads X, Y, Z only, so T may be left stale when the next
-// operation is another doubling.
+// operation is another doubling. The ifma8 path does it in one assembly
+// call, the same operations as dblOps.
 func (f *lanePath) dbl(r, p *ext8, withT bool) {
+	if f.kind == pathIFMA {
+		if withT {
+			dblIFMA(r, p)
+		} else {
+			dblXYZIFMA(r, p)
+		}
+		return
+	}
+	f.dblOps(r, p, withT)
+}
+
+// dblOps is dbl by calls to the path's field operations.
+func (f *lanePath) dblOps(r, p *ext8, withT bool) {
 	var xx, yy, zz2, s fe8
 	f.sqr(&xx, &p.X)
 	f.sqr(&yy, &p.Y)

@@ -14,7 +14,8 @@ import (
 
 // TestLanesConformance runs every conformance suite through every lane
 // path this CPU runs, in groups of 8 checks per call (TestConformance
-// covers the default path one signature per call).
+// covers the backend one signature per call, which the assembly paths
+// hand to voi: see TestLanesRemainder).
 func TestLanesConformance(t *testing.T) {
 	for _, p := range lanePaths() {
 		b := lanesBackend{p}
@@ -26,7 +27,7 @@ func TestLanesConformance(t *testing.T) {
 					c := &cases[i]
 					checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
 				}
-				b.verifyChecks(checks)
+				b.lanes(checks)
 				for i, c := range cases {
 					if checks[i].ok != c.want {
 						t.Errorf("%s %s: lanes = %v, verify_strict = %v", s.name, c.name, checks[i].ok, c.want)
@@ -64,7 +65,7 @@ func TestLanesDifferential(t *testing.T) {
 						c := &group[i]
 						checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
 					}
-					b.verifyChecks(checks)
+					b.lanes(checks)
 					for i, c := range group {
 						if checks[i].ok != c.want {
 							t.Errorf("size %d, lane %d, %s: lanes = %v, voi = %v", size, i, c.name, checks[i].ok, c.want)
@@ -211,6 +212,41 @@ func reverse(b []byte) []byte {
 	return r
 }
 
+// TestLanesRemainder checks that verifyChecks gives the same verdicts
+// as voi for every size, with the last group in the lanes or in voi, and
+// the rule that splits them: a last group of fewer than voiBelow goes to
+// voi.
+func TestLanesRemainder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	cases := diffCases(t, rng, 40)
+	for _, p := range lanePaths() {
+		b := lanesBackend{p}
+		for size := 1; size <= 17; size++ {
+			checks := make([]sigCheck, size)
+			for i := range checks {
+				c := &cases[i+size]
+				checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+			}
+			b.verifyChecks(checks)
+			for i := range checks {
+				if c := &cases[i+size]; checks[i].ok != c.want {
+					t.Errorf("path %s, size %d, %d (%s): %v, voi %v", p.name, size, i, c.name, checks[i].ok, c.want)
+				}
+			}
+		}
+	}
+	for _, tc := range []struct{ voiBelow, n, want int }{
+		{0, 1, 1}, {0, 9, 9},
+		{3, 1, 0}, {3, 2, 0}, {3, 3, 3}, {3, 8, 8}, {3, 10, 8}, {3, 11, 11}, {3, 16, 16},
+		{6, 5, 0}, {6, 6, 6}, {6, 13, 8}, {6, 14, 14}, {6, 0, 0},
+	} {
+		p := lanePath{voiBelow: tc.voiBelow}
+		if got := p.inLanes(tc.n); got != tc.want {
+			t.Errorf("voiBelow %d: inLanes(%d) = %d, want %d", tc.voiBelow, tc.n, got, tc.want)
+		}
+	}
+}
+
 // TestRadix16 checks the signed digits recompose the scalar and lie in
 // range.
 func TestRadix16(t *testing.T) {
@@ -239,6 +275,79 @@ func TestRadix16(t *testing.T) {
 		}
 		if want := new(big.Int).SetBytes(reverse(b[:])); got.Cmp(want) != 0 {
 			t.Fatalf("%x: digits give %x", b, got)
+		}
+	}
+}
+
+// TestRadix256 checks the signed radix-256 digits recompose the scalar
+// and lie in range, up to the largest S the lanes see (L - 1) and past it.
+func TestRadix256(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	l, _ := new(big.Int).SetString("7237005577332262213973186563042994240857116359379907606001950938285454250989", 10)
+	for n := 0; n < 300; n++ {
+		var b [32]byte
+		for k := range b {
+			b[k] = byte(rng.Uint32())
+		}
+		b[31] &= 0x3f
+		switch n {
+		case 0:
+			b = [32]byte{}
+		case 1:
+			lm1 := new(big.Int).Sub(l, big.NewInt(1)).FillBytes(make([]byte, 32))
+			copy(b[:], reverse(lm1))
+		case 2:
+			for k := range b {
+				b[k] = 0x7f
+			}
+		}
+		var d [32]int8
+		radix256(&d, &b)
+		got := new(big.Int)
+		for i := 31; i >= 0; i-- {
+			if i == 31 && d[i] < 0 {
+				t.Fatalf("%x: last digit %d", b, d[i])
+			}
+			got.Lsh(got, 8).Add(got, big.NewInt(int64(d[i])))
+		}
+		if want := new(big.Int).SetBytes(reverse(b[:])); got.Cmp(want) != 0 {
+			t.Fatalf("%x: digits give %x", b, got)
+		}
+	}
+}
+
+// TestBaseTable checks baseTable's entries against [n]B computed with
+// voi: entry n-1 in cached form is (Y+X, Y-X, 2Z, 2dT) of [n]B, and its
+// negated 2dT sums with 2dT to 0.
+func TestBaseTable(t *testing.T) {
+	for n := 1; n <= len(baseTable); n++ {
+		e := &baseTable[n-1]
+		var ypx, ymx, z2, t2d, nt fe8
+		for l := 0; l < 5; l++ {
+			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e.ypx[l], e.ymx[l], e.z2[l], e.t2d[l], e.negT2d[l]
+		}
+		checkLoose(t, "entry", &ypx)
+		// y = (ypx + ymx) / z2, x = (ypx - ymx) / z2.
+		var y, x, zi, sum fe8
+		portablePath.add(&y, &ypx, &ymx)
+		portablePath.sub(&x, &ypx, &ymx)
+		portablePath.invert(&zi, &z2)
+		portablePath.mul(&y, &y, &zi)
+		portablePath.mul(&x, &x, &zi)
+		enc := y.bytes(0)
+		if x.negative(0) {
+			enc[31] |= 0x80
+		}
+		s := scalar.NewFromUint64(uint64(n))
+		want := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, s)
+		var wantEnc curve.CompressedEdwardsY
+		wantEnc.SetEdwardsPoint(want)
+		if enc != wantEnc {
+			t.Fatalf("entry %d: encodes %x, [%d]B is %x", n-1, enc, n, wantEnc)
+		}
+		portablePath.add(&sum, &t2d, &nt)
+		if sum.bytes(0) != ([32]byte{}) {
+			t.Fatalf("entry %d: 2dT + negated 2dT = %x", n-1, sum.bytes(0))
 		}
 	}
 }
@@ -361,6 +470,118 @@ func TestIFMAField(t *testing.T) {
 	}
 }
 
+// TestIFMAPoint checks the ifma8 path's one-call doubling and addition
+// against the same formulas by calls to its field operations, bit for
+// bit, on random loose coordinates, in place and not. Skipped where the
+// CPU lacks AVX-512 IFMA.
+func TestIFMAPoint(t *testing.T) {
+	if !hasIFMA {
+		t.Skip("this CPU lacks AVX-512 F and IFMA: the ifma8 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(16, 17))
+	f := ifmaPath
+	for n := 0; n < 300; n++ {
+		p := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		q := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		for _, withT := range []bool{false, true} {
+			var got, want ext8
+			f.dbl(&got, &p, withT)
+			f.dblOps(&want, &p, withT)
+			if !withT {
+				got.T, want.T = fe8{}, fe8{}
+			}
+			if got != want {
+				t.Fatalf("dbl(withT %v): one call %x, by operations %x", withT, got, want)
+			}
+			in := p
+			f.dbl(&in, &in, withT)
+			if !withT {
+				in.T = fe8{}
+			}
+			if in != want {
+				t.Fatalf("dbl(withT %v) in place: %x, want %x", withT, in, want)
+			}
+		}
+		var got, want ext8
+		f.padd(&got, &p, &q)
+		f.paddOps(&want, &p, &q)
+		if got != want {
+			t.Fatalf("padd: one call %x, by operations %x", got, want)
+		}
+		in := p
+		f.padd(&in, &in, &q)
+		if in != want {
+			t.Fatalf("padd in place: %x, want %x", in, want)
+		}
+	}
+}
+
+// TestAVX2Field checks the AVX2 field operations against the portable
+// ones on random loose inputs and at the bounds: add and sub bit for bit
+// (the same limbs), mul and sqr the same value in every lane, loose (they
+// multiply in radix 2^25.5, so their limbs differ from mulGeneric's), and
+// sqr bit for bit as mul of a by itself. In place too, as the point code
+// calls them. Skipped where the CPU lacks AVX2.
+func TestAVX2Field(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(10, 11))
+	edges := []uint64{0, 1, 19, mask51 - 18, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
+	for n := 0; n < 3000; n++ {
+		a, b := randFe(rng), randFe(rng)
+		if n%3 == 0 {
+			// Lanes of limbs drawn from the edge values.
+			for i := range a {
+				for j := range a[i] {
+					a[i][j] = edges[rng.IntN(len(edges))]
+					b[i][j] = edges[rng.IntN(len(edges))]
+				}
+			}
+		}
+		for _, op := range []struct {
+			name      string
+			asm, want func(z, a, b *fe8)
+			exact     bool
+		}{
+			{"add", addAVX2, addGeneric, true},
+			{"sub", subAVX2, subGeneric, true},
+			{"mul", mulAVX2, mulGeneric, false},
+			{"sqr", func(z, a, _ *fe8) { sqrAVX2(z, a) }, func(z, a, _ *fe8) { sqrGeneric(z, a) }, false},
+		} {
+			var got, want fe8
+			op.asm(&got, &a, &b)
+			op.want(&want, &a, &b)
+			checkLoose(t, op.name, &got)
+			if op.exact && got != want {
+				t.Fatalf("%s(%x, %x):\n got %x\nwant %x", op.name, a, b, got, want)
+			}
+			for j := 0; j < lanes; j++ {
+				if !eqLane(&got, &want, j) {
+					t.Fatalf("%s(%x, %x) lane %d: got %x, want %x", op.name, a, b, j, got.bytes(j), want.bytes(j))
+				}
+			}
+			in := a
+			op.asm(&in, &in, &b)
+			if in != got {
+				t.Fatalf("%s in place: got %x, want %x", op.name, in, got)
+			}
+		}
+		var m, s fe8
+		mulAVX2(&m, &a, &a)
+		sqrAVX2(&s, &a)
+		if m != s {
+			t.Fatalf("sqr(%x) = %x, mul(a, a) = %x", a, s, m)
+		}
+		in := b
+		mulAVX2(&in, &a, &in)
+		mulAVX2(&m, &a, &b)
+		if in != m {
+			t.Fatalf("mul with z aliasing b: got %x, want %x", in, m)
+		}
+	}
+}
+
 // TestLanePaths says which paths run here; the lane tests above run each.
 func TestLanePaths(t *testing.T) {
 	var names []string
@@ -373,5 +594,8 @@ func TestLanePaths(t *testing.T) {
 	}
 	if hasIFMA && bestPath.name != "ifma8" {
 		t.Errorf("CPU has IFMA but the default path is %s", bestPath.name)
+	}
+	if !hasIFMA && hasAVX2 && bestPath.name != "avx2x4" {
+		t.Errorf("CPU has AVX2 but the default path is %s", bestPath.name)
 	}
 }
