@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -25,6 +26,7 @@ import (
 //	tpu_banking_slots_total              slots ended
 //	tpu_pool_live, _idle, _allocs_total  packet batches out of the pool, idle in it, allocated
 //	tpu_latency_socket_to_executed_seconds  a histogram, per transaction executed (trace.Latency)
+//	tpu_goroutines                       goroutines in the process (runtime.NumGoroutine), for leak checks (scripts/soak.sh)
 //
 // With nothing in flight, received = sum of tpu_packets_total + buffered.
 
@@ -95,7 +97,8 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 	live, err6 := m.Int64ObservableGauge("tpu.pool.live", metric.WithDescription("batches out of the pool"))
 	idle, err7 := m.Int64ObservableGauge("tpu.pool.idle", metric.WithDescription("batches idle in the pool"))
 	allocs, err8 := m.Int64ObservableCounter("tpu.pool.allocs", metric.WithDescription("batches allocated"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8); err != nil {
+	goroutines, err9 := m.Int64ObservableGauge("tpu.goroutines", metric.WithDescription("goroutines in the process"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9); err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
 	// The attribute sets, built once.
@@ -133,8 +136,9 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		ob.ObserveInt64(live, int64(s.Live))
 		ob.ObserveInt64(idle, int64(s.Idle))
 		ob.ObserveInt64(allocs, int64(s.Allocs))
+		ob.ObserveInt64(goroutines, int64(runtime.NumGoroutine()))
 		return nil
-	}, packets, received, dropped, buffered, slots, live, idle, allocs)
+	}, packets, received, dropped, buffered, slots, live, idle, allocs, goroutines)
 	if err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
