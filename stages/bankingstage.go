@@ -74,6 +74,10 @@ type bankingStage struct {
 	srcs       []uint64          // scratch: a work batch's sources
 	tts        []banking.TxTimes // scratch: a work batch's tracers
 	recorder   Recorder          // the banking trace: told of each slot start; nil: off
+	// ledgerFailed, when not nil, is told of the ledger's failure once,
+	// after the message that showed it (a slot end that could not
+	// commit): nothing more will commit.
+	ledgerFailed func(error)
 
 	root     *actor.RootContext
 	clock    scheduler.CancelFunc      // the slot clock
@@ -100,6 +104,7 @@ func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Cred
 }
 
 func (s *bankingStage) Receive(ctx actor.Context) {
+	defer s.checkLedger()
 	defer s.flushOutcomes()
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
@@ -200,6 +205,19 @@ func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags
 			// own to show it: its path ends where it was.)
 			s.submitting.Event("tracer.dropped", attribute.String(trace.TracerSigKey, trace.TracerSig(sig[:])), attribute.String("tpu.outcome", o.String()))
 		}
+	}
+}
+
+// checkLedger tells ledgerFailed of the ledger's failure, the first
+// time the driver has one.
+func (s *bankingStage) checkLedger() {
+	if s.ledgerFailed == nil {
+		return
+	}
+	if err := s.drv.Err(); err != nil {
+		f := s.ledgerFailed
+		s.ledgerFailed = nil
+		f(err)
 	}
 }
 

@@ -191,6 +191,7 @@ func Start(cfg Config) (*Graph, error) {
 
 	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, g.latency, g.log)
 	g.bs.recorder = cfg.Recorder
+	g.bs.ledgerFailed = g.ledgerFailed
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
 	g.bankPID = g.spawn("banking", g.bs)
 	g.fan.banking = func(m *BatchMsg) { root().Send(g.bankPID, m) }
@@ -261,8 +262,10 @@ func (g *Graph) Trace() *trace.Provider { return g.prov }
 // Latency returns the histogram of socket-to-executed latency.
 func (g *Graph) Latency() *trace.Histogram { return &g.latency.Histogram }
 
-// Done is closed when a stage fails (an actor panicked): the graph
-// cannot go on, and Err says why. Call Stop, which returns the failure.
+// Done is closed when a stage fails (an actor panicked) or the ledger
+// does (a full or read-only disk: no slot can commit, banking.Bank.Err):
+// the graph cannot go on, and Err says why. Call Stop, which returns the
+// failure.
 func (g *Graph) Done() <-chan struct{} { return g.failed }
 
 // Err returns the failure that closed Done, or nil.
@@ -347,7 +350,7 @@ func (g *Graph) stop(ctx context.Context) error {
 		// said by it.
 		kept := []error{ferr}
 		for _, err := range errs {
-			if !errors.Is(err, ferr) {
+			if !errors.Is(err, ferr) && !errors.Is(ferr, err) {
 				kept = append(kept, err)
 			}
 		}
@@ -431,6 +434,16 @@ func (g *Graph) fail(name string, r, msg any, stack []byte) {
 	g.panics.Add(1)
 	err := fmt.Errorf("stages: the %s actor panicked: %v", name, r)
 	g.log.Error("stage panicked", "stage", name, "panic", fmt.Sprint(r), "message", fmt.Sprintf("%T", msg), "stack", string(stack))
+	g.failOnce.Do(func() {
+		g.err = err
+		close(g.failed)
+	})
+}
+
+// ledgerFailed fails the graph with the ledger's failure (the ledger
+// has logged it): banking can commit nothing more, so the pipeline stops
+// rather than buffer transactions that will never commit.
+func (g *Graph) ledgerFailed(err error) {
 	g.failOnce.Do(func() {
 		g.err = err
 		close(g.failed)

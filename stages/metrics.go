@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -29,6 +30,7 @@ import (
 //	tpu_forward_packets_total{result}    the forwarder's packets, only with it on (Config.Forward):
 //	                                     result forwarded, vote, rate_limited, send_error or queue_full
 //	                                     (ForwardStats; a consumer beside banking, not an outcome)
+//	tpu_goroutines                       goroutines in the process (runtime.NumGoroutine), for leak checks (scripts/soak.sh)
 //
 // With nothing in flight, received = sum of tpu_packets_total + buffered.
 
@@ -103,7 +105,8 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		metric.WithDescription("batches copied where sigverify hands a batch to its consumers (copy handoff)"))
 	forward, err10 := m.Int64ObservableCounter("tpu.forward.packets", metric.WithUnit("{packet}"),
 		metric.WithDescription("packets the forwarder sent (forwarded), kept back (vote) or dropped, by result"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10); err != nil {
+	goroutines, err11 := m.Int64ObservableGauge("tpu.goroutines", metric.WithDescription("goroutines in the process"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11); err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
 	// The attribute sets, built once.
@@ -147,6 +150,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		ob.ObserveInt64(idle, int64(s.Idle))
 		ob.ObserveInt64(allocs, int64(s.Allocs))
 		ob.ObserveInt64(copies, int64(g.fan.copies.Load()))
+		ob.ObserveInt64(goroutines, int64(runtime.NumGoroutine()))
 		if g.fwd != nil {
 			fs := g.fwd.stats()
 			ob.ObserveInt64(forward, int64(fs.Forwarded), fwdForwarded)
@@ -156,7 +160,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 			ob.ObserveInt64(forward, int64(fs.QueueFull), fwdQueueFull)
 		}
 		return nil
-	}, packets, received, dropped, buffered, slots, live, idle, allocs, copies, forward)
+	}, packets, received, dropped, buffered, slots, live, idle, allocs, copies, forward, goroutines)
 	if err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}

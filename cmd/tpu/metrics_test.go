@@ -98,6 +98,9 @@ func metricsMatchSummary(t *testing.T, copyForward bool) {
 	expect("buffered", m.sum("tpu_banking_buffered", nil), s.Buffered)
 	expect("live batches", m.sum("tpu_pool_live", nil), s.LiveBatches)
 	expect("slots", m.sum("tpu_banking_slots_total", nil), s.Slots)
+	if len(m["tpu_goroutines"]) != 1 || m.sum("tpu_goroutines", nil) < 1 {
+		t.Errorf("tpu_goroutines: %v, want one series counting at least this test's goroutine", m["tpu_goroutines"])
+	}
 	for name, n := range s.Outcomes {
 		expect("outcome "+name, m.sum("tpu_packets_total", map[string]string{"outcome": name}), n)
 	}

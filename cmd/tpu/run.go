@@ -415,8 +415,9 @@ loop:
 		case <-stop:
 			break loop
 		case <-g.Done():
-			// An actor panicked (logged with its stack): the graph has
-			// stopped working; Stop returns the failure.
+			// An actor panicked (logged with its stack) or the ledger
+			// failed (logged by it): the graph has stopped working; Stop
+			// returns the failure, and the run exits 1 with it.
 			log.Error("pipeline failed", "err", g.Err())
 			break loop
 		case res := <-sendDone:

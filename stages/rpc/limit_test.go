@@ -29,6 +29,8 @@ import (
 // comes after the test marked it closed.
 type fakeLedger struct {
 	last    uint64
+	lag     uint64 // the durable slot is last-lag
+	err     error  // Err's answer: a failed ledger
 	closed  atomic.Bool
 	late    atomic.Int64  // reads after closed was set
 	history atomic.Uint64 // slots StatusesOf was asked to read
@@ -51,8 +53,8 @@ func (f *fakeLedger) OnCommit(func(banking.SlotRecord))                    {}
 func (f *fakeLedger) TransactionCount() (count, through uint64, err error) { return 0, f.last, nil }
 func (f *fakeLedger) CommittedSlot() uint64                                { return f.last }
 func (f *fakeLedger) VisibleSlot() uint64                                  { return f.last }
-func (f *fakeLedger) DurableSlot() uint64                                  { return f.last }
-func (f *fakeLedger) Err() error                                           { return nil }
+func (f *fakeLedger) DurableSlot() uint64                                  { return f.last - f.lag }
+func (f *fakeLedger) Err() error                                           { return f.err }
 
 func (f *fakeLedger) SlotRecordOf(slot uint64) (banking.SlotRecord, bool, error) {
 	f.read()

@@ -82,7 +82,7 @@ func (s *Server) parseConfig(params []json.RawMessage, i int) (config, *Error) {
 			return c, invalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", cm)
 		}
 	}
-	if c.MinContextSlot != nil && *c.MinContextSlot > s.ctx().Slot {
+	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.Commitment) {
 		return c, &Error{Code: -32016, Message: "Minimum context slot has not been reached"}
 	}
 	return c, nil
@@ -129,11 +129,39 @@ func parseSignature(str string) ([64]byte, *Error) {
 	return [64]byte(b), nil
 }
 
-// getHealth is unhealthy (Solana's -32005) once the ledger has failed:
-// a full or read-only disk, corruption, a failed commit.
-func getHealth(s *Server, q *call, params []json.RawMessage) (any, *Error) {
+// codeUnhealthy is Solana's error code for a node that cannot serve
+// (NodeUnhealthy).
+const codeUnhealthy = -32005
+
+// unhealthy returns the error of a node whose ledger has failed (a full
+// or read-only disk, corruption, a failed commit), nil while it is
+// healthy.
+func (s *Server) unhealthy() *Error {
 	if err := s.cfg.Bank.Err(); err != nil {
-		return nil, &Error{Code: -32005, Message: "Node is unhealthy: " + err.Error()}
+		return &Error{Code: codeUnhealthy, Message: "Node is unhealthy: " + err.Error()}
+	}
+	return nil
+}
+
+// slotAt returns the newest slot at a commitment level: for processed
+// and confirmed the last committed slot the server has indexed; for
+// finalized, and for no level (Solana's default), the last durable one,
+// no later than that (with --sync nosync durability trails the commit by
+// up to a second).
+func (s *Server) slotAt(commitment string) uint64 {
+	s.mu.RLock()
+	slot := s.slot
+	s.mu.RUnlock()
+	if commitment == "processed" || commitment == "confirmed" {
+		return slot
+	}
+	return min(slot, s.cfg.Bank.DurableSlot())
+}
+
+// getHealth is unhealthy (Solana's -32005) once the ledger has failed.
+func getHealth(s *Server, q *call, params []json.RawMessage) (any, *Error) {
+	if e := s.unhealthy(); e != nil {
+		return nil, e
 	}
 	return "ok", nil
 }
@@ -142,14 +170,17 @@ func getVersion(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	return map[string]any{"solana-core": s.cfg.Version, "feature-set": 0}, nil
 }
 
+// getSlot answers getSlot and getBlockHeight (every slot makes a block)
+// at the commitment asked (slotAt).
 func getSlot(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
-	if _, e := s.parseConfig(params, 0); e != nil {
+	c, e := s.parseConfig(params, 0)
+	if e != nil {
 		return nil, e
 	}
-	return s.ctx().Slot, nil
+	return s.slotAt(c.Commitment), nil
 }
 
 func getTransactionCount(s *Server, q *call, params []json.RawMessage) (any, *Error) {
@@ -168,14 +199,25 @@ func getLatestBlockhash(s *Server, q *call, params []json.RawMessage) (any, *Err
 	if e := wantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
-	if _, e := s.parseConfig(params, 0); e != nil {
+	c, e := s.parseConfig(params, 0)
+	if e != nil {
 		return nil, e
 	}
+	at := s.slotAt(c.Commitment)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	last := s.hashes[len(s.hashes)-1]
+	// The blockhash of the newest slot at the commitment asked; the
+	// window's oldest if even that is newer (it is not: the window is
+	// 151 slots, durability trails by a second).
+	last := s.hashes[0]
+	for i := len(s.hashes) - 1; i >= 0; i-- {
+		if s.hashes[i].Slot <= at {
+			last = s.hashes[i]
+			break
+		}
+	}
 	return withContext{
-		Context: rpcContext{APIVersion: apiVersion, Slot: s.slot},
+		Context: rpcContext{APIVersion: apiVersion, Slot: last.Slot},
 		Value: map[string]any{
 			"blockhash":            base58.Encode(last.Blockhash[:]),
 			"lastValidBlockHeight": last.Slot + banking.MaxProcessingAge,
@@ -604,6 +646,11 @@ func sendTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error)
 		}
 		return nil, invalidParams("failed to deserialize solana_transaction::versioned::VersionedTransaction: %v", err)
 	}
+	// A failed ledger commits nothing more: refuse rather than return a
+	// signature that will never confirm.
+	if e := s.unhealthy(); e != nil {
+		return nil, e
+	}
 	if err := s.send(raw); err != nil {
 		return nil, &Error{Code: codeInternal, Message: err.Error()}
 	}
@@ -635,6 +682,9 @@ func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 		return nil, invalidParams("airdrop of %d lamports: want 1 to %d", lamports, uint64(maxAirdrop))
 	}
 	if _, e := s.parseConfig(params, 2); e != nil {
+		return nil, e
+	}
+	if e := s.unhealthy(); e != nil { // as sendTransaction; before the limits count it
 		return nil, e
 	}
 	faucet := banking.FaucetKey(s.cfg.Seed)

@@ -2,13 +2,20 @@
 // standard clients (solana-go, @solana/web3.js, the Solana CLI) to send
 // transactions to a running tpu and confirm them.
 //
-// Reads come from the committed ledger: every commitment level
-// (processed, confirmed, finalized) maps to the last committed slot, and a
-// committed transaction reports confirmationStatus "finalized" once its
-// slot is durable (at once with --sync sync; within a second with nosync),
-// "confirmed" until then. getHealth fails once the ledger has. Writes do
-// not execute anything here: sendTransaction and requestAirdrop send the
-// transaction over UDP to fetch, like any client, so it is deduplicated,
+// Reads come from the committed ledger. getSlot, getBlockHeight,
+// getLatestBlockhash and minContextSlot read the slot of the commitment
+// asked: processed and confirmed the last committed slot, finalized (and
+// no level, Solana's default) the last durable one (the same with --sync
+// sync; up to a second older with nosync). Accounts are read as the last
+// committed slot left them, whatever the level: the ledger keeps no older
+// state. A committed transaction reports confirmationStatus "finalized"
+// once its slot is durable, "confirmed" until then. Once the ledger has
+// failed (a full or read-only disk, corruption), getHealth,
+// sendTransaction and requestAirdrop answer Solana's -32005 (node
+// unhealthy) with the ledger's error, rather than return signatures that
+// will never confirm; reads of what was committed are still served.
+// Writes do not execute anything here: sendTransaction and requestAirdrop
+// send the transaction over UDP to fetch, like any client, so it is deduplicated,
 // verified, scheduled, traced and accounted like every other. No preflight
 // is run (as with skipPreflight: true): a transaction with a bad signature
 // goes to the pipeline, which discards and counts it.

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# scripts/soak.sh [DURATION]: runs tpu run under mixed load for DURATION
+# (default 30m) and checks that nothing grows: RSS, open descriptors,
+# goroutines and the packet pool's live batches, sampled every SAMPLE
+# seconds. Prints a table of the samples and a verdict; exits 1 if
+# something grew (or the run failed), 0 if all stayed flat.
+#
+# The load, all at once:
+#   - tpu gen, open-loop at RATE tx/s with INVALID (0.2) of it invalid, in
+#     segments of SEGMENT (10s) back to back, each signed afresh with a
+#     fresh blockhash (a pre-signed load expires after 150 slots, and
+#     would have to be held in memory whole); each segment also polls
+#     RPC for its confirmations and checks the balances it moved;
+#   - CLIENTS (4) RPC clients (curl in a loop): getBalance,
+#     getSignatureStatuses of a signature nobody sent with
+#     searchTransactionHistory (a history search to the RPC's cap),
+#     sendTransaction of a well-formed transaction with a zero signature
+#     (sigverify discards it: bad_signature), requestAirdrop of 1 lamport.
+# RATE defaults to half of the pipeline's ceiling: the throughput a short
+# closed-loop probe run (tpu run, load as fast as it is accepted)
+# executes on this machine. (Half the sigverify ceiling, one core's
+# verify rate times the cores, is far beyond what the whole pipeline and
+# the generator's signing sustain on a small machine: most of it would be
+# shed, and a segment's signing would outlast its blockhash.)
+#
+# The verdict compares the mean of the last quarter of the samples with
+# the mean of the second quarter (the first is warm-up: the pool, the
+# status index and the ledger's caches fill). A metric grew if
+#     last > second * (1 + TOL/100) + SLACK
+# with TOL 10 (percent) for all, and SLACK 0 for RSS, 8 descriptors, 16
+# goroutines (connections come and go with the clients) and 64 live
+# batches (they follow the load from moment to moment: up to the fetch
+# and banking budgets, 64 each, can be in flight). At least 8 samples are
+# needed for a verdict.
+#
+# Environment: RATE, INVALID, SEGMENT, CLIENTS, SAMPLE, TOL, SOAK_DIR
+# (where the ledger and logs go; default a fresh temporary directory,
+# removed at the end when the verdict is flat), TPU_FLAGS (more flags for
+# tpu run). Linux only (/proc). Needs go, curl and base64.
+set -euo pipefail
+set -m # each background job in its own process group, so that cleanup can stop it whole
+cd "$(dirname "$0")/.."
+
+DURATION=${1:-30m}
+INVALID=${INVALID:-0.2}
+SEGMENT=${SEGMENT:-10s}
+CLIENTS=${CLIENTS:-4}
+SAMPLE=${SAMPLE:-10}
+TOL=${TOL:-10}
+
+seconds() { # a Go-style duration (90s, 30m, 1h, 1h30m) in seconds
+	local d=$1 total=0 n unit
+	while [[ $d =~ ^([0-9]+)(h|m|s)(.*)$ ]]; do
+		n=${BASH_REMATCH[1]} unit=${BASH_REMATCH[2]} d=${BASH_REMATCH[3]}
+		case $unit in h) total=$((total + n * 3600)) ;; m) total=$((total + n * 60)) ;; s) total=$((total + n)) ;; esac
+	done
+	if [[ -n $d || $total -eq 0 ]]; then
+		echo "soak.sh: duration $1: want e.g. 90s, 30m, 1h30m" >&2
+		exit 2
+	fi
+	echo "$total"
+}
+total=$(seconds "$DURATION")
+for tool in go curl base64; do
+	command -v "$tool" >/dev/null || { echo "soak.sh: $tool is not on PATH" >&2; exit 2; }
+done
+[[ -d /proc/self/fd ]] || { echo "soak.sh: needs Linux's /proc" >&2; exit 2; }
+
+dir=${SOAK_DIR:-$(mktemp -d -t tpu-soak.XXXXXX)}
+mkdir -p "$dir"
+echo "== soak $DURATION in $dir"
+go build -o "$dir/tpu" ./cmd/tpu
+
+pids=() # background jobs: each leads its process group
+cleanup() {
+	for p in "${pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The rate: half the ceiling a short closed-loop run measures.
+if [[ -z ${RATE:-} ]]; then
+	"$dir/tpu" run --ledger "$dir/probe" --tpu-addr 127.0.0.1:0 --rpc-addr "" --duration 3s --count 60000 \
+		>"$dir/probe.out" 2>"$dir/probe.log" || { cat "$dir/probe.log" "$dir/probe.out" >&2; exit 1; }
+	ceiling=$(sed -n 's/^executed [0-9]* (\([0-9]*\) tx\/s).*/\1/p' "$dir/probe.out" | head -1)
+	[[ -n $ceiling ]] || { echo "soak.sh: the probe run printed no throughput" >&2; cat "$dir/probe.out" >&2; exit 1; }
+	RATE=$((ceiling / 2))
+	echo "closed-loop ceiling $ceiling tx/s: rate $RATE tx/s"
+	rm -rf "$dir/probe"
+fi
+
+# The server.
+"$dir/tpu" run --no-gen --duration 0 --ledger "$dir/ledger" --tpu-addr 127.0.0.1:0 --rpc-addr 127.0.0.1:0 \
+	--metrics-addr 127.0.0.1:0 ${TPU_FLAGS:-} >"$dir/run.out" 2>"$dir/run.log" &
+tpu=$!
+pids+=("$tpu")
+for _ in $(seq 600); do
+	grep -q 'msg=metrics ' "$dir/run.log" 2>/dev/null && grep -q 'msg=json-rpc ' "$dir/run.log" && break
+	kill -0 "$tpu" 2>/dev/null || { echo "soak.sh: tpu run exited:" >&2; cat "$dir/run.log" >&2; exit 1; }
+	sleep 0.1 # polling the log: the server gives no other signal that it is up
+done
+field() { sed -n "s/.*msg=$1 .*$2=\([^ ]*\).*/\1/p" "$dir/run.log" | head -1; }
+rpc=$(field json-rpc url)
+metrics=$(field metrics url)
+fetch=$(field tpu addr)
+[[ -n $rpc && -n $metrics && -n $fetch ]] || { echo "soak.sh: tpu run did not start:" >&2; cat "$dir/run.log" >&2; exit 1; }
+echo "tpu run pid $tpu: fetch $fetch, rpc $rpc, metrics $metrics"
+
+end=$(($(date +%s) + total))
+
+# The load generator, segment after segment until the end.
+(
+	i=0
+	while (($(date +%s) < end)); do
+		i=$((i + 1))
+		"$dir/tpu" gen --rpc "$rpc" --tpu "$fetch" --rate "$RATE" --duration "$SEGMENT" --settle 2s \
+			--invalid-fraction "$INVALID" >>"$dir/gen.out" 2>>"$dir/gen.log" || echo "segment $i: exit $?" >>"$dir/gen.failed"
+	done
+) &
+pids+=("$!")
+
+# The RPC clients.
+ones() { printf '1%.0s' $(seq "$1"); }
+zero_sig=$(ones 64) # base58 of 64 zero bytes
+# A transfer-shaped transaction: one zero signature, header (1 signer, 0
+# read-only signed, 1 read-only unsigned), two keys (a payer, the system
+# program), a zero blockhash, one instruction with no accounts or data.
+tx=$({
+	printf '\x01'
+	head -c 64 /dev/zero
+	printf '\x01\x00\x01\x02'
+	head -c 31 /dev/zero
+	printf '\x07'
+	head -c 32 /dev/zero
+	head -c 32 /dev/zero
+	printf '\x01\x01\x00\x00'
+} | base64 | tr -d '\n')
+post() { curl -s --max-time 10 -H 'Content-Type: application/json' -d "$1" "$rpc" >/dev/null || true; }
+for c in $(seq "$CLIENTS"); do
+	to=$(ones 31)$((c % 8 + 2)) # 31 zero bytes and c % 8 + 1: one recipient per client
+	(
+		while (($(date +%s) < end)); do
+			post '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["11111111111111111111111111111111"]}'
+			post '{"jsonrpc":"2.0","id":2,"method":"getSignatureStatuses","params":[["'"$zero_sig"'"],{"searchTransactionHistory":true}]}'
+			post '{"jsonrpc":"2.0","id":3,"method":"sendTransaction","params":["'"$tx"'",{"encoding":"base64"}]}'
+			post '{"jsonrpc":"2.0","id":4,"method":"requestAirdrop","params":["'"$to"'",1]}'
+		done
+	) &
+	pids+=("$!")
+done
+
+# Sampling.
+metric() { curl -s --max-time 5 "$metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $NF } END { print s + 0 }'; }
+printf '%8s %10s %6s %10s %12s\n' t_s rss_kb fds goroutines live_batches | tee "$dir/samples"
+start=$(date +%s)
+k=0
+while (($(date +%s) < end)); do
+	k=$((k + 1))
+	wait_s=$((start + k * SAMPLE - $(date +%s)))
+	((wait_s <= 0)) || sleep "$wait_s" # the sampling period itself: on a grid, whatever a sample costs
+	kill -0 "$tpu" 2>/dev/null || { echo "soak.sh: tpu run died:" >&2; tail -20 "$dir/run.log" >&2; exit 1; }
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$tpu/status")
+	fds=$(ls "/proc/$tpu/fd" | wc -l)
+	printf '%8d %10d %6d %10d %12d\n' $(($(date +%s) - start)) "$rss" "$fds" "$(metric tpu_goroutines)" "$(metric tpu_pool_live)" |
+		tee -a "$dir/samples"
+done
+
+# The load stops by itself at the end (the last segment runs out, with
+# its settling); then the server is stopped: it drains and prints its
+# summary.
+wait "${pids[@]:1}" 2>/dev/null || true
+kill -INT "$tpu"
+status=0
+wait "$tpu" || status=$?
+pids=()
+fail=0
+if ((status != 0)); then
+	echo "FAIL: tpu run exited $status after SIGINT:" >&2
+	tail -20 "$dir/run.log" >&2
+	fail=1
+fi
+grep -q 'accounting ok: true' "$dir/run.out" || { echo "FAIL: no 'accounting ok: true' in the summary" >&2; fail=1; }
+if grep -q -e panic -e 'pebble: closed' "$dir/run.log"; then
+	echo "FAIL: a panic in tpu run's log" >&2
+	fail=1
+fi
+grep -E '^(executed|  dropped)' "$dir/run.out" || true
+if [[ -s $dir/gen.failed ]]; then
+	echo "FAIL: tpu gen segments failed (a balance off?):" >&2
+	cat "$dir/gen.failed" >&2
+	fail=1
+fi
+echo "gen segments summarized: $(cat "$dir/gen.out" "$dir/gen.log" 2>/dev/null | grep -c '^== tpu gen summary' || true)"
+grep -h '^confirmed ' "$dir/gen.out" "$dir/gen.log" 2>/dev/null | tail -3 || true
+
+# The verdict.
+if ! awk -v tol="$TOL" '
+	NR > 1 { n++; for (c = 2; c <= 5; c++) v[n, c] = $c }
+	END {
+		if (n < 8) { printf "too few samples (%d) for a verdict: run longer\n", n; exit 2 }
+		split("rss_kb fds goroutines live_batches", name, " ")
+		split("0 8 16 64", slack, " ")
+		q = int(n / 4); grew = 0
+		printf "%-14s %14s %14s %10s\n", "metric", "mean q2", "mean q4", "verdict"
+		for (c = 2; c <= 5; c++) {
+			a = 0; b = 0
+			for (i = q + 1; i <= 2 * q; i++) a += v[i, c]
+			for (i = n - q + 1; i <= n; i++) b += v[i, c]
+			a /= q; b /= q
+			bad = b > a * (1 + tol / 100) + slack[c - 1]
+			printf "%-14s %14.1f %14.1f %10s\n", name[c - 1], a, b, bad ? "GREW" : "flat"
+			grew += bad
+		}
+		exit grew > 0
+	}' "$dir/samples"; then
+	fail=1
+fi
+if ((fail)); then
+	echo "== soak: FAIL (kept $dir)"
+	exit 1
+fi
+echo "== soak: flat"
+[[ -n ${SOAK_DIR:-} ]] || rm -rf "$dir"
