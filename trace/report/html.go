@@ -32,7 +32,8 @@ const (
 func WaterfallID(i int) string { return fmt.Sprintf("waterfall-%d", i) }
 
 // cdfFloor is where the CDF's logarithmic axis starts: shorter spans
-// (zero-length markers among them) are drawn at it.
+// (zero-length marker spans, in a trace file written before tpu's spans
+// followed the work) are drawn at it.
 const cdfFloor = time.Microsecond
 
 // WriteHTML writes the report of spans, which it borrows, to w: the text
@@ -69,7 +70,7 @@ svg { max-width: 100%%; height: auto; }
 		draw               func() (*plot.Plot, vg.Length, error)
 	}{
 		{IDCDF, "Span duration by hop (CDF)",
-			fmt.Sprintf("For each hop, the fraction of its spans at or below a duration (log scale; spans under %v, zero-length markers among them, are drawn at %v).", cdfFloor, cdfFloor),
+			fmt.Sprintf("For each hop, the fraction of its spans at or below a duration (log scale; spans under %v are drawn at %v).", cdfFloor, cdfFloor),
 			func() (*plot.Plot, vg.Length, error) { return cdfPlot(d) }},
 		{IDThroughput, "Throughput over time",
 			fmt.Sprintf("Packets per second through each hop (a span's tpu.packets or tpu.transactions, else 1 per span), of the recorded spans only, by span end time in bins of %v.", d.Bin),
