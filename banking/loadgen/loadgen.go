@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpugo/tpu/banking"
@@ -75,6 +76,9 @@ type Config struct {
 	RandSeed uint64
 	// Progress, when not nil, is called as signing goes.
 	Progress func(done, total int)
+	// Stop, when not nil, ends the signing early once it is closed (a
+	// signal while a large load is signed): Build returns ErrStopped.
+	Stop <-chan struct{}
 }
 
 // Load is a prepared set of transactions.
@@ -86,6 +90,9 @@ type Load struct {
 
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("loadgen: invalid config")
+
+// ErrStopped is Build's error when Config.Stop closed before it finished.
+var ErrStopped = errors.New("loadgen: stopped while signing")
 
 // Build signs cfg.Count transactions, on every core.
 func Build(cfg Config) (*Load, error) {
@@ -128,7 +135,19 @@ func Build(cfg Config) (*Load, error) {
 	var mu sync.Mutex
 	done := 0
 	var buildErr error
+	var stopped atomic.Bool
 	parallel(cfg.Count, func(i int) {
+		if stopped.Load() {
+			return
+		}
+		if cfg.Stop != nil && i%256 == 0 {
+			select {
+			case <-cfg.Stop:
+				stopped.Store(true)
+				return
+			default:
+			}
+		}
 		tx, err := l.build(i, keys)
 		mu.Lock()
 		defer mu.Unlock()
@@ -143,6 +162,9 @@ func Build(cfg Config) (*Load, error) {
 	})
 	if buildErr != nil {
 		return nil, buildErr
+	}
+	if stopped.Load() {
+		return nil, ErrStopped
 	}
 	for i, k := range l.Kinds {
 		if k == Duplicate {

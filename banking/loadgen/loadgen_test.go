@@ -555,3 +555,19 @@ func TestIndex(t *testing.T) {
 		t.Errorf("Lookup: %v allocations", n)
 	}
 }
+
+// Build stops signing once Config.Stop closes (a signal during a large
+// load's signing), and says so.
+func TestBuildStops(t *testing.T) {
+	stop := make(chan struct{})
+	close(stop)
+	signed := 0
+	_, err := Build(Config{Seed: "stop", Accounts: 8, Count: 200_000, Stop: stop,
+		Progress: func(done, total int) { signed = done }})
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("Build with Stop closed: %v, want ErrStopped", err)
+	}
+	if signed != 0 {
+		t.Fatalf("signed %d of 200,000 after Stop closed", signed)
+	}
+}

@@ -273,7 +273,13 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 
 	var load *loadgen.Load
 	if !f.noGen {
-		if load, err = buildLoad(env, g, f); err != nil {
+		load, err = buildLoad(env, g, f, stop)
+		if errors.Is(err, loadgen.ErrStopped) {
+			// A signal while signing: no load to send; drain and report.
+			fmt.Fprintln(env.stderr, "stopped while signing the load")
+			load, err = nil, nil
+		}
+		if err != nil {
 			stopRPC()
 			g.Stop(context.Background())
 			return 1, err
@@ -618,7 +624,9 @@ func probePorts(f runFlags) error {
 	return nil
 }
 
-func buildLoad(env *cliEnv, g *stages.Graph, f runFlags) (*loadgen.Load, error) {
+// buildLoad signs the run's load; a signal (stop) ends it early with
+// loadgen.ErrStopped.
+func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, stop <-chan struct{}) (*loadgen.Load, error) {
 	n := f.count
 	if n == 0 {
 		secs := f.duration.Seconds()
@@ -639,6 +647,7 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags) (*loadgen.Load, error) 
 		Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Count: n, Contention: f.contention,
 		InvalidFraction: f.invalid, BatchSize: f.sendBatch, RandSeed: uint64(time.Now().UnixNano()),
 		Progress: func(done, total int) { fmt.Fprintf(env.stderr, "  signed %d of %d\n", done, total) },
+		Stop:     stop,
 	})
 	if err != nil {
 		return nil, err

@@ -183,3 +183,22 @@ func TestSignalDrains(t *testing.T) {
 		t.Fatalf("summary after SIGINT:\n%s", out)
 	}
 }
+
+// TestSignalWhileSigning interrupts tpu run while it signs a large load
+// (2,000,000 transactions, half a minute of signing here): it stops
+// signing, drains, prints its summary and exits 0 at once.
+func TestSignalWhileSigning(t *testing.T) {
+	dir := t.TempDir()
+	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
+		"--duration", "60s", "--count", "2000000", "--accounts", "64")
+	c.await(t, 1, "signing 2000000 transactions")
+	start := time.Now()
+	err, out := c.interrupt(t)
+	if err != nil {
+		t.Fatalf("exit after SIGINT while signing: %v\n%s\n%s", err, out, c.stderr())
+	}
+	if !strings.Contains(c.stderr(), "stopped while signing the load") || !strings.Contains(out, "accounting ok: true") {
+		t.Fatalf("no stop while signing, or no summary:\n%s\n%s", out, c.stderr())
+	}
+	t.Logf("exited %v after SIGINT", time.Since(start))
+}
