@@ -17,9 +17,9 @@ func TestBenchHandoff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the pipeline six times")
 	}
-	const count = 2000
+	const count = 1000
 	page := filepath.Join(t.TempDir(), "handoff.html")
-	code, out, errOut := run(t, "", "bench", "handoff", "--count", "2000", "--rate", "2000", "--rounds", "1", "--json", "--html", page)
+	code, out, errOut := run(t, "", "bench", "handoff", "--count", "1000", "--rate", "500", "--rounds", "1", "--json", "--html", page)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -73,7 +73,7 @@ func TestBenchHandoff(t *testing.T) {
 	}
 
 	var tables bytes.Buffer
-	writeHandoffTables(&tables, res, handoffFlags{count: count, rate: 2000, rounds: 1, workers: 2, method: "greedy", syncMode: "nosync"})
+	writeHandoffTables(&tables, res, handoffFlags{count: count, rate: 500, rounds: 1, workers: 2, method: "greedy", syncMode: "nosync"})
 	for _, want := range []string{"### 1 consumer: banking", "### 3 consumers: banking + recorder + forwarder",
 		"| tps (tx/s) | ", "| allocs_per_packet", "| heap_peak (MB)", "| p99 (us)", "copy / refcount"} {
 		if !strings.Contains(tables.String(), want) {
