@@ -148,8 +148,9 @@ func (d socketDrops) sum() uint64 {
 	return n
 }
 
-// halt tells the readers to return, without waiting: each hands its
-// partial batch to the actor, then readerDoneMsg.
+// halt tells the readers to return, without waiting: each drains its
+// socket (maxDrain), hands its partial batch to the actor, then
+// readerDoneMsg.
 func (f *fetcher) halt() {
 	f.stopping.Store(true)
 	for _, c := range f.conns {
@@ -186,6 +187,18 @@ func (f *fetcher) exited(r any) {
 // notices stop.
 const idlePoll = 50 * time.Millisecond
 
+// A stopping reader drains its socket before it returns: it reads on
+// while datagrams keep coming within drainPoll of each other, for at most
+// maxDrain, so that what the kernel queued before the stop is received
+// and given an outcome (forwarded at a flush, dropped and counted
+// OutcomeNoCredits once the actor is stopping) rather than discarded
+// uncounted with the socket. Only a flood that outlasts maxDrain leaves
+// datagrams behind, which nothing counts.
+const (
+	drainPoll = time.Millisecond
+	maxDrain  = 250 * time.Millisecond
+)
+
 // read is a socket's reader: it owns conn's reads and writes its drop
 // count to dropped.
 func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
@@ -201,13 +214,25 @@ func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 	var b *packet.Batch
 	var first int64 // packet.Now() of b's first packet
 	var firstWall time.Time
-	for !f.stopping.Load() {
+	var drainEnd time.Time // set once stopping is seen
+	for {
+		draining := f.stopping.Load()
+		if draining {
+			if drainEnd.IsZero() {
+				drainEnd = time.Now().Add(maxDrain)
+			} else if time.Now().After(drainEnd) {
+				break
+			}
+		}
 		if b == nil {
 			b = f.pool.Get()
 		}
-		if b.Len() == 0 {
+		switch {
+		case draining:
+			conn.SetReadDeadline(time.Now().Add(drainPoll))
+		case b.Len() == 0:
 			conn.SetReadDeadline(time.Now().Add(idlePoll))
-		} else {
+		default:
 			conn.SetReadDeadline(firstWall.Add(f.cfg.Coalesce))
 		}
 		spare := b.Spare()
@@ -254,6 +279,9 @@ func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 			if errors.Is(err, net.ErrClosed) {
 				f.stopping.Store(true)
 			}
+		}
+		if draining && n == 0 {
+			break // the socket is empty, or closed
 		}
 	}
 	if b != nil {

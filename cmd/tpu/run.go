@@ -316,6 +316,9 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 
 	snap, _ := g.Snapshot()
 	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), live.elapsed.Seconds())
+	// The banking trace holds its queue's batches until it is closed,
+	// after the stop's snapshot: the pool is read again now.
+	sum.LiveBatches = g.Pool().Stats().Live
 	sum.addProcess(spent)
 	sum.RetainedBytesPeak = live.retainedPeak
 	if load != nil {
@@ -439,26 +442,9 @@ loop:
 		d.res = <-sendDone
 		d.sent = d.res.Sent
 	}
-	if load != nil {
-		awaitReceived(g, d.sent, 2*time.Second)
-	}
+	// What is still in the socket's buffer is read when the stop halts
+	// fetch: its readers drain the socket before they return.
 	return d
-}
-
-// awaitReceived waits, at most timeout, until fetch has read (or the
-// kernel dropped) the sent datagrams: a stop halts fetch's readers, and
-// what is still in the socket's buffer then is neither received nor
-// dropped, so sent = socket_dropped + received would not hold. The last
-// transactions of an open-loop load are sent just before the end.
-func awaitReceived(g *stages.Graph, sent int, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		s, err := g.Snapshot()
-		if err != nil || s.Received+s.SocketDropped >= uint64(sent) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond) // polling the counters: fetch gives no signal per datagram
-	}
 }
 
 // graphConfig turns the flags into the graph's config. Its errors are
