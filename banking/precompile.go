@@ -93,6 +93,18 @@ type sigCounts struct {
 // declare. It allocates nothing.
 func precompileSigs(v txview.View) sigCounts {
 	var c sigCounts
+	// Programs are static keys: a transaction without a precompile among
+	// them (nearly all) is decided by a byte or two per key, without
+	// walking its instructions.
+	found := false
+	for i, n := 0, v.NumStaticKeys(); i < n && !found; i++ {
+		k := v.StaticKey(i)
+		found = (k[0] == Ed25519Program[0] || k[0] == Secp256k1Program[0] || k[0] == Secp256r1Program[0]) &&
+			(*k == Ed25519Program || *k == Secp256k1Program || *k == Secp256r1Program)
+	}
+	if !found {
+		return c
+	}
 	it := v.Instructions()
 	for in, ok := it.Next(); ok; in, ok = it.Next() {
 		k := v.StaticKey(int(in.ProgramIndex))

@@ -515,3 +515,34 @@ func FuzzPrecompile(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSignatureCount is what counting precompile signatures adds to
+// admission per transaction (FeeOf and the cost model each count once):
+// one pass over the instructions, a byte compared per instruction.
+func BenchmarkSignatureCount(b *testing.B) {
+	bh := Pubkey{1}
+	for _, c := range []struct {
+		name string
+		ixs  []txview.Ix
+	}{
+		{"transfer", []txview.Ix{txview.Transfer(gpub(0), gpub(1), 1), txview.SetComputeUnitPrice(1), txview.SetComputeUnitLimit(1470)}},
+		{"ed25519", []txview.Ix{ed25519Ix(gkey(0), []byte("m")), txview.Transfer(gpub(0), gpub(1), 1)}},
+	} {
+		b.Run("case="+c.name, func(b *testing.B) {
+			tx := signTx(b, bh, gkey(0), c.ixs)
+			v, err := txview.Parse(tx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(tx)))
+			b.ReportAllocs()
+			var sink uint64
+			for b.Loop() {
+				sink += signatureCount(v) + signatureCost(v)
+			}
+			if sink == 0 {
+				b.Fatal("nothing counted")
+			}
+		})
+	}
+}
