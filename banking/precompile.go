@@ -298,7 +298,9 @@ func secpSlice(datas [][]byte, ix uint8, offset uint16, size int) ([]byte, error
 // eth address. Here the recovery is decred's secp256k1 (dcrd, v4:
 // RecoverCompact, the same recovery with r and s in [1, N-1], high s
 // accepted, r + N for recovery ids 2 and 3) and keccak256 is
-// golang.org/x/crypto/sha3's legacy Keccak.
+// golang.org/x/crypto/sha3's legacy Keccak. Bytes no offset refers to
+// are allowed (agave#10173, which would refuse them, was closed
+// unmerged pending a SIMD).
 func verifySecp256k1(data []byte, datas [][]byte) error {
 	if len(data) == 0 {
 		return PrecompileInvalidInstructionDataSize

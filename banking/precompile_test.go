@@ -255,6 +255,7 @@ func TestVerifySecp256k1(t *testing.T) {
 	}{
 		{"valid", valid, "ok"},
 		{"high s", secpData(0, eth, high, msg), "ok"},
+		{"trailing bytes", append(append([]byte{}, valid...), "unreferenced"...), "ok"},
 		{"no signatures", []byte{0}, "ok"},
 		{"empty", nil, "InvalidInstructionDataSize"},
 		{"no signatures, more data", []byte{0, 0}, "InvalidInstructionDataSize"},
