@@ -311,7 +311,7 @@ func TestVerifySecp256k1(t *testing.T) {
 
 // p256Sign signs msg with key over SHA-256 and returns r || s with s
 // made low, as SIMD-0075 requires, and the compressed public key.
-func p256Sign(t *testing.T, key *ecdsa.PrivateKey, msg []byte, lowS bool) (sig, pub []byte) {
+func p256Sign(t testing.TB, key *ecdsa.PrivateKey, msg []byte, lowS bool) (sig, pub []byte) {
 	h := sha256.Sum256(msg)
 	r, s, err := ecdsa.Sign(rand.Reader, key, h[:])
 	if err != nil {
@@ -543,6 +543,61 @@ func BenchmarkSignatureCount(b *testing.B) {
 			}
 			if sink == 0 {
 				b.Fatal("nothing counted")
+			}
+		})
+	}
+}
+
+// TestPrecompileAllocs: counting precompile signatures and checking an
+// ed25519 precompile instruction allocate nothing (secp256k1 and
+// secp256r1 allocate in their libraries).
+func TestPrecompileAllocs(t *testing.T) {
+	tx := signTx(t, Pubkey{1}, gkey(0), []txview.Ix{ed25519Ix(gkey(1), []byte("m")), txview.Transfer(gpub(0), gpub(1), 1)})
+	v, err := txview.Parse(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := v.Instructions()
+	in, _ := it.Next()
+	etx := &execTx{view: v}
+	n := testing.AllocsPerRun(20, func() {
+		if signatureCount(v) != 2 || signatureCost(v) != SignatureCost+Ed25519VerifyCost {
+			t.Fatal("wrong count")
+		}
+		if _, e := precompileInstruction(etx, 0, in, &Ed25519Program); e.IsErr() {
+			t.Fatal(e)
+		}
+	})
+	if n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
+
+// BenchmarkVerifyPrecompile is one signature's check per op, by program.
+func BenchmarkVerifyPrecompile(b *testing.B) {
+	k1 := k1Key("k1")
+	r1, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r1Sig, r1Pub := p256Sign(b, r1, []byte("m"), true)
+	for _, c := range []struct {
+		name string
+		prog Pubkey
+		data []byte
+	}{
+		{"ed25519", Ed25519Program, ed25519Ix(gkey(0), []byte("m")).Data},
+		{"secp256k1", Secp256k1Program, secpData(0, ethAddress(k1), secpSign(k1, []byte("m")), []byte("m"))},
+		{"secp256r1", Secp256r1Program, sigVerifyData([][]byte{r1Pub}, [][]byte{r1Sig}, [][]byte{[]byte("m")})},
+	} {
+		b.Run("program="+c.name, func(b *testing.B) {
+			datas := [][]byte{c.data}
+			b.SetBytes(int64(len(c.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := verifyPrecompile(&c.prog, c.data, datas); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
