@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -15,6 +16,7 @@ import (
 	secpecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 	"github.com/mr-tron/base58"
 
+	"github.com/tpugo/tpu/ed25519strict"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )
@@ -491,8 +493,8 @@ func TestPrecompileExecution(t *testing.T) {
 
 // FuzzPrecompile feeds instruction data from the network to the three
 // verify functions: they never panic, read only inside their inputs
-// (the race detector and bounds checks would say), and give the same
-// answer twice.
+// (bounds checks would say), give the same answer twice, and the
+// ed25519 parser agrees with refEd25519.
 func FuzzPrecompile(f *testing.F) {
 	priv := ed25519.NewKeyFromSeed(make([]byte, 32))
 	f.Add(ed25519Ix(priv, []byte("hello")).Data, []byte{})
@@ -503,6 +505,9 @@ func FuzzPrecompile(f *testing.F) {
 	f.Add([]byte{8, 0, 0xff, 0xff, 0xff, 0xff}, []byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, data, other []byte) {
 		datas := [][]byte{data, other}
+		if got, want := verifyEd25519(data, datas), refEd25519(data, datas); got != want {
+			t.Fatalf("verifyEd25519 %v, the reference %v", got, want)
+		}
 		for _, v := range []func([]byte, [][]byte) error{verifyEd25519, verifySecp256k1, verifySecp256r1} {
 			e1 := v(data, datas)
 			if e1 != nil {
@@ -601,4 +606,59 @@ func BenchmarkVerifyPrecompile(b *testing.B) {
 			}
 		})
 	}
+}
+
+// refEd25519 is a slow second reading of Agave's ed25519.rs verify for
+// FuzzPrecompile, written apart from verifyEd25519: the table decoded
+// with encoding/binary into a struct, offsets in 64-bit arithmetic. The
+// signature checks themselves are ed25519strict's, as there.
+func refEd25519(data []byte, datas [][]byte) error {
+	if len(data) < 2 {
+		return PrecompileInvalidInstructionDataSize
+	}
+	count := uint64(data[0])
+	if count == 0 && len(data) != 2 {
+		return PrecompileInvalidInstructionDataSize
+	}
+	if uint64(len(data)) < 2+14*count {
+		return PrecompileInvalidInstructionDataSize
+	}
+	table := make([]struct{ SigOff, SigIx, KeyOff, KeyIx, MsgOff, MsgSize, MsgIx uint16 }, count)
+	if err := binary.Read(bytes.NewReader(data[2:2+14*count]), binary.LittleEndian, table); err != nil {
+		panic(err)
+	}
+	part := func(ix, off uint16, size uint64) ([]byte, bool) {
+		src := data
+		if ix != 0xffff {
+			if uint64(ix) >= uint64(len(datas)) {
+				return nil, false
+			}
+			src = datas[ix]
+		}
+		if uint64(off)+size > uint64(len(src)) {
+			return nil, false
+		}
+		return src[off : uint64(off)+size], true
+	}
+	for _, e := range table {
+		sig, ok := part(e.SigIx, e.SigOff, 64)
+		if !ok {
+			return PrecompileInvalidDataOffsets
+		}
+		key, ok := part(e.KeyIx, e.KeyOff, 32)
+		if !ok {
+			return PrecompileInvalidDataOffsets
+		}
+		if !ed25519strict.ValidPublicKey((*[32]byte)(key)) {
+			return PrecompileInvalidPublicKey
+		}
+		msg, ok := part(e.MsgIx, e.MsgOff, uint64(e.MsgSize))
+		if !ok {
+			return PrecompileInvalidDataOffsets
+		}
+		if !ed25519strict.Verify((*[32]byte)(key), msg, (*[64]byte)(sig)) {
+			return PrecompileInvalidSignature
+		}
+	}
+	return nil
 }
