@@ -33,13 +33,14 @@ type rule struct {
 var rules = []rule{
 	{dir: "packet/mmsg", internal: []string{"packet"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "packet"},
+	{dir: "ed25519strict", external: []string{"filippo.io/edwards25519"}},
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace/procstats"},
 	{dir: "trace/report", internal: []string{"trace"}, external: []string{"gonum.org/v1/plot"}},
 	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
 	{dir: "banking/bankingtrace", internal: []string{"packet", "txview", "banking"}, external: []string{"golang.org/x/sys/"}},
-	{dir: "banking", internal: []string{"packet", "txview", "trace/procstats"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/"}},
-	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking"}, external: []string{
+	{dir: "banking", internal: []string{"packet", "txview", "trace/procstats", "ed25519strict"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/", "github.com/decred/dcrd/dcrec/secp256k1/", "golang.org/x/crypto/sha3"}},
+	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",
 		"github.com/zeebo/xxh3", "github.com/cespare/xxhash", "github.com/mr-tron/base58",

@@ -19,7 +19,7 @@ const (
 // TxCost is a transaction's estimated cost in compute units, as Agave's
 // cost model computes it (CostModel::calculate_cost, SIMD-0170 era).
 type TxCost struct {
-	Signature  uint64 // 720 per signature
+	Signature  uint64 // 720 per signature, plus each precompile signature's verify cost
 	WriteLock  uint64 // 300 per requested write lock
 	DataBytes  uint64 // instruction data bytes / 4
 	Execution  uint64 // the compute-unit limit, requested or default
@@ -43,7 +43,7 @@ func CostOf(v txview.View, cb txview.ComputeBudget) TxCost {
 
 func costFrom(v txview.View, cb txview.ComputeBudget, data uint64) TxCost {
 	return TxCost{
-		Signature:  SignatureCost * uint64(v.NumSignatures()),
+		Signature:  signatureCost(v), // and its precompiles' (precompile.go)
 		WriteLock:  WriteLockCost * uint64(v.NumWriteLocksRequested()),
 		DataBytes:  data / InstructionDataPerCU,
 		Execution:  uint64(cb.UnitLimit),
@@ -65,7 +65,7 @@ const (
 
 // Fee is what a transaction pays.
 type Fee struct {
-	Signature uint64 // 5000 per signature
+	Signature uint64 // 5000 per signature, the precompiles' included
 	Priority  uint64 // ceil(unit price x unit limit / 10^6)
 }
 
@@ -82,7 +82,7 @@ func (f Fee) Reward() uint64 { return f.Total() - f.Burned() }
 
 // FeeOf returns the fee of v with compute-budget details cb.
 func FeeOf(v txview.View, cb txview.ComputeBudget) Fee {
-	return Fee{Signature: LamportsPerSignature * uint64(v.NumSignatures()), Priority: cb.PriorityFee()}
+	return Fee{Signature: LamportsPerSignature * signatureCount(v), Priority: cb.PriorityFee()}
 }
 
 // Priority returns the scheduler's priority of a transaction, Agave's

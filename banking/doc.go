@@ -1,5 +1,6 @@
 // Package banking holds the bank and the banking logic: bank state, the
-// runtime (System transfer, Compute Budget, memo), the cost model, the
+// runtime (System transfer, Compute Budget, memo, the ed25519,
+// secp256k1 and secp256r1 precompiles: precompile.go), the cost model, the
 // scheduler with thread-aware account locks, the executor on a pooled
 // worker set, and the persistence of committed slots. It is plain Go,
 // tested without actors; package stages wraps it in an actor. Agave's

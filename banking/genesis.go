@@ -145,6 +145,9 @@ func genesisAccounts(g GenesisConfig) []*Account {
 		program(txview.ComputeBudgetProgram, NativeLoader),
 		program(txview.MemoProgram, txview.BPFLoader2Program),
 		program(txview.MemoV1Program, txview.BPFLoaderDeprecatedProgram),
+		// The precompiles, native-loader executables as Agave's
+		// Bank::add_precompiled_account makes them.
+		program(Ed25519Program, NativeLoader), program(Secp256k1Program, NativeLoader), program(Secp256r1Program, NativeLoader),
 	)
 	return out
 }

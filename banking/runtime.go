@@ -134,6 +134,8 @@ func execute(tx *execTx) execResult {
 			cost = computeBudgetUnits // read by txview; a no-op here
 		case txview.MemoProgram, txview.MemoV1Program:
 			cost, err = memoInstruction(tx, i, in, prog == txview.MemoV1Program)
+		case Ed25519Program, Secp256k1Program, Secp256r1Program:
+			cost, err = precompileInstruction(tx, i, in, &prog) // precompile.go
 		default:
 			cost, err = 0, InstructionError(i, InstrUnsupportedProgramId)
 		}

@@ -1,14 +1,13 @@
 package sigverify
 
 import (
-	"crypto/ed25519"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
 	circled25519 "github.com/cloudflare/circl/sign/ed25519"
 	voied25519 "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
+
+	"github.com/tpugo/tpu/ed25519strict"
 )
 
 // Backend checks one ed25519 signature with the rules of ed25519-dalek
@@ -138,7 +137,7 @@ type stdlibBackend struct{}
 func (stdlibBackend) Name() string { return "stdlib" }
 
 func (stdlibBackend) Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool {
-	return strictChecks(pubkey, sig) && ed25519.Verify(pubkey[:], msg, sig[:])
+	return ed25519strict.Verify(pubkey, msg, sig)
 }
 
 // circlBackend is cloudflare/circl plus strictChecks. circl uses the
@@ -155,83 +154,14 @@ func (circlBackend) Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool {
 	return strictChecks(pubkey, sig) && circled25519.Verify(pubkey[:], msg, sig[:])
 }
 
-// strictChecks reports whether a signature passes the checks of
-// verify_strict that come before the equation and that crypto/ed25519 and
-// circl lack: neither A nor R is a small-order point. It also checks that
-// S is canonical, which both libraries do today but which crypto/ed25519
-// did not before Go 1.17, so that the rule does not rest on a library
-// version. It costs tens of nanoseconds.
-func strictChecks(pubkey *[32]byte, sig *[64]byte) bool {
-	return canonicalS(sig) && !smallOrder(pubkey) && !smallOrder((*[32]byte)(sig[:32]))
-}
+// strictChecks is ed25519strict.Prechecks: verify_strict's checks that
+// crypto/ed25519 and circl lack (S < L, neither A nor R of small order).
+func strictChecks(pubkey *[32]byte, sig *[64]byte) bool { return ed25519strict.Prechecks(pubkey, sig) }
 
-// The order L = 2^252 + 27742317777372353535851937790883648493 of the
-// base point, as little-endian 64-bit words.
-const (
-	l0 = 0x5812631a5cf5d3ed
-	l1 = 0x14def9dea2f79cd6
-	l2 = 0
-	l3 = 0x1000000000000000
+// The byte tests lanes and the conformance tests use, from ed25519strict.
+var (
+	canonicalS          = ed25519strict.CanonicalS
+	smallOrder          = ed25519strict.SmallOrder
+	smallOrderEncodings = ed25519strict.SmallOrderEncodings()
+	enc                 = ed25519strict.Enc
 )
-
-// canonicalS reports whether the S half of sig, a little-endian integer,
-// is less than L.
-func canonicalS(sig *[64]byte) bool {
-	s := [4]uint64{
-		binary.LittleEndian.Uint64(sig[32:]),
-		binary.LittleEndian.Uint64(sig[40:]),
-		binary.LittleEndian.Uint64(sig[48:]),
-		binary.LittleEndian.Uint64(sig[56:]),
-	}
-	l := [4]uint64{l0, l1, l2, l3}
-	for i := 3; i >= 0; i-- {
-		if s[i] != l[i] {
-			return s[i] < l[i]
-		}
-	}
-	return false // S == L
-}
-
-// smallOrderEncodings are all 14 encodings that dalek decodes to one of
-// the 8 points of small order (the list in C2SP CCTV's ed25519 README):
-// the canonical one of each point, and for the points whose y is below 19
-// (y = 0, 1) or whose x is 0 (y = 1, -1) the variants with y + p or with
-// the sign bit set on x = 0. Every other 32-byte string either does not
-// decode or decodes to a point of order L or 8L (checked against point
-// arithmetic in backend_test.go). Comparing bytes takes nanoseconds;
-// decoding A and R again to multiply them by 8 would take microseconds.
-var smallOrderEncodings = [...][32]byte{
-	enc("0000000000000000000000000000000000000000000000000000000000000000"), // order 4
-	enc("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"), //   y + p
-	enc("0000000000000000000000000000000000000000000000000000000000000080"), // order 4
-	enc("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"), //   y + p
-	enc("0100000000000000000000000000000000000000000000000000000000000000"), // order 1
-	enc("0100000000000000000000000000000000000000000000000000000000000080"), //   x = -0
-	enc("eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"), //   y + p
-	enc("eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"), //   y + p, x = -0
-	enc("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"), // order 8
-	enc("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"), // order 8
-	enc("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"), // order 8
-	enc("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"), // order 8
-	enc("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"), // order 2
-	enc("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"), //   x = -0
-}
-
-// smallOrder reports whether p encodes a point of small order.
-func smallOrder(p *[32]byte) bool {
-	for i := range smallOrderEncodings {
-		if *p == smallOrderEncodings[i] {
-			return true
-		}
-	}
-	return false
-}
-
-// enc decodes a 64-digit hex constant; it panics on a malformed one.
-func enc(h string) [32]byte {
-	var b [32]byte
-	if n, err := hex.Decode(b[:], []byte(h)); err != nil || n != len(b) {
-		panic("sigverify: bad point constant " + h)
-	}
-	return b
-}
