@@ -360,6 +360,13 @@ func (c *conn) stop(reason *atomic.Uint64) {
 // handle answers one request.
 func (s *Server) handle(c *conn, data []byte) {
 	req, params, e := parseRequest(data)
+	if e == nil && len(req.ID) == 0 {
+		// A notification (no id) gets no answer, as JSON-RPC 2.0 and
+		// Agave's server have it: web3.js sends {"method":"ping"} so
+		// every 5 s. Nothing is done for one either: a subscription
+		// whose id no one is told could never be ended.
+		return
+	}
 	if e != nil {
 		c.send(reply(req.ID, nil, e))
 		return
