@@ -2,6 +2,8 @@ package banking
 
 import (
 	"github.com/mr-tron/base58"
+
+	"github.com/tpugo/tpu/txview"
 )
 
 // reservedNames is Agave's reserved-account-keys list (crate
@@ -93,3 +95,44 @@ func IsReserved(key *Pubkey) bool {
 // ReservedKeys returns the reserved account keys; the caller owns the
 // slice.
 func ReservedKeys() []Pubkey { return append([]Pubkey(nil), reserved[:]...) }
+
+// demotedWritable returns a bit per static account of v that the
+// transaction may write (programs: a bit per static account invoked as a
+// program), as Agave's SanitizedMessage::is_writable decides: requested
+// writable by the header, not a reserved key, and not invoked as a
+// program unless the upgradeable loader is among the keys
+// (demote_program_id, is_upgradeable_loader_present). The scheduler locks
+// by it and the runtime writes by it.
+func demotedWritable(v txview.View, programs uint64) uint64 {
+	var w uint64
+	upgradeable := false
+	for i, n := 0, v.NumStaticKeys(); i < n; i++ {
+		k := v.StaticKey(i)
+		if IsReserved(k) {
+			upgradeable = upgradeable || *k == txview.BPFLoaderUpgradeableProgram
+			continue
+		}
+		if v.IsWritable(i) {
+			w |= 1 << i
+		}
+	}
+	if upgradeable {
+		return w
+	}
+	return w &^ programs
+}
+
+// IsWritable reports whether static account i of v is writable once
+// demoted (demotedWritable): what a client is told of an account's
+// writability. It does not allocate.
+func IsWritable(v txview.View, i int) bool {
+	if i < 0 || i >= v.NumStaticKeys() {
+		return false
+	}
+	var programs uint64
+	it := v.Instructions()
+	for in, ok := it.Next(); ok; in, ok = it.Next() {
+		programs |= 1 << in.ProgramIndex
+	}
+	return demotedWritable(v, programs)&(1<<i) != 0
+}

@@ -129,3 +129,51 @@ func TestReservedReadLocked(t *testing.T) {
 		}
 	}
 }
+
+// TestIsWritable: the demotion Agave's SanitizedMessage::is_writable
+// applies: reserved keys, and invoked programs unless the upgradeable
+// loader is among the keys.
+func TestIsWritable(t *testing.T) {
+	clock := mustKey("SysvarC1ock11111111111111111111111111111111")
+	payer := freshKey(1)
+	memoW := txview.AccountMeta{Key: txview.MemoProgram, Writable: true}
+	for _, c := range []struct {
+		name string
+		ixs  []txview.Ix
+		key  Pubkey
+		want bool
+	}{
+		{"payer", []txview.Ix{txview.Transfer(txview.PublicKey(payer), clock, 1)}, txview.PublicKey(payer), true},
+		{"recipient", []txview.Ix{txview.Transfer(txview.PublicKey(payer), gpub(1), 1)}, gpub(1), true},
+		{"reserved recipient", []txview.Ix{txview.Transfer(txview.PublicKey(payer), clock, 1)}, clock, false},
+		{"invoked program asked writable", []txview.Ix{{Program: txview.MemoProgram, Accounts: []txview.AccountMeta{memoW}}}, txview.MemoProgram, false},
+		{"invoked program with the upgradeable loader present", []txview.Ix{{Program: txview.MemoProgram,
+			Accounts: []txview.AccountMeta{memoW, {Key: txview.BPFLoaderUpgradeableProgram}}}}, txview.MemoProgram, true},
+		{"the upgradeable loader itself, asked writable", []txview.Ix{{Program: txview.MemoProgram,
+			Accounts: []txview.AccountMeta{{Key: txview.BPFLoaderUpgradeableProgram, Writable: true}}}}, txview.BPFLoaderUpgradeableProgram, false},
+	} {
+		raw := signTx(t, Pubkey{1}, payer, c.ixs)
+		v, err := txview.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := -1
+		for i := 0; i < v.NumStaticKeys(); i++ {
+			if *v.StaticKey(i) == c.key {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			t.Fatalf("%s: key not in the transaction", c.name)
+		}
+		if !v.IsWritable(idx) {
+			t.Fatalf("%s: not requested writable: the case tests nothing", c.name)
+		}
+		if got := IsWritable(v, idx); got != c.want {
+			t.Errorf("%s: IsWritable %v, want %v (requested %v)", c.name, got, c.want, v.IsWritable(idx))
+		}
+		if got := shapeOf(v).writable(v)&(1<<idx) != 0; got != c.want {
+			t.Errorf("%s: the scheduler's writability %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -648,20 +648,9 @@ func (sh txShape) cost(v txview.View, cb txview.ComputeBudget) TxCost {
 	return costFrom(v, cb, sh.dataLen)
 }
 
-// writable returns the static accounts a transaction may write: those its
-// header makes writable, less the ones Agave's resolved view demotes
-// (SanitizedMessage::is_writable: invoked programs, and the reserved
-// account keys, reserved.go; tpu has no upgradeable-loader programs, the
-// one exception).
-func (sh txShape) writable(v txview.View) uint64 {
-	var w uint64
-	for i, n := 0, v.NumStaticKeys(); i < n; i++ {
-		if v.IsWritable(i) && !IsReserved(v.StaticKey(i)) {
-			w |= 1 << i
-		}
-	}
-	return w &^ sh.programs
-}
+// writable returns the static accounts a transaction may write
+// (demotedWritable, reserved.go).
+func (sh txShape) writable(v txview.View) uint64 { return demotedWritable(v, sh.programs) }
 
 // hasDuplicateKey reports whether a static key appears twice (Agave:
 // AccountLoadedTwice).
