@@ -51,15 +51,17 @@ var reservedNames = [...]string{
 	"Sysvar1111111111111111111111111111111111111",
 }
 
-// reserved holds the decoded keys of reservedNames; reservedFirstBytes has
-// a bit for the first byte of each, so that almost every key is ruled out
-// by one lookup.
-var reserved, reservedFirstBytes = func() (keys [len(reservedNames)]Pubkey, set [4]uint64) {
+// reserved holds the decoded keys of reservedNames, reservedSet the same
+// as a set; reservedFirstBytes has a bit for the first byte of each, so
+// that almost every key is ruled out by one lookup.
+var reserved, reservedSet, reservedFirstBytes = func() (keys [len(reservedNames)]Pubkey, m map[Pubkey]struct{}, set [4]uint64) {
+	m = make(map[Pubkey]struct{}, len(reservedNames))
 	for i, n := range reservedNames {
 		keys[i] = mustKey(n)
+		m[keys[i]] = struct{}{}
 		set[keys[i][0]/64] |= 1 << (keys[i][0] % 64)
 	}
-	return keys, set
+	return keys, m, set
 }()
 
 // Incinerator is 1nc1nerator11111111111111111111111111111111: lamports
@@ -84,12 +86,8 @@ func IsReserved(key *Pubkey) bool {
 	if reservedFirstBytes[key[0]/64]&(1<<(key[0]%64)) == 0 {
 		return false
 	}
-	for i := range reserved {
-		if *key == reserved[i] {
-			return true
-		}
-	}
-	return false
+	_, ok := reservedSet[*key]
+	return ok
 }
 
 // ReservedKeys returns the reserved account keys; the caller owns the
@@ -108,11 +106,10 @@ func demotedWritable(v txview.View, programs uint64) uint64 {
 	upgradeable := false
 	for i, n := 0, v.NumStaticKeys(); i < n; i++ {
 		k := v.StaticKey(i)
-		if IsReserved(k) {
-			upgradeable = upgradeable || *k == txview.BPFLoaderUpgradeableProgram
-			continue
+		if k[0] == txview.BPFLoaderUpgradeableProgram[0] && *k == txview.BPFLoaderUpgradeableProgram {
+			upgradeable = true
 		}
-		if v.IsWritable(i) {
+		if v.IsWritable(i) && !IsReserved(k) {
 			w |= 1 << i
 		}
 	}

@@ -177,3 +177,66 @@ func TestIsWritable(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDemotedWritable is the admission's writability of a transfer
+// with three compute-budget instructions (what tpu bench banking sends):
+// a reserved-key check per account key.
+func BenchmarkDemotedWritable(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		to   Pubkey
+	}{
+		{"to=wallet", gpub(1)},
+		{"to=sysvar", mustKey("SysvarC1ock11111111111111111111111111111111")},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			raw := transferTx(b, Pubkey{1}, gkey(0), c.to, 1, txview.SetComputeUnitLimit(600), txview.SetComputeUnitPrice(1))
+			v, err := txview.Parse(raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sh := shapeOf(v)
+			for _, impl := range []struct {
+				name string
+				f    func(txview.View) uint64
+			}{
+				{"reserved", sh.writable},
+				{"builtins-only", func(v txview.View) uint64 { return builtinOnlyWritable(v, sh.programs) }},
+			} {
+				b.Run("impl="+impl.name, func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetBytes(int64(len(raw)))
+					var w uint64
+					for i := 0; i < b.N; i++ {
+						w ^= impl.f(v)
+					}
+					if w == 1<<63 {
+						b.Log(w)
+					}
+				})
+			}
+		})
+	}
+}
+
+// builtinOnlyWritable is the writability tpu had before the reserved
+// list (the same first-byte filter, then the builtin programs and the
+// native loader): BenchmarkDemotedWritable's reference, run in the same
+// process.
+func builtinOnlyWritable(v txview.View, programs uint64) uint64 {
+	var w uint64
+	for i, n := 0, v.NumStaticKeys(); i < n; i++ {
+		k := v.StaticKey(i)
+		if v.IsWritable(i) && !(builtinFirstBytes[k[0]/64]&(1<<(k[0]%64)) != 0 && (txview.IsBuiltinProgram(k) || *k == NativeLoader)) {
+			w |= 1 << i
+		}
+	}
+	return w &^ programs
+}
+
+var builtinFirstBytes = func() (set [4]uint64) {
+	for _, k := range append(txview.BuiltinPrograms(), NativeLoader) {
+		set[k[0]/64] |= 1 << (k[0] % 64)
+	}
+	return set
+}()
