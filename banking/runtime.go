@@ -23,7 +23,9 @@ const systemTransferTag = 2
 // than the transaction's limit.
 const InstrComputationalBudgetExceeded InstrErrorKind = 37
 
-// More InstructionError variants the runtime produces.
+// More InstructionError variants the runtime produces
+// (ExecutableLamportChange no longer, since SIMD-0162; it keeps its name
+// for statuses written before).
 const (
 	InstrExternalAccountLamportSpend InstrErrorKind = 12
 	InstrExecutableLamportChange     InstrErrorKind = 28
