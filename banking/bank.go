@@ -540,7 +540,8 @@ func (b *Bank) endSlot() (SlotRecord, error) {
 			rec.Reward = 0
 		}
 	}
-	b.burned += rec.FeesBurned
+	rec.Incinerated = b.runIncinerator()
+	b.burned += rec.FeesBurned + rec.Incinerated
 
 	c := &slotCommit{record: rec, meta: b.encodeMeta(rec.Slot), statuses: b.statuses}
 	c.accounts = b.store.buffer(len(b.dirty) * (37 + accountHeader))

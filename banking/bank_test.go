@@ -144,7 +144,8 @@ func TestExecution(t *testing.T) {
 		{"zero lamports to a read-only account", signTx(t, bh, gkey(12), []txview.Ix{{Program: txview.SystemProgram,
 			Accounts: []txview.AccountMeta{{Key: gpub(12), Signer: true, Writable: true}, {Key: gpub(1)}}, Data: transferData(0)}}),
 			gpub(12), packet.OutcomeExecutedFailed, "InstructionError(0, ReadonlyLamportChange)"},
-		{"to an executable account", transferTx(t, bh, gkey(13), txview.MemoProgram, 5), gpub(13), packet.OutcomeExecutedFailed, "InstructionError(0, ExecutableLamportChange)"},
+		// SIMD-0162: a program account may receive lamports.
+		{"to an executable account", transferTx(t, bh, gkey(13), txview.MemoProgram, 5), gpub(13), packet.OutcomeExecutedOK, "ok"},
 		{"memo v1 ignores its accounts", signTx(t, bh, gkey(14), []txview.Ix{{Program: txview.MemoV1Program, Accounts: []txview.AccountMeta{{Key: gpub(3)}}, Data: []byte("v1")}}),
 			gpub(14), packet.OutcomeExecutedOK, "ok"},
 		{"all or nothing", signTx(t, bh, gkey(11), []txview.Ix{
@@ -179,7 +180,7 @@ func TestExecution(t *testing.T) {
 		t.Errorf("new account: %d, want %d", got, big)
 	}
 	// Failed transactions keep only the fee.
-	for _, i := range []int{3, 4, 6, 7, 9, 10, 11, 12, 13} {
+	for _, i := range []int{3, 4, 6, 7, 9, 10, 11, 12} {
 		if got := lamports(b, gpub(i)); got != start-fee {
 			t.Errorf("payer %d: %d, want %d (fee only)", i, got, start-fee)
 		}
@@ -188,7 +189,13 @@ func TestExecution(t *testing.T) {
 	if got := lamports(b, gpub(1)); got != start+777 {
 		t.Errorf("account 1: %d, want %d", got, start+777)
 	}
-	if st.Outcomes[packet.OutcomeExecutedOK] != 4 || st.Outcomes[packet.OutcomeExecutedFailed] != 9 {
+	if got := lamports(b, gpub(13)); got != start-fee-5 {
+		t.Errorf("payer 13: %d, want %d", got, start-fee-5)
+	}
+	if got := lamports(b, txview.MemoProgram); got != RentExemptMinimum(0)+5 {
+		t.Errorf("memo program: %d, want %d", got, RentExemptMinimum(0)+5)
+	}
+	if st.Outcomes[packet.OutcomeExecutedOK] != 5 || st.Outcomes[packet.OutcomeExecutedFailed] != 8 {
 		t.Errorf("outcomes %v", st.Outcomes)
 	}
 	// Nothing was created or destroyed but the burned half of the fees.

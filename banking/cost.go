@@ -1,6 +1,10 @@
 package banking
 
-import "github.com/tpugo/tpu/txview"
+import (
+	"math/bits"
+
+	"github.com/tpugo/tpu/txview"
+)
 
 // Cost model constants (Agave cost-model block_cost_limits.rs).
 const (
@@ -26,9 +30,10 @@ type TxCost struct {
 	LoadedData uint64 // 8 per 32 KiB of the loaded-accounts data limit
 }
 
-// Total returns the sum of the parts.
+// Total returns the sum of the parts, saturating at the largest uint64
+// (Agave's CostModel sums with saturating_add).
 func (c TxCost) Total() uint64 {
-	return c.Signature + c.WriteLock + c.DataBytes + c.Execution + c.LoadedData
+	return satAdd(satAdd(satAdd(satAdd(c.Signature, c.WriteLock), c.DataBytes), c.Execution), c.LoadedData)
 }
 
 // CostOf returns the cost of v with compute-budget details cb.
@@ -44,16 +49,21 @@ func CostOf(v txview.View, cb txview.ComputeBudget) TxCost {
 func costFrom(v txview.View, cb txview.ComputeBudget, data uint64) TxCost {
 	return TxCost{
 		Signature:  signatureCost(v), // and its precompiles' (precompile.go)
-		WriteLock:  WriteLockCost * uint64(v.NumWriteLocksRequested()),
+		WriteLock:  satMul(WriteLockCost, uint64(v.NumWriteLocksRequested())),
 		DataBytes:  data / InstructionDataPerCU,
 		Execution:  uint64(cb.UnitLimit),
 		LoadedData: loadedDataCost(uint64(cb.LoadedAccountsDataSizeLimit)),
 	}
 }
 
-// loadedDataCost is 8 units per 32 KiB page (rounded up) of n bytes.
+// loadedDataCost is 8 units per 32 KiB page (rounded up) of n bytes,
+// saturating (Agave cost-model calculate_loaded_accounts_data_size_cost).
 func loadedDataCost(n uint64) uint64 {
-	return (n + LoadedDataPageBytes - 1) / LoadedDataPageBytes * LoadedDataPageCost
+	pages := n / LoadedDataPageBytes
+	if n%LoadedDataPageBytes != 0 {
+		pages++
+	}
+	return satMul(pages, LoadedDataPageCost)
 }
 
 // Fees (Solana FeeStructure defaults, and the 50% burn of the signature
@@ -66,32 +76,60 @@ const (
 // Fee is what a transaction pays.
 type Fee struct {
 	Signature uint64 // 5000 per signature, the precompiles' included
-	Priority  uint64 // ceil(unit price x unit limit / 10^6)
+	Priority  uint64 // ceil(unit price x unit limit / 10^6), saturating
 }
 
-// Total returns the fee charged to the payer.
-func (f Fee) Total() uint64 { return f.Signature + f.Priority }
+// Total returns the fee charged to the payer: the signature fee plus the
+// priority fee, saturating at the largest uint64, as Agave's
+// FeeDetails::total_fee (fee-structure) does. A saturated fee is one no
+// payer can pay: the transaction is dropped, never charged a wrapped
+// amount.
+func (f Fee) Total() uint64 { return satAdd(f.Signature, f.Priority) }
 
 // Burned returns the part of the fee that is destroyed: half the
 // signature fee.
-func (f Fee) Burned() uint64 { return f.Signature * BurnPercent / 100 }
+func (f Fee) Burned() uint64 {
+	// floor(Signature x 50 / 100) without overflowing the product.
+	return f.Signature/100*BurnPercent + f.Signature%100*BurnPercent/100
+}
 
 // Reward returns the leader's share: the priority fee and the unburned
 // half of the signature fee.
 func (f Fee) Reward() uint64 { return f.Total() - f.Burned() }
 
-// FeeOf returns the fee of v with compute-budget details cb.
+// FeeOf returns the fee of v with compute-budget details cb, as Agave's
+// fee crate calculate_fee_details: the signature fee (signatures x
+// lamports per signature, saturating) and the prioritization fee
+// (compute-budget get_prioritization_fee: ceil(price x limit / 10^6) over
+// 128 bits, saturating; txview.ComputeBudget.PriorityFee).
 func FeeOf(v txview.View, cb txview.ComputeBudget) Fee {
-	return Fee{Signature: LamportsPerSignature * signatureCount(v), Priority: cb.PriorityFee()}
+	return Fee{Signature: satMul(LamportsPerSignature, signatureCount(v)), Priority: cb.PriorityFee()}
 }
 
 // Priority returns the scheduler's priority of a transaction, Agave's
-// reward x 10^6 / (cost + 1), saturating.
+// reward x 10^6 / (cost + 1), saturating (Agave's
+// calculate_priority_and_cost in transaction_state_container /
+// receive_and_buffer: saturating_mul, then saturating_add for the divisor).
 func Priority(f Fee, cost uint64) uint64 {
-	r := f.Reward()
-	const mult = 1_000_000
-	if r > ^uint64(0)/mult {
-		return ^uint64(0) / (cost + 1)
+	return satMul(f.Reward(), 1_000_000) / satAdd(cost, 1)
+}
+
+// satAdd returns a+b, or the largest uint64 if that overflows (Rust's
+// saturating_add, which Agave uses wherever a fee or a cost is summed).
+func satAdd(a, b uint64) uint64 {
+	s, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return ^uint64(0)
 	}
-	return r * mult / (cost + 1)
+	return s
+}
+
+// satMul returns a*b, or the largest uint64 if that overflows (Rust's
+// saturating_mul).
+func satMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return ^uint64(0)
+	}
+	return lo
 }

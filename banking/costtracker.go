@@ -39,14 +39,15 @@ func (c *costTracker) used(a *Account) uint64 {
 // fits reports whether t's cost fits the block limit and the limit of
 // every account it writes. t's accounts must be resolved.
 func (c *costTracker) fits(t *pendingTx) bool {
-	if c.block+t.cost > c.blockLimit {
+	// Saturating, as Agave's CostTracker::would_fit.
+	if satAdd(c.block, t.cost) > c.blockLimit {
 		return false
 	}
-	if c.most+t.cost <= c.accountLimit {
+	if satAdd(c.most, t.cost) <= c.accountLimit {
 		return true // no account is charged enough to overflow
 	}
 	for w := t.writable; w != 0; w &= w - 1 {
-		if c.used(t.accounts[bits.TrailingZeros64(w)])+t.cost > c.accountLimit {
+		if satAdd(c.used(t.accounts[bits.TrailingZeros64(w)]), t.cost) > c.accountLimit {
 			return false
 		}
 	}
@@ -55,14 +56,14 @@ func (c *costTracker) fits(t *pendingTx) bool {
 
 // add charges t's cost to the block and to every account it writes.
 func (c *costTracker) add(t *pendingTx) {
-	c.block += t.cost
+	c.block = satAdd(c.block, t.cost)
 	if !c.perAccount() {
 		return
 	}
 	for w := t.writable; w != 0; w &= w - 1 {
 		id := c.ids.id(t.accounts[bits.TrailingZeros64(w)])
 		c.acct = at(c.acct, id)
-		c.acct[id] += t.cost
+		c.acct[id] = satAdd(c.acct[id], t.cost)
 		c.most = max(c.most, c.acct[id])
 	}
 }

@@ -31,6 +31,7 @@ func TestCostTracker(t *testing.T) {
 		{"b is free", tx(50, b), true, true},
 		{"block limit", tx(20, b), false, false},
 		{"the block's last units", tx(10, a), true, true},
+		{"a cost near u64 max does not wrap into fitting", tx(^uint64(0)-50, b), false, false},
 	}
 	for _, st := range steps {
 		if got := c.fits(st.tx); got != st.fits {

@@ -46,6 +46,14 @@
 // payer (failure: dropped, nothing charged), charges the fee, and
 // executes all-or-nothing; a failure is still committed, with its fee.
 //
+// The runtime follows Agave's mainnet rules, each beside runtime.go:
+// the reserved account keys, demoted to read-only for the locks and the
+// runtime alike (reserved.go); fees and costs that saturate (cost.go);
+// the loaded accounts data size of SIMD-0186 and the program owners of
+// SIMD-0162 (load.go); the incinerator (incinerator.go); memo's compute
+// units (memo.go). docs/RUNTIME.md lists each with its Agave source and
+// its test.
+//
 // # Where the scheduler lives
 //
 // The Scheduler (scheduler.go) is the core every method shares:

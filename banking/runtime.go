@@ -7,13 +7,12 @@ import (
 	"github.com/tpugo/tpu/txview"
 )
 
-// Compute units the runtime's programs consume per instruction: the
+// Compute units the runtime's builtins consume per instruction: the
 // System program and the Compute Budget program consume 150 as Agave's
-// builtins do; the memo program is modelled as a builtin of the same cost.
+// builtins do. The memo program is an sBPF program: memo.go.
 const (
 	systemUnits        = 150
 	computeBudgetUnits = 150
-	memoUnits          = 150
 )
 
 // systemTransferTag is SystemInstruction::Transfer's bincode tag.
@@ -24,7 +23,9 @@ const systemTransferTag = 2
 // than the transaction's limit.
 const InstrComputationalBudgetExceeded InstrErrorKind = 37
 
-// More InstructionError variants the runtime produces.
+// More InstructionError variants the runtime produces
+// (ExecutableLamportChange no longer, since SIMD-0162; it keeps its name
+// for statuses written before).
 const (
 	InstrExternalAccountLamportSpend InstrErrorKind = 12
 	InstrExecutableLamportChange     InstrErrorKind = 28
@@ -56,8 +57,8 @@ type execResult struct {
 	err TxError
 	// units is the compute units the instructions consumed.
 	units uint64
-	// loadedBytes is the data the transaction's accounts hold: what it
-	// loaded.
+	// loadedBytes is the transaction's loaded accounts data size
+	// (SIMD-0186, load.go).
 	loadedBytes uint64
 }
 
@@ -70,10 +71,12 @@ const maxAccounts = txview.MaxStaticKeys
 // others.
 //
 // Order, as Agave: validate the fee payer (a failure drops the
-// transaction, charging nothing); charge the fee; load the programs (a
-// missing or non-executable program fails the transaction, fee kept);
-// execute the instructions all-or-nothing over scratch balances; check
-// every writable account's rent state; write the balances back.
+// transaction, charging nothing); charge the fee; load the accounts (more
+// than the loaded-accounts data size limit fails the transaction, fee
+// kept) and the programs (a missing program or one no loader owns fails
+// it); execute the instructions all-or-nothing over scratch balances;
+// check every writable account's rent state (the incinerator exempt);
+// write the balances back.
 func execute(tx *execTx) execResult {
 	accts := tx.accounts
 	payer := accts[0]
@@ -94,19 +97,20 @@ func execute(tx *execTx) execResult {
 	}
 	payer.Lamports -= fee
 
-	var loaded uint64
-	for _, a := range accts {
-		loaded += uint64(len(a.Data))
+	loaded, ok := loadedSize(tx)
+	if !ok {
+		return execResult{err: NewTxError(TxMaxLoadedAccountsDataSizeExceeded), loadedBytes: loaded}
 	}
 
-	// Load the programs.
+	// Load the programs (Agave's load_transaction_accounts: since
+	// SIMD-0162 the owner decides, not the executable flag).
 	it := tx.view.Instructions()
 	for in, ok := it.Next(); ok; in, ok = it.Next() {
 		prog := accts[in.ProgramIndex]
-		if !prog.Executable {
-			if !prog.Exists() {
-				return execResult{err: NewTxError(TxProgramAccountNotFound), loadedBytes: loaded}
-			}
+		if !prog.Exists() {
+			return execResult{err: NewTxError(TxProgramAccountNotFound), loadedBytes: loaded}
+		}
+		if !isProgramOwner(&prog.Owner) {
 			return execResult{err: NewTxError(TxInvalidProgramForExecution), loadedBytes: loaded}
 		}
 	}
@@ -148,10 +152,11 @@ func execute(tx *execTx) execResult {
 		}
 	}
 
-	// Rent: every writable account must end in an allowed rent state.
+	// Rent: every writable account must end in an allowed rent state,
+	// but the incinerator (Agave's check_rent_state_with_account).
 	for i, a := range accts {
 		if tx.writable&(1<<i) != 0 && bal[i] != a.Lamports &&
-			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(a.Data)) {
+			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(a.Data)) && a.key != Incinerator {
 			return execResult{err: TxError{Kind: TxInsufficientFundsForRent, Index: uint8(i), set: true}, units: units, loadedBytes: loaded}
 		}
 	}
@@ -202,8 +207,11 @@ func systemInstruction(tx *execTx, i int, in txview.Instruction, bal []uint64) (
 }
 
 // setLamports checks that account index may have its lamports set by the
-// System program in instruction i, as Agave's set_lamports does
-// (decrease: whether the balance goes down).
+// System program in instruction i, as Agave's BorrowedAccount::set_lamports
+// (transaction-context) does (decrease: whether the balance goes down).
+// SIMD-0162 (remove_accounts_executable_flag_checks, active on mainnet)
+// removed its ExecutableLamportChange check: anyone may send lamports to a
+// program account.
 func setLamports(tx *execTx, i, index int, decrease bool) TxError {
 	a := tx.accounts[index]
 	if decrease && a.Owner != SystemProgram {
@@ -212,23 +220,25 @@ func setLamports(tx *execTx, i, index int, decrease bool) TxError {
 	if tx.writable&(1<<index) == 0 {
 		return InstructionError(i, InstrReadonlyLamportChange)
 	}
-	if a.Executable {
-		return InstructionError(i, InstrExecutableLamportChange)
-	}
 	return TxError{}
 }
 
 // memoInstruction runs the memo program: the data must be UTF-8, and for
 // SPL Memo v2 and later every listed account must sign (v1 ignores its
-// accounts).
+// accounts). It consumes memoUnits (memo.go); a failure, found before the
+// memo is logged, the fixed part only.
 func memoInstruction(tx *execTx, i int, in txview.Instruction, v1 bool) (uint64, TxError) {
-	for _, a := range in.Accounts {
-		if !v1 && !tx.view.IsSigner(int(a)) {
-			return memoUnits, InstructionError(i, InstrMissingRequiredSignature)
+	signers := 0
+	if !v1 {
+		for _, a := range in.Accounts {
+			if !tx.view.IsSigner(int(a)) {
+				return memoBase, InstructionError(i, InstrMissingRequiredSignature)
+			}
 		}
+		signers = len(in.Accounts)
 	}
 	if !utf8.Valid(in.Data) {
-		return memoUnits, InstructionError(i, InstrInvalidInstructionData)
+		return memoBase, InstructionError(i, InstrInvalidInstructionData)
 	}
-	return memoUnits, TxError{}
+	return memoUnits(len(in.Data), signers), TxError{}
 }

@@ -648,19 +648,9 @@ func (sh txShape) cost(v txview.View, cb txview.ComputeBudget) TxCost {
 	return costFrom(v, cb, sh.dataLen)
 }
 
-// writable returns the static accounts a transaction may write: those its
-// header makes writable, less the ones Agave's resolved view demotes that
-// tpu can meet (invoked programs, and the reserved builtin program
-// addresses; tpu has no upgradeable-loader programs, the one exception).
-func (sh txShape) writable(v txview.View) uint64 {
-	var w uint64
-	for i, n := 0, v.NumStaticKeys(); i < n; i++ {
-		if v.IsWritable(i) && !isReserved(v.StaticKey(i)) {
-			w |= 1 << i
-		}
-	}
-	return w &^ sh.programs
-}
+// writable returns the static accounts a transaction may write
+// (demotedWritable, reserved.go).
+func (sh txShape) writable(v txview.View) uint64 { return demotedWritable(v, sh.programs) }
 
 // hasDuplicateKey reports whether a static key appears twice (Agave:
 // AccountLoadedTwice).
@@ -755,24 +745,6 @@ func (s *Scheduler) resolve(t *pendingTx) {
 	for i := 0; i < t.n; i++ {
 		t.accounts[i] = s.bank.resolve(*v.StaticKey(i))
 	}
-}
-
-// reservedFirstBytes has a bit for the first byte of each reserved
-// address, so that almost every key is ruled out by one lookup.
-var reservedFirstBytes = func() (set [4]uint64) {
-	for _, k := range append(txview.BuiltinPrograms(), NativeLoader) {
-		set[k[0]/64] |= 1 << (k[0] % 64)
-	}
-	return set
-}()
-
-// isReserved reports whether key is one of the builtin program addresses
-// Agave never lets a transaction write.
-func isReserved(key *Pubkey) bool {
-	if reservedFirstBytes[key[0]/64]&(1<<(key[0]%64)) == 0 {
-		return false
-	}
-	return txview.IsBuiltinProgram(key) || *key == NativeLoader
 }
 
 // pickThread chooses among set the worker with the least work scheduled

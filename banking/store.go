@@ -20,7 +20,7 @@ import (
 // The ledger is a Pebble database. Keys:
 //
 //	"a" + pubkey              account (account.go encoding)
-//	"h" + slot (8, big-endian) slot record: blockhash (32), transactions (8), fees burned (8), leader reward (8)
+//	"h" + slot (8, big-endian) slot record: blockhash (32), transactions (8), fees burned (8), leader reward (8), incinerated (8; absent before it was recorded)
 //	"t" + slot (8, big-endian) where the slot's status value lies in the status log
 //	                          (statuslog.go): offset (8), length (8), CRC-32C (4)
 //	"l"                       the status log's committed length (8)
@@ -102,6 +102,9 @@ type SlotRecord struct {
 	Transactions uint64 // executed (ok or failed) in the slot
 	FeesBurned   uint64
 	Reward       uint64 // credited to the collector
+	// Incinerated is what the incinerator held at the slot's end,
+	// burned (incinerator.go).
+	Incinerated uint64
 }
 
 func slotKey(slot uint64) []byte { return binary.BigEndian.AppendUint64([]byte{prefixSlot}, slot) }
@@ -110,11 +113,12 @@ func (r SlotRecord) encode() []byte {
 	b := append([]byte(nil), r.Blockhash[:]...)
 	b = binary.LittleEndian.AppendUint64(b, r.Transactions)
 	b = binary.LittleEndian.AppendUint64(b, r.FeesBurned)
-	return binary.LittleEndian.AppendUint64(b, r.Reward)
+	b = binary.LittleEndian.AppendUint64(b, r.Reward)
+	return binary.LittleEndian.AppendUint64(b, r.Incinerated)
 }
 
 func decodeSlotRecord(slot uint64, b []byte) (SlotRecord, error) {
-	if len(b) != 32+24 {
+	if len(b) != 32+24 && len(b) != 32+32 { // a ledger from before Incinerated has 32+24
 		return SlotRecord{}, fmt.Errorf("banking: slot %d: malformed record", slot)
 	}
 	r := SlotRecord{Slot: slot}
@@ -122,6 +126,9 @@ func decodeSlotRecord(slot uint64, b []byte) (SlotRecord, error) {
 	r.Transactions = binary.LittleEndian.Uint64(b[32:])
 	r.FeesBurned = binary.LittleEndian.Uint64(b[40:])
 	r.Reward = binary.LittleEndian.Uint64(b[48:])
+	if len(b) == 32+32 {
+		r.Incinerated = binary.LittleEndian.Uint64(b[56:])
+	}
 	return r, nil
 }
 

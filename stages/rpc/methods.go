@@ -553,9 +553,13 @@ func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error
 	if !valid {
 		return withContext{Context: ctx, Value: nil}, nil
 	}
+	// Agave's Bank::get_fee_for_message_with_lamports_per_signature
+	// (runtime/src/bank.rs): invalid compute-budget instructions fall back
+	// to the default limits (unwrap_or_default), whose price is 0: the
+	// answer is the signature fee, not null.
 	cb, err := v.ComputeBudget()
 	if err != nil {
-		return withContext{Context: ctx, Value: nil}, nil
+		cb = txview.ComputeBudget{}
 	}
 	return withContext{Context: ctx, Value: banking.FeeOf(v, cb).Total()}, nil
 }
