@@ -145,6 +145,7 @@ func genesisAccounts(g GenesisConfig) []*Account {
 		program(txview.ComputeBudgetProgram, NativeLoader),
 		program(txview.MemoProgram, txview.BPFLoader2Program),
 		program(txview.MemoV1Program, txview.BPFLoaderDeprecatedProgram),
+		program(LookupTableProgram, NativeLoader),
 	)
 	return out
 }
