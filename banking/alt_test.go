@@ -738,3 +738,28 @@ func TestLookupLocks(t *testing.T) {
 		})
 	}
 }
+
+// TestGenesisTable: a new ledger's lookup table holds the genesis
+// accounts' addresses, usable from slot 1, under the derived authority.
+func TestGenesisTable(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	table, addrs := GenesisTable(testSeed)
+	if len(addrs) != TableMaxAddresses || addrs[3] != gpub(3) {
+		t.Fatalf("%d addresses, the fourth %x", len(addrs), addrs[3])
+	}
+	a, ok := b.Account(table)
+	m, got, err := DecodeTable(a.Data)
+	if !ok || err != nil || a.Owner != LookupTableProgram || m.Authority != txview.PublicKey(GenesisTableAuthority(testSeed)) || len(got) != 32*TableMaxAddresses {
+		t.Fatalf("genesis table %+v: %+v %v", a, m, err)
+	}
+	var outcome packet.Outcome
+	s.cfg.OnDone = func(o packet.Outcome, _ int64, _ *[64]byte, _ packet.Flags) { outcome = o }
+	s.Submit(batchOf(t, pool, v0Transfer(t, b.LatestBlockhash(), 1, gpub(5), table, addrs)))
+	drain(t, s)
+	if outcome != packet.OutcomeExecutedOK || lamports(b, gpub(5)) != b.cfg.Genesis.withDefaults().Lamports+1_000_000 {
+		t.Fatalf("v0 transfer through the genesis table: %v, recipient %d", outcome, lamports(b, gpub(5)))
+	}
+}

@@ -149,6 +149,7 @@ func (b *Bank) genesis() error {
 	for _, a := range genesisAccounts(b.cfg.Genesis) {
 		a.onDisk = true
 		b.accounts[a.key] = a
+		b.tables.note(a)
 		batch.Set(append([]byte{prefixAccount}, a.key[:]...), a.appendEncoding(nil), nil)
 	}
 	if b.cfg.Genesis.BlockhashSeed == "" {
