@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"filippo.io/edwards25519"
@@ -761,5 +762,102 @@ func TestGenesisTable(t *testing.T) {
 	drain(t, s)
 	if outcome != packet.OutcomeExecutedOK || lamports(b, gpub(5)) != b.cfg.Genesis.withDefaults().Lamports+1_000_000 {
 		t.Fatalf("v0 transfer through the genesis table: %v, recipient %d", outcome, lamports(b, gpub(5)))
+	}
+}
+
+// TestLookupAdmissionRules: the rules Agave applies to a transaction's
+// accounts once its lookups are resolved (runtime-transaction
+// validate_account_locks, the resolved view's writability).
+func TestLookupAdmissionRules(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	many := make([]Pubkey, 80)
+	for i := range many {
+		many[i] = Pubkey{0xc0, byte(i)}
+	}
+	many[70] = gpub(2)                     // a payer's key
+	many[71] = txview.ComputeBudgetProgram // reserved
+	table := Pubkey{0x71}
+	putTable(b, table, newTableMeta(gpub(15)), many)
+
+	// Too many: 2 static keys and 63 loaded accounts lock 65.
+	tooMany := func() []byte {
+		ix := txview.Transfer(gpub(1), many[0], 1_000_000)
+		for _, k := range many[1:63] {
+			ix.Accounts = append(ix.Accounts, txview.AccountMeta{Key: k})
+		}
+		m := txview.Message{Version: txview.V0, Payer: gpub(1), Blockhash: bh, Instructions: []txview.Ix{ix},
+			Tables: []txview.LookupTable{{Key: table, Addresses: many}}}
+		tx, err := m.Sign(gkey(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := txview.Parse(tx); v.NumAccounts() != 65 {
+			t.Fatalf("%d accounts", v.NumAccounts())
+		}
+		return tx
+	}()
+	// Loaded twice: the lookup's index patched to the payer's own key
+	// (banking does not check signatures).
+	twice := v0Transfer(t, bh, 2, many[3], table, many)
+	if twice[len(twice)-2] != 3 {
+		t.Fatalf("the writable index is not where the test expects it: %x", twice[len(twice)-8:])
+	}
+	twice[len(twice)-2] = 70
+	// Demoted: a reserved key loaded writable is read-only, so a
+	// transfer to it fails as it does in Agave.
+	reserved := v0Transfer(t, bh, 3, txview.ComputeBudgetProgram, table, many)
+
+	var got []packet.Outcome
+	s.cfg.OnDone = func(o packet.Outcome, _ int64, _ *[64]byte, _ packet.Flags) { got = append(got, o) }
+	s.Submit(batchOf(t, pool, tooMany, twice, reserved))
+	drain(t, s)
+	want := []packet.Outcome{packet.OutcomeTooManyAccountLocks, packet.OutcomeAccountLoadedTwice, packet.OutcomeExecutedFailed}
+	if !slices.Equal(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+	if e := s.Stats().Errors; e["InstructionError(0, ReadonlyLamportChange)"] != 1 {
+		t.Fatalf("errors %v", e)
+	}
+	checkAccounting(t, s)
+}
+
+// BenchmarkLoadLookups is admission's resolution of a v0 transfer's
+// lookup: one table, one writable index. It allocates nothing once the
+// scratch has grown.
+func BenchmarkLoadLookups(b *testing.B) {
+	bank := openBank(b, Config{})
+	defer bank.Close()
+	s := newScheduler(b, SchedulerConfig{Workers: 1}, bank)
+	table, addrs := GenesisTable(testSeed)
+	v, err := txview.Parse(v0Transfer(b, bank.LatestBlockhash(), 1, addrs[5], table, addrs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(v.Bytes())))
+	for b.Loop() {
+		var fail TxErrorKind
+		if s.loaded, _, fail = s.loadLookups(s.loaded[:0], v); fail != 0 || len(s.loaded) != 1 {
+			b.Fatal(fail)
+		}
+	}
+}
+
+func TestLoadLookupsAllocs(t *testing.T) {
+	bank := openBank(t, Config{})
+	defer bank.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 1}, bank)
+	table, addrs := GenesisTable(testSeed)
+	v, err := txview.Parse(v0Transfer(t, bank.LatestBlockhash(), 1, addrs[5], table, addrs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.loaded, _, _ = s.loadLookups(s.loaded[:0], v) // grow the scratch
+	if n := testing.AllocsPerRun(100, func() { s.loaded, _, _ = s.loadLookups(s.loaded[:0], v) }); n != 0 {
+		t.Fatalf("%v allocations per resolution", n)
 	}
 }
