@@ -478,6 +478,12 @@ func TestLookupTableInstructions(t *testing.T) {
 		{"close into itself", deact(slot - 600), 1, Pubkey{}, CloseLookupTable(tk, auth, tk), gkey(1), "InstructionError(0, InvalidArgument)", nil},
 		{"close by another", deact(slot - 600), 1, Pubkey{}, CloseLookupTable(tk, other, other), gkey(2), "InstructionError(0, IncorrectAuthority)", nil},
 		{"close frozen", frozen, 1, Pubkey{}, CloseLookupTable(tk, auth, other), gkey(1), "InstructionError(0, Immutable)", nil},
+		{"close to a read-only recipient", deact(slot - 600), 1, Pubkey{}, func() txview.Ix { ix := CloseLookupTable(tk, auth, other); ix.Accounts[2].Writable = false; return ix }(), gkey(1), "InstructionError(0, ReadonlyLamportChange)", nil},
+		{"extend a read-only table", active, 1, Pubkey{}, func() txview.Ix {
+			ix := ExtendLookupTable(tk, auth, gpub(0), addrs(1))
+			ix.Accounts[0].Writable = false
+			return ix
+		}(), gkey(1), "InstructionError(0, ReadonlyDataModified)", nil},
 		{"close without recipient", deact(slot - 600), 1, Pubkey{}, func() txview.Ix { ix := CloseLookupTable(tk, auth, other); ix.Accounts = ix.Accounts[:2]; return ix }(), gkey(1), "InstructionError(0, NotEnoughAccountKeys)", nil},
 	}
 	for _, c := range cases {

@@ -75,7 +75,7 @@ type txState struct {
 	edits []acctEdit
 }
 
-// owner and data return account i as the transaction has left it so far.
+// edit returns the edit of account i, or nil.
 func (st *txState) edit(i int) *acctEdit {
 	for j := range st.edits {
 		if st.edits[j].index == i {
@@ -85,6 +85,8 @@ func (st *txState) edit(i int) *acctEdit {
 	return nil
 }
 
+// owner and data return account i's as the transaction has left them so
+// far.
 func (st *txState) owner(tx *execTx, i int) Pubkey {
 	if e := st.edit(i); e != nil {
 		return e.owner
@@ -99,7 +101,7 @@ func (st *txState) data(tx *execTx, i int) []byte {
 	return tx.accounts[i].Data
 }
 
-// setData records account i's new owner and data (data is owned by st).
+// set records account i's new owner and data (data is owned by st).
 func (st *txState) set(i int, owner Pubkey, data []byte) {
 	if e := st.edit(i); e != nil {
 		e.owner, e.data = owner, data
@@ -305,15 +307,16 @@ func lookupTableInstruction(tx *execTx, st *txState, slot uint64, i int, in txvi
 		case tableActivated, tableDeactivating:
 			return ierr(InstrInvalidArgument) // "not deactivated" / "cannot be closed until it's fully deactivated"
 		}
+		// The recipient's checked_add_lamports, then set_lamports.
 		recip, _ := account(2)
+		if st.bal[recip]+st.bal[table] < st.bal[recip] {
+			return ierr(InstrArithmeticOverflow)
+		}
 		if tx.writable&(1<<recip) == 0 {
 			return ierr(InstrReadonlyLamportChange)
 		}
 		if tx.accounts[recip].Executable {
 			return ierr(InstrExecutableLamportChange)
-		}
-		if st.bal[recip]+st.bal[table] < st.bal[recip] {
-			return ierr(InstrArithmeticOverflow)
 		}
 		if tx.writable&(1<<table) == 0 {
 			return ierr(InstrReadonlyDataModified)

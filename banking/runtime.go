@@ -157,7 +157,7 @@ func execute(tx *execTx) execResult {
 
 	// Rent: every writable account must end in an allowed rent state.
 	for i, a := range accts {
-		if tx.writable&(1<<i) != 0 && (bal[i] != a.Lamports || st.edits != nil) &&
+		if tx.writable&(1<<i) != 0 && (bal[i] != a.Lamports || st.edit(i) != nil) &&
 			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(st.data(tx, i))) {
 			return execResult{err: TxError{Kind: TxInsufficientFundsForRent, Index: uint8(i), set: true}, units: units, loadedBytes: loaded}
 		}
