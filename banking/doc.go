@@ -1,7 +1,8 @@
 // Package banking holds the bank and the banking logic: bank state, the
-// runtime (System transfer, Compute Budget, memo), the cost model, the
-// scheduler with thread-aware account locks, the executor on a pooled
-// worker set, and the persistence of committed slots. It is plain Go,
+// runtime (System transfer, Compute Budget, memo, the address lookup
+// table program: alt.go, altprogram.go), the cost model, the scheduler
+// with thread-aware account locks, the executor on a pooled worker set,
+// and the persistence of committed slots. It is plain Go,
 // tested without actors; package stages wraps it in an actor. Agave's
 // core/src/banking_stage is the reference for behaviour.
 //
