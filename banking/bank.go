@@ -76,7 +76,8 @@ type Bank struct {
 	hashes     []SlotRecord    // committed slots still in the blockhash window, oldest first
 	slotOfHash map[Hash]uint64 // blockhash -> slot, for the age check
 	status     statusCache
-	burned     uint64 // lamports burned since genesis
+	burned     uint64     // lamports burned since genesis
+	tables     tableIndex // the lookup tables, for the scheduler's admission (lookup.go)
 
 	// The working slot's changes.
 	dirty      []*Account
@@ -112,7 +113,7 @@ func Open(cfg Config) (*Bank, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bank{cfg: cfg, store: st, accounts: map[Pubkey]*Account{}, slotOfHash: map[Hash]uint64{}, status: newStatusCache(),
+	b := &Bank{cfg: cfg, store: st, accounts: map[Pubkey]*Account{}, slotOfHash: map[Hash]uint64{}, status: newStatusCache(), tables: tableIndex{},
 		statuses: make([]byte, 0, 1<<20)}
 	last, burned, seed, found, err := st.readMeta()
 	if err == nil {
@@ -148,6 +149,7 @@ func (b *Bank) genesis() error {
 	for _, a := range genesisAccounts(b.cfg.Genesis) {
 		a.onDisk = true
 		b.accounts[a.key] = a
+		b.tables.note(a)
 		batch.Set(append([]byte{prefixAccount}, a.key[:]...), a.appendEncoding(nil), nil)
 	}
 	if b.cfg.Genesis.BlockhashSeed == "" {
@@ -191,6 +193,7 @@ func (b *Bank) load(last uint64) error {
 		}
 		a.onDisk = true
 		b.accounts[a.key] = a
+		b.tables.note(a)
 		return nil
 	})
 	if err != nil {

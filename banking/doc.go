@@ -1,8 +1,9 @@
 // Package banking holds the bank and the banking logic: bank state, the
 // runtime (System transfer, Compute Budget, memo, the ed25519,
-// secp256k1 and secp256r1 precompiles: precompile.go), the cost model, the
-// scheduler with thread-aware account locks, the executor on a pooled
-// worker set, and the persistence of committed slots. It is plain Go,
+// secp256k1 and secp256r1 precompiles: precompile.go, the address lookup
+// table program: alt.go, altprogram.go), the cost model, the scheduler
+// with thread-aware account locks, the executor on a pooled worker set,
+// and the persistence of committed slots. It is plain Go,
 // tested without actors; package stages wraps it in an actor. Agave's
 // core/src/banking_stage is the reference for behaviour.
 //
@@ -24,9 +25,10 @@
 // # What happens to a transaction
 //
 // Submit checks each live packet in Agave's receive order and drops it
-// with a counted outcome: it does not parse, it uses an address lookup
-// table (tpu has none), it locks more than 64 accounts, a key appears
-// twice, its compute-budget instructions are invalid, its blockhash is
+// with a counted outcome: it does not parse, an address-table lookup
+// cannot be resolved (the table is missing or cold, not the lookup table
+// program's, malformed, or the index is past its usable addresses:
+// lookup.go), it locks more than 64 accounts, a key appears twice, its compute-budget instructions are invalid, its blockhash is
 // not among the last 150, its signature is already processed (or
 // buffered), its fee payer cannot pay. Otherwise it is buffered, ordered
 // by priority = reward x 10^6 / (cost + 1) (reward: the priority fee and

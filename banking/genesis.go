@@ -27,7 +27,9 @@ import (
 // ledger is made; each later slot's is SHA-256(previous blockhash ||
 // uint64le(slot)). The first blockhash is stored with slot 0, so a
 // resumed ledger goes on from it, and the BlockhashSeed beside it
-// (Bank.Genesis), so a banking trace can rebuild the same bank.
+// (Bank.Genesis), so a banking trace can rebuild the same bank. A new
+// ledger also holds a lookup table of the first 256 accounts' addresses
+// (GenesisTable).
 type GenesisConfig struct {
 	// Seed derives every key. Empty means "tpu".
 	Seed string
@@ -148,6 +150,8 @@ func genesisAccounts(g GenesisConfig) []*Account {
 		// The precompiles, native-loader executables as Agave's
 		// Bank::add_precompiled_account makes them.
 		program(Ed25519Program, NativeLoader), program(Secp256k1Program, NativeLoader), program(Secp256r1Program, NativeLoader),
+		program(LookupTableProgram, NativeLoader),
+		genesisTable(g), // altgenesis.go
 	)
 	return out
 }

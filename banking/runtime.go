@@ -46,6 +46,7 @@ type execTx struct {
 	writable uint64     // bit i: static key i is writable (after demotion)
 	fee      Fee
 	cb       txview.ComputeBudget
+	slot     uint64 // the working slot (Clock), for the lookup table program
 }
 
 // execResult is the result of executing one transaction.
@@ -60,10 +61,15 @@ type execResult struct {
 	// loadedBytes is the transaction's loaded accounts data size
 	// (SIMD-0186, load.go).
 	loadedBytes uint64
+	// tables: it ran the lookup table program successfully, so its
+	// writable accounts may be tables that changed.
+	tables bool
 }
 
-// maxAccounts bounds the scratch arrays: static keys never exceed 38.
-const maxAccounts = txview.MaxStaticKeys
+// maxAccounts bounds the scratch arrays: a transaction locks at most 64
+// accounts, static and looked up (MaxAccountLocks), which admission
+// enforces before anything is resolved.
+const maxAccounts = 64
 
 // execute runs one transaction against its accounts, as Solana's runtime
 // would for the programs tpu knows. The caller holds the transaction's
@@ -121,6 +127,7 @@ func execute(tx *execTx) execResult {
 	for i, a := range accts {
 		bal[i] = a.Lamports
 	}
+	st := txState{bal: bal[:n]}
 	limit := uint64(tx.cb.UnitLimit)
 	var units uint64
 	it = tx.view.Instructions()
@@ -140,6 +147,8 @@ func execute(tx *execTx) execResult {
 			cost, err = memoInstruction(tx, i, in, prog == txview.MemoV1Program)
 		case Ed25519Program, Secp256k1Program, Secp256r1Program:
 			cost, err = precompileInstruction(tx, i, in, &prog) // precompile.go
+		case LookupTableProgram:
+			cost, err = lookupTableInstruction(tx, &st, tx.slot, i, in)
 		default:
 			cost, err = 0, InstructionError(i, InstrUnsupportedProgramId)
 		}
@@ -155,8 +164,8 @@ func execute(tx *execTx) execResult {
 	// Rent: every writable account must end in an allowed rent state,
 	// but the incinerator (Agave's check_rent_state_with_account).
 	for i, a := range accts {
-		if tx.writable&(1<<i) != 0 && bal[i] != a.Lamports &&
-			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(a.Data)) && a.key != Incinerator {
+		if tx.writable&(1<<i) != 0 && (bal[i] != a.Lamports || st.edit(i) != nil) && a.key != Incinerator &&
+			!rentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(st.data(tx, i))) {
 			return execResult{err: TxError{Kind: TxInsufficientFundsForRent, Index: uint8(i), set: true}, units: units, loadedBytes: loaded}
 		}
 	}
@@ -165,7 +174,11 @@ func execute(tx *execTx) execResult {
 			a.Lamports = bal[i]
 		}
 	}
-	return execResult{units: units, loadedBytes: loaded}
+	for _, e := range st.edits {
+		a := accts[e.index]
+		a.Owner, a.Data = e.owner, e.data
+	}
+	return execResult{units: units, loadedBytes: loaded, tables: st.edits != nil}
 }
 
 // systemInstruction runs a System program instruction; tpu implements

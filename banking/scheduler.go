@@ -147,6 +147,8 @@ func (c SchedulerConfig) Validate() error {
 		return fmt.Errorf("%w: method %d", ErrSchedulerConfig, c.Method)
 	case c.Capacity < 0 || c.BatchSize < 0 || c.LookAhead < 0 || c.MaxQueuedBatches < 0 || c.MaxAccountLocks < 0:
 		return fmt.Errorf("%w: negative size", ErrSchedulerConfig)
+	case c.MaxAccountLocks > maxAccounts:
+		return fmt.Errorf("%w: %d account locks, at most %d", ErrSchedulerConfig, c.MaxAccountLocks, maxAccounts)
 	case c.ExecDelay < 0:
 		return fmt.Errorf("%w: negative execution delay", ErrSchedulerConfig)
 	case c.Handoff > HandoffCopy:
@@ -196,6 +198,13 @@ type pendingTx struct {
 	statusIdx uint32        // and its index there
 	heapIdx   int
 
+	// loaded are the addresses its lookups resolved to at admission
+	// (writable, then readonly; lookup.go), and altValid the last slot
+	// their tables stay usable in. The slice keeps its capacity across
+	// reuse.
+	loaded   []Pubkey
+	altValid uint64
+
 	// Set when scheduled.
 	accounts   [maxAccounts]*Account
 	n          int
@@ -228,6 +237,7 @@ type WorkBatch struct {
 	thread int
 	txs    []*pendingTx
 	cus    uint64
+	slot   uint64 // the bank's working slot when the batch was built
 
 	// Sealed, Started and Finished are packet.Now() when the batch was
 	// closed for its worker (handed over: it joins the worker's run queue
@@ -391,7 +401,10 @@ type Scheduler struct {
 	freeBufs [][]byte
 
 	expiredBelow uint64 // the window's oldest slot at the last expire
-	failed       error  // the ledger failed: scheduling stopped
+
+	loaded     []Pubkey // admission's scratch: a transaction's looked-up addresses
+	hasLookups bool     // a transaction with lookups was admitted: expire checks tables
+	failed     error    // the ledger failed: scheduling stopped
 }
 
 // deferral is a transaction that did not fit the slot's cost limits.
@@ -568,16 +581,22 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		}
 	}
 	sig := v.Signature(0)
+	// Agave resolves the lookups first, then validates the account locks.
+	s.loaded = s.loaded[:0]
+	altValid := ^uint64(0)
+	if v.NumLookups() > 0 {
+		var fail TxErrorKind
+		if s.loaded, altValid, fail = s.loadLookups(s.loaded, v); fail != 0 {
+			s.drop(lookupOutcome[fail], p, sig)
+			return nil
+		}
+		s.hasLookups = true
+	}
 	if v.NumAccounts() > s.cfg.MaxAccountLocks {
 		s.drop(packet.OutcomeTooManyAccountLocks, p, sig)
 		return nil
 	}
-	if v.NumLookups() > 0 {
-		// tpu has no address lookup table program: no table exists.
-		s.drop(packet.OutcomeLookupTableNotFound, p, sig)
-		return nil
-	}
-	if hasDuplicateKey(v) {
+	if hasDuplicateKey(v) || duplicateLoaded(v, s.loaded) {
 		s.drop(packet.OutcomeAccountLoadedTwice, p, sig)
 		return nil
 	}
@@ -621,7 +640,8 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	t.blockhash, t.statuses, t.statusIdx, t.heapIdx = *v.RecentBlockhash(), statuses, statusIdx, -1
 	t.held, t.buf, t.n, t.resolvedIn, t.thread, t.result, t.strat = nil, nil, 0, 0, 0, execResult{}, -1
 	t.execStart, t.execEnd = 0, 0
-	t.writable = shape.writable(v)
+	t.loaded, t.altValid = append(t.loaded, s.loaded...), altValid
+	t.writable = shape.writable(v) | t.loadedWritable()
 	s.stats.Buffered++
 	return t
 }
@@ -740,10 +760,9 @@ func (s *Scheduler) resolve(t *pendingTx) {
 		return
 	}
 	t.resolvedIn = s.bank.slot
-	v := t.view
-	t.n = v.NumStaticKeys()
+	t.n = t.view.NumAccounts()
 	for i := 0; i < t.n; i++ {
-		t.accounts[i] = s.bank.resolve(*v.StaticKey(i))
+		t.accounts[i] = s.bank.resolve(*t.keyAt(i))
 	}
 }
 
@@ -831,7 +850,7 @@ func (wb *WorkBatch) run(delay time.Duration) {
 		if delay > 0 {
 			time.Sleep(delay)
 		}
-		tx := execTx{view: t.view, accounts: t.accounts[:t.n], writable: t.writable, fee: t.fee, cb: t.cb}
+		tx := execTx{view: t.view, accounts: t.accounts[:t.n], writable: t.writable, fee: t.fee, cb: t.cb, slot: wb.slot}
 		t.result = execute(&tx)
 		if traced {
 			t.execEnd = packet.Now()
@@ -894,7 +913,11 @@ func (s *Scheduler) book(t *pendingTx) {
 		s.cost.remove(t, t.cost-actual)
 	}
 	for w := t.writable; w != 0; w &= w - 1 {
-		s.bank.markDirty(t.accounts[bits.TrailingZeros64(w)])
+		a := t.accounts[bits.TrailingZeros64(w)]
+		s.bank.markDirty(a)
+		if r.tables {
+			s.bank.tables.note(a)
+		}
 	}
 	s.bank.markDirty(t.accounts[0]) // the fee payer pays even when demoted
 	st := Status{Slot: s.bank.slot, Err: r.err}
@@ -977,19 +1000,26 @@ func (s *Scheduler) endSlotNow() error {
 // window moves.
 func (s *Scheduler) expire() {
 	oldest := s.bank.hashes[0].Slot
-	if oldest == s.expiredBelow {
+	if oldest == s.expiredBelow && !s.hasLookups {
 		return
 	}
 	s.expiredBelow = oldest
-	// Collect first: removing from the heap moves items around.
+	// Collect first: removing from the heap moves items around. A
+	// transaction whose lookup tables are past their last usable slot
+	// (deactivated long enough to be closed) can no longer load its
+	// addresses: Agave's scheduler drops it too (alt_invalidation_slot).
 	for _, t := range s.heap.items {
-		if _, ok := s.bank.blockhashSlot(&t.blockhash); !ok {
+		if _, ok := s.bank.blockhashSlot(&t.blockhash); !ok || t.altValid < s.bank.slot {
 			s.expired = append(s.expired, t)
 		}
 	}
 	for _, t := range s.expired {
 		s.heap.Remove(t)
-		s.dropBuffered(t, packet.OutcomeBlockhashNotFound)
+		o := packet.OutcomeBlockhashNotFound
+		if _, ok := s.bank.blockhashSlot(&t.blockhash); ok {
+			o = packet.OutcomeLookupTableNotFound
+		}
+		s.dropBuffered(t, o)
 	}
 	clear(s.expired)
 	s.expired = s.expired[:0]
@@ -1029,7 +1059,9 @@ func (s *Scheduler) releaseTx(t *pendingTx) {
 		s.stats.CopyBuffers--
 		s.freeBufs = append(s.freeBufs, t.buf[:0])
 	}
+	loaded := t.loaded[:0]
 	*t = pendingTx{}
+	t.loaded = loaded
 	s.freeTx = append(s.freeTx, t)
 }
 
@@ -1085,7 +1117,7 @@ func (s *Scheduler) newWork(th int) *WorkBatch {
 	} else {
 		wb = &WorkBatch{txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
 	}
-	wb.thread, wb.cus = th, 0
+	wb.thread, wb.cus, wb.slot = th, 0, s.bank.slot
 	return wb
 }
 

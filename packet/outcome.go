@@ -45,11 +45,18 @@ const (
 	// OutcomeInvalidComputeBudget: a compute-budget instruction is invalid
 	// or duplicated.
 	OutcomeInvalidComputeBudget
-	// OutcomeAccountLoadedTwice: a static key appears twice.
+	// OutcomeAccountLoadedTwice: an account key appears twice.
 	OutcomeAccountLoadedTwice
 	// OutcomeLookupTableNotFound: an address-table lookup names a table
-	// that does not exist (tpu has no lookup tables).
+	// that does not exist or is deactivated.
 	OutcomeLookupTableNotFound
+	// OutcomeLookupTableInvalidOwner, OutcomeLookupTableInvalidData,
+	// OutcomeLookupTableInvalidIndex: a lookup names an account the
+	// lookup table program does not own, a table whose data does not
+	// decode, or an index past the table's usable addresses.
+	OutcomeLookupTableInvalidOwner
+	OutcomeLookupTableInvalidData
+	OutcomeLookupTableInvalidIndex
 	// OutcomeEvicted: pushed out of a full buffer by higher priority.
 	OutcomeEvicted
 	// OutcomeShutdown: still buffered when the pipeline stopped without
@@ -71,25 +78,28 @@ const (
 )
 
 var outcomeNames = [NumOutcomes]string{
-	OutcomeNone:                 "none",
-	OutcomeOversize:             "oversize",
-	OutcomeNoCredits:            "no_credits",
-	OutcomeParse:                "parse",
-	OutcomeSanitize:             "sanitize",
-	OutcomeDuplicate:            "duplicate",
-	OutcomeBadSignature:         "bad_signature",
-	OutcomeShed:                 "shed",
-	OutcomeBlockhashNotFound:    "blockhash_not_found",
-	OutcomeAlreadyProcessed:     "already_processed",
-	OutcomeFeePayerCannotPay:    "fee_payer_cannot_pay",
-	OutcomeTooManyAccountLocks:  "too_many_account_locks",
-	OutcomeInvalidComputeBudget: "invalid_compute_budget",
-	OutcomeAccountLoadedTwice:   "account_loaded_twice",
-	OutcomeLookupTableNotFound:  "lookup_table_not_found",
-	OutcomeEvicted:              "evicted",
-	OutcomeShutdown:             "shutdown",
-	OutcomeExecutedOK:           "executed_ok",
-	OutcomeExecutedFailed:       "executed_failed",
+	OutcomeNone:                    "none",
+	OutcomeOversize:                "oversize",
+	OutcomeNoCredits:               "no_credits",
+	OutcomeParse:                   "parse",
+	OutcomeSanitize:                "sanitize",
+	OutcomeDuplicate:               "duplicate",
+	OutcomeBadSignature:            "bad_signature",
+	OutcomeShed:                    "shed",
+	OutcomeBlockhashNotFound:       "blockhash_not_found",
+	OutcomeAlreadyProcessed:        "already_processed",
+	OutcomeFeePayerCannotPay:       "fee_payer_cannot_pay",
+	OutcomeTooManyAccountLocks:     "too_many_account_locks",
+	OutcomeInvalidComputeBudget:    "invalid_compute_budget",
+	OutcomeAccountLoadedTwice:      "account_loaded_twice",
+	OutcomeLookupTableNotFound:     "lookup_table_not_found",
+	OutcomeLookupTableInvalidOwner: "lookup_table_invalid_owner",
+	OutcomeLookupTableInvalidData:  "lookup_table_invalid_data",
+	OutcomeLookupTableInvalidIndex: "lookup_table_invalid_index",
+	OutcomeEvicted:                 "evicted",
+	OutcomeShutdown:                "shutdown",
+	OutcomeExecutedOK:              "executed_ok",
+	OutcomeExecutedFailed:          "executed_failed",
 }
 
 // String returns the outcome's name as used in metrics and summaries

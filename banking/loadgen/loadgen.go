@@ -66,6 +66,12 @@ type Config struct {
 	// InvalidFraction is the share of transactions that are invalid,
 	// spread evenly over the invalid kinds.
 	InvalidFraction float64
+	// V0Fraction is the share of transactions (of every kind) sent as
+	// v0 transactions that load their recipient through the ledger's
+	// genesis lookup table (banking.GenesisTable): their recipients are
+	// then genesis accounts below 256. Zero sends legacy transactions
+	// only. It needs Seed (not Keys): the table is the genesis ledger's.
+	V0Fraction float64
 	// BatchSize is the datagrams per sendmmsg call. Zero means 64.
 	BatchSize int
 	// Lamports is the base of each transfer's amount: transaction i
@@ -85,7 +91,12 @@ type Config struct {
 type Load struct {
 	Txs   [][]byte
 	Kinds []Kind
-	cfg   Config
+	// V0[i] says whether Txs[i] is a v0 transaction with a lookup.
+	V0  []bool
+	cfg Config
+
+	table     [32]byte   // the genesis lookup table, with V0Fraction
+	tableKeys [][32]byte // its addresses
 }
 
 // ErrConfig reports an invalid Config.
@@ -102,6 +113,9 @@ func Build(cfg Config) (*Load, error) {
 	if cfg.Accounts < 2 || cfg.Count < 0 || cfg.InvalidFraction < 0 || cfg.InvalidFraction > 1 {
 		return nil, fmt.Errorf("%w: need 2 accounts or more, a count, an invalid fraction in [0,1]", ErrConfig)
 	}
+	if !(cfg.V0Fraction >= 0 && cfg.V0Fraction <= 1) || (cfg.V0Fraction > 0 && len(cfg.Keys) > 0) {
+		return nil, fmt.Errorf("%w: a v0 fraction in [0,1], and genesis accounts (not keys) with one", ErrConfig)
+	}
 	if cfg.Contention > banking.ContentionFull {
 		return nil, fmt.Errorf("%w: contention %d", ErrConfig, cfg.Contention)
 	}
@@ -117,12 +131,20 @@ func Build(cfg Config) (*Load, error) {
 		parallel(cfg.Accounts, func(i int) { keys[i] = banking.GenesisKey(cfg.Seed, i) })
 	}
 
-	l := &Load{Txs: make([][]byte, cfg.Count), Kinds: make([]Kind, cfg.Count), cfg: cfg}
+	l := &Load{Txs: make([][]byte, cfg.Count), Kinds: make([]Kind, cfg.Count), V0: make([]bool, cfg.Count), cfg: cfg}
 	rng := rand.New(rand.NewPCG(cfg.RandSeed, 17))
 	for i := range l.Kinds {
 		if rng.Float64() < cfg.InvalidFraction {
 			l.Kinds[i] = Kind(1 + rng.IntN(int(numKinds)-1))
 		}
+	}
+	if cfg.V0Fraction > 0 {
+		// A stream of its own, so that the kinds do not depend on it.
+		v0rng := rand.New(rand.NewPCG(cfg.RandSeed, 18))
+		for i := range l.V0 {
+			l.V0[i] = v0rng.Float64() < cfg.V0Fraction
+		}
+		l.table, l.tableKeys = banking.GenesisTable(cfg.Seed)
 	}
 	// A duplicate needs an earlier valid transaction to copy.
 	firstValid := -1
@@ -207,6 +229,15 @@ func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
 			to = (from + 1) % n
 		}
 	}
+	if l.V0[i] {
+		// The recipient must be in the genesis table (and funded).
+		if m := min(n, banking.TableMaxAddresses); to >= m {
+			to %= m
+			if to == from {
+				to = (to + 1) % m
+			}
+		}
+	}
 	payer := keys[from]
 	bh := cfg.Blockhash
 	switch l.Kinds[i] {
@@ -232,6 +263,10 @@ func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
 			txview.SetLoadedAccountsDataSizeLimit(32 * 1024),
 		},
 	}
+	if l.V0[i] {
+		m.Version = txview.V0
+		m.Tables = []txview.LookupTable{{Key: l.table, Addresses: l.tableKeys}}
+	}
 	tx, err := m.Sign(payer)
 	if err != nil {
 		return nil, err
@@ -243,6 +278,23 @@ func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
 		tx = tx[:len(tx)-1-i%40]
 	}
 	return tx, nil
+}
+
+// AccountKey returns account index i of v, a transaction of this load:
+// a static key, or an address its lookup loads from the genesis table.
+func (l *Load) AccountKey(v txview.View, i int) [32]byte {
+	n := v.NumStaticKeys()
+	if i < n {
+		return *v.StaticKey(i)
+	}
+	it := v.Lookups()
+	lk, _ := it.Next() // the load's v0 transactions have one lookup
+	j := i - n
+	if j >= len(lk.Writable) {
+		j -= len(lk.Writable)
+		return l.tableKeys[lk.Readonly[j]]
+	}
+	return l.tableKeys[lk.Writable[j]]
 }
 
 // parallel runs f(0..n-1) on every core.

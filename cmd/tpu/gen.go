@@ -46,7 +46,7 @@ Flags:`
 type genFlags struct {
 	rpcURL, tpuAddr, seed string
 	accounts, batchSize   int
-	rate, invalid         float64
+	rate, invalid, v0     float64
 	duration, settle      time.Duration
 	airdrop               bool
 	contention            banking.Contention
@@ -65,12 +65,17 @@ func runGen(env *cliEnv, args []string) int {
 	fs.IntVar(&f.batchSize, "batch-size", 64, "transactions per sendmmsg call (1 against 100: the batching experiment)")
 	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of invalid transactions (never confirmed)")
+	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of v0 transactions that load their recipient through the ledger's genesis lookup table (not with --airdrop)")
 	fs.DurationVar(&f.settle, "settle", 15*time.Second, "how long to wait for confirmations after the last send")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 || !(f.rate > 0) || f.duration <= 0 || f.accounts < 2 || f.batchSize < 1 {
 		fmt.Fprintln(env.stderr, "tpu gen: want no arguments, --rate and --duration above 0, 2 or more --accounts, --batch-size 1 or more")
+		return 2
+	}
+	if !(f.v0 >= 0 && f.v0 <= 1) || (f.v0 > 0 && f.airdrop) {
+		fmt.Fprintln(env.stderr, "tpu gen: want --v0-fraction from 0 to 1, and not with --airdrop (the table holds genesis accounts)")
 		return 2
 	}
 	code, err := gen(env, f)
@@ -103,8 +108,14 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	}
 	n := int(f.rate * f.duration.Seconds())
 	fmt.Fprintf(env.stderr, "signing %d transactions over %d accounts...\n", n, len(keys))
-	load, err := loadgen.Build(loadgen.Config{Keys: keys, Blockhash: bh, Count: n, Contention: f.contention,
-		InvalidFraction: f.invalid, BatchSize: f.batchSize, RandSeed: uint64(time.Now().UnixNano())})
+	lcfg := loadgen.Config{Keys: keys, Blockhash: bh, Count: n, Contention: f.contention,
+		InvalidFraction: f.invalid, BatchSize: f.batchSize, RandSeed: uint64(time.Now().UnixNano())}
+	if !f.airdrop {
+		// The same genesis keys, named by seed, so that v0 transfers can
+		// use the genesis lookup table.
+		lcfg.Keys, lcfg.Seed, lcfg.Accounts, lcfg.V0Fraction = nil, f.seed, f.accounts, f.v0
+	}
+	load, err := loadgen.Build(lcfg)
 	if err != nil {
 		return 1, err
 	}
@@ -194,7 +205,7 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		cb, _ := v.ComputeBudget()
 		it := v.Instructions()
 		in, _ := it.Next()
-		from, to := *v.StaticKey(int(in.Accounts[0])), *v.StaticKey(int(in.Accounts[1]))
+		from, to := load.AccountKey(v, int(in.Accounts[0])), load.AccountKey(v, int(in.Accounts[1]))
 		want[from] -= int64(banking.FeeOf(v, cb).Total())
 		if string(st.Err) == "null" || len(st.Err) == 0 {
 			want[from] -= int64(load.Amount(valid[j]))

@@ -16,7 +16,7 @@ func TestGenAgainstRun(t *testing.T) {
 	tpuAddr := logged(t, c.await(t, 1, "msg=tpu "), "addr")
 	url := logged(t, c.await(t, 1, "msg=json-rpc"), "url") // printed once it serves
 	code, out, errOut := run(t, "", "gen", "--rpc", url, "--tpu", tpuAddr, "--seed", "gen-test", "--accounts", "20",
-		"--rate", "1500", "--duration", "1s", "--invalid-fraction", "0.1", "--settle", "5s")
+		"--rate", "1500", "--duration", "1s", "--invalid-fraction", "0.1", "--v0-fraction", "0.5", "--settle", "5s")
 	if code != 0 || !strings.Contains(out, "balances: all 20 accounts moved by exactly") {
 		t.Fatalf("gen: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -37,8 +37,14 @@ func TestGenAgainstRun(t *testing.T) {
 	}
 }
 
-// A rate of 0 or less is a usage error: gen is always open-loop.
+// A rate of 0 or less is a usage error: gen is always open-loop. So is a
+// v0 fraction with --airdrop: the genesis table holds genesis accounts.
 func TestGenFlagErrors(t *testing.T) {
+	for _, args := range [][]string{{"--v0-fraction", "2"}, {"--v0-fraction", "0.5", "--airdrop"}} {
+		if code, _, errOut := run(t, "", append([]string{"gen"}, args...)...); code != 2 || !strings.Contains(errOut, "--v0-fraction") {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, errOut)
+		}
+	}
 	for _, rate := range []string{"0", "-100", "NaN"} {
 		if code, _, errOut := run(t, "", "gen", "--rate", rate); code != 2 || !strings.Contains(errOut, "--rate") {
 			t.Errorf("--rate %s: exit %d, want 2\n%s", rate, code, errOut)

@@ -64,7 +64,7 @@ type runFlags struct {
 	duration                                                              time.Duration
 	reset, noGen                                                          bool
 	rateSet                                                               bool // --rate was given
-	rate, invalid, traceSample                                            float64
+	rate, invalid, traceSample, v0                                        float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
 	sockets, procs                                                        int
 	genesisSeed                                                           string
@@ -124,6 +124,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or 60,000 per second of duration)")
 	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "write-lock contention of the load: none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of the load that is invalid: bad signatures, duplicates, malformed bytes, stale blockhashes, unfunded payers")
+	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of the load sent as v0 transactions that load their recipient through the genesis lookup table")
 	fs.IntVar(&f.sendBatch, "send-batch", 64, "datagrams per sendmmsg call of the load generator")
 	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed (keys derive from it; see banking.GenesisConfig)")
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts, created with a new ledger")
@@ -508,6 +509,9 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if f.invalid < 0 || f.invalid > 1 {
 		return cfg, fmt.Errorf("--invalid-fraction %v: want 0 to 1", f.invalid)
 	}
+	if !(f.v0 >= 0 && f.v0 <= 1) {
+		return cfg, fmt.Errorf("--v0-fraction %v: want 0 to 1", f.v0)
+	}
 	if f.rateSet && !(f.rate > 0) { // NaN too
 		return cfg, fmt.Errorf("--rate %v: must be more than 0 (leave the flag out for closed-loop load, as fast as the pipeline accepts)", f.rate)
 	}
@@ -648,7 +652,7 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, stop <-chan struct{}) (
 	t0 := time.Now()
 	load, err := loadgen.Build(loadgen.Config{
 		Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Count: n, Contention: f.contention,
-		InvalidFraction: f.invalid, BatchSize: f.sendBatch, RandSeed: uint64(time.Now().UnixNano()),
+		InvalidFraction: f.invalid, V0Fraction: f.v0, BatchSize: f.sendBatch, RandSeed: uint64(time.Now().UnixNano()),
 		Progress: func(done, total int) { fmt.Fprintf(env.stderr, "  signed %d of %d\n", done, total) },
 		Stop:     stop,
 	})

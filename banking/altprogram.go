@@ -1,0 +1,440 @@
+package banking
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/tpugo/tpu/txview"
+)
+
+// The address lookup table program, as Agave's programs/address-lookup-
+// table/src/processor.rs (the builtin, before its Core BPF migration) has
+// it: instructions are a bincode ProgramInstruction (u32 tag).
+const (
+	altCreate     = 0 // CreateLookupTable { recent_slot: u64, bump_seed: u8 }
+	altFreeze     = 1 // FreezeLookupTable
+	altExtend     = 2 // ExtendLookupTable { new_addresses: Vec<Pubkey> }
+	altDeactivate = 3 // DeactivateLookupTable
+	altClose      = 4 // CloseLookupTable
+)
+
+// lookupTableUnits is processor.rs's DEFAULT_COMPUTE_UNITS, which
+// declare_process_instruction! consumes on entry; each System program
+// instruction it invokes (native_invoke) consumes systemUnits more.
+const lookupTableUnits = 750
+
+// More InstructionError variants the lookup table program produces.
+const (
+	InstrInvalidAccountData        InstrErrorKind = 3
+	InstrAccountAlreadyInitialized InstrErrorKind = 8
+	InstrUninitializedAccount      InstrErrorKind = 9
+	InstrReadonlyDataModified      InstrErrorKind = 15
+	InstrInvalidSeeds              InstrErrorKind = 35
+	InstrPrivilegeEscalation       InstrErrorKind = 38
+	InstrImmutable                 InstrErrorKind = 42
+	InstrIncorrectAuthority        InstrErrorKind = 43
+	InstrInvalidAccountOwner       InstrErrorKind = 46
+)
+
+// The TransactionError variants of a lookup that cannot be resolved
+// (sdk transaction error.rs, from AddressLookupError).
+const (
+	TxInvalidAddressLookupTableOwner TxErrorKind = 24
+	TxInvalidAddressLookupTableData  TxErrorKind = 25
+	TxInvalidAddressLookupTableIndex TxErrorKind = 26
+)
+
+func init() {
+	instrErrorNames[InstrInvalidAccountData] = "InvalidAccountData"
+	instrErrorNames[InstrAccountAlreadyInitialized] = "AccountAlreadyInitialized"
+	instrErrorNames[InstrUninitializedAccount] = "UninitializedAccount"
+	instrErrorNames[InstrReadonlyDataModified] = "ReadonlyDataModified"
+	instrErrorNames[InstrInvalidSeeds] = "InvalidSeeds"
+	instrErrorNames[InstrPrivilegeEscalation] = "PrivilegeEscalation"
+	instrErrorNames[InstrImmutable] = "Immutable"
+	instrErrorNames[InstrIncorrectAuthority] = "IncorrectAuthority"
+	instrErrorNames[InstrInvalidAccountOwner] = "InvalidAccountOwner"
+	txErrorNames[TxInvalidAddressLookupTableOwner] = "InvalidAddressLookupTableOwner"
+	txErrorNames[TxInvalidAddressLookupTableData] = "InvalidAddressLookupTableData"
+	txErrorNames[TxInvalidAddressLookupTableIndex] = "InvalidAddressLookupTableIndex"
+}
+
+// acctEdit is a change to an account's owner and data that an
+// instruction made, applied only if the whole transaction succeeds.
+type acctEdit struct {
+	index int
+	owner Pubkey
+	data  []byte
+}
+
+// txState is the scratch of one execution: balances, and the owner and
+// data edits (nil until an instruction edits an account: only the lookup
+// table program does).
+type txState struct {
+	bal   []uint64
+	edits []acctEdit
+}
+
+// edit returns the edit of account i, or nil.
+func (st *txState) edit(i int) *acctEdit {
+	for j := range st.edits {
+		if st.edits[j].index == i {
+			return &st.edits[j]
+		}
+	}
+	return nil
+}
+
+// owner and data return account i's as the transaction has left them so
+// far.
+func (st *txState) owner(tx *execTx, i int) Pubkey {
+	if e := st.edit(i); e != nil {
+		return e.owner
+	}
+	return tx.accounts[i].Owner
+}
+
+func (st *txState) data(tx *execTx, i int) []byte {
+	if e := st.edit(i); e != nil {
+		return e.data
+	}
+	return tx.accounts[i].Data
+}
+
+// set records account i's new owner and data (data is owned by st).
+func (st *txState) set(i int, owner Pubkey, data []byte) {
+	if e := st.edit(i); e != nil {
+		e.owner, e.data = owner, data
+		return
+	}
+	st.edits = append(st.edits, acctEdit{index: i, owner: owner, data: data})
+}
+
+// lookupTableInstruction runs instruction i, a lookup table program
+// instruction, over st in working slot slot. It returns the units
+// consumed and the instruction's error.
+func lookupTableInstruction(tx *execTx, st *txState, slot uint64, i int, in txview.Instruction) (uint64, TxError) {
+	units := uint64(lookupTableUnits)
+	ierr := func(k InstrErrorKind) (uint64, TxError) { return units, InstructionError(i, k) }
+	// account returns the transaction index of instruction account j.
+	account := func(j int) (int, bool) {
+		if j >= len(in.Accounts) {
+			return 0, false
+		}
+		return int(in.Accounts[j]), true
+	}
+	d := in.Data
+	if len(d) < 4 {
+		return ierr(InstrInvalidInstructionData)
+	}
+	// limited_deserialize first: malformed data fails before any account
+	// is looked at. Trailing bytes are allowed.
+	tag := binary.LittleEndian.Uint32(d)
+	var recent uint64
+	var bump byte
+	var addrs []byte
+	switch tag {
+	case altCreate:
+		if len(d) < 4+8+1 {
+			return ierr(InstrInvalidInstructionData)
+		}
+		recent, bump = binary.LittleEndian.Uint64(d[4:]), d[12]
+	case altExtend:
+		// Vec<Pubkey>: a u64 length, then the keys.
+		if len(d) < 12 {
+			return ierr(InstrInvalidInstructionData)
+		}
+		n := binary.LittleEndian.Uint64(d[4:])
+		if n > uint64(len(d)-12)/32 {
+			return ierr(InstrInvalidInstructionData)
+		}
+		addrs = d[12 : 12+n*32]
+	case altFreeze, altDeactivate, altClose:
+	default:
+		return ierr(InstrInvalidInstructionData)
+	}
+	table, ok := account(0)
+	if !ok {
+		return ierr(InstrNotEnoughAccountKeys)
+	}
+	if tag == altCreate {
+		// create_lookup_table (after relax_authority_signer_check_for_
+		// lookup_table_creation: the authority need not sign).
+		tableLamports, tableOwner := st.bal[table], st.owner(tx, table)
+		auth, ok := account(1)
+		if !ok {
+			return ierr(InstrNotEnoughAccountKeys)
+		}
+		payer, ok := account(2)
+		if !ok {
+			return ierr(InstrNotEnoughAccountKeys)
+		}
+		if !tx.view.IsSigner(payer) {
+			return ierr(InstrMissingRequiredSignature)
+		}
+		if _, ok := recentSlot(slot, recent); !ok {
+			return ierr(InstrInvalidInstructionData) // "{} is not a recent slot"
+		}
+		var s [8]byte
+		binary.LittleEndian.PutUint64(s[:], recent)
+		authKey := tx.accounts[auth].key
+		derived, err := CreateProgramAddress(&LookupTableProgram, authKey[:], s[:], []byte{bump})
+		if err != nil {
+			return ierr(InstrInvalidSeeds)
+		}
+		if tx.accounts[table].key != derived {
+			return ierr(InstrInvalidArgument)
+		}
+		if tableOwner == LookupTableProgram {
+			return units, TxError{} // already created: a no-op
+		}
+		// The System program's transfer, allocate and assign, invoked
+		// with the payer's and the table's (PDA) signatures.
+		need := RentExemptMinimum(TableMetaSize)
+		if need > tableLamports {
+			need -= tableLamports
+			units += systemUnits
+			if e := cpiTransfer(tx, st, i, payer, table, need); e.IsErr() {
+				return units, e
+			}
+		}
+		units += 2 * systemUnits
+		if tx.writable&(1<<table) == 0 {
+			return ierr(InstrPrivilegeEscalation)
+		}
+		if len(st.data(tx, table)) != 0 || tableOwner != SystemProgram {
+			// SystemError::AccountAlreadyInUse
+			return units, CustomError(i, 0)
+		}
+		data := make([]byte, TableMetaSize)
+		putMeta(data, newTableMeta(authKey))
+		st.set(table, LookupTableProgram, data)
+		return units, TxError{}
+	}
+
+	// The other four share their opening checks: the table is the
+	// program's, the authority signs.
+	if st.owner(tx, table) != LookupTableProgram {
+		return ierr(InstrInvalidAccountOwner)
+	}
+	auth, ok := account(1)
+	if !ok {
+		return ierr(InstrNotEnoughAccountKeys)
+	}
+	if !tx.view.IsSigner(auth) {
+		return ierr(InstrMissingRequiredSignature)
+	}
+	authKey := tx.accounts[auth].key
+	if tag == altClose {
+		recip, ok := account(2)
+		if !ok {
+			return ierr(InstrNotEnoughAccountKeys)
+		}
+		if recip == table {
+			return ierr(InstrInvalidArgument) // "Lookup table cannot be the recipient of reclaimed lamports"
+		}
+	}
+	data := st.data(tx, table)
+	meta, have, err := DecodeTable(data)
+	if err != nil {
+		return ierr(tableErrKind(err))
+	}
+	if !meta.HasAuthority {
+		return ierr(InstrImmutable)
+	}
+	if meta.Authority != authKey {
+		return ierr(InstrIncorrectAuthority)
+	}
+	switch tag {
+	case altFreeze:
+		if meta.DeactivationSlot != math.MaxUint64 {
+			return ierr(InstrInvalidArgument) // "Deactivated tables cannot be frozen"
+		}
+		if len(have) == 0 {
+			return ierr(InstrInvalidInstructionData) // "Empty lookup tables cannot be frozen"
+		}
+		meta.HasAuthority, meta.Authority = false, Pubkey{}
+		return units, writeMeta(tx, st, i, table, meta, data)
+
+	case altDeactivate:
+		if meta.DeactivationSlot != math.MaxUint64 {
+			return ierr(InstrInvalidArgument) // "Lookup table is already deactivated"
+		}
+		meta.DeactivationSlot = slot
+		return units, writeMeta(tx, st, i, table, meta, data)
+
+	case altExtend:
+		if meta.DeactivationSlot != math.MaxUint64 {
+			return ierr(InstrInvalidArgument) // "Deactivated tables cannot be extended"
+		}
+		old := len(have) / 32
+		if old >= TableMaxAddresses {
+			return ierr(InstrInvalidArgument) // "Lookup table is full"
+		}
+		if len(addrs) == 0 {
+			return ierr(InstrInvalidInstructionData) // "Must extend with at least one address"
+		}
+		if old+len(addrs)/32 > TableMaxAddresses {
+			return ierr(InstrInvalidInstructionData)
+		}
+		if slot != meta.LastExtendedSlot {
+			meta.LastExtendedSlot, meta.LastExtendedStart = slot, uint8(old)
+		}
+		if tx.writable&(1<<table) == 0 {
+			return ierr(InstrReadonlyDataModified)
+		}
+		nd := make([]byte, len(data)+len(addrs))
+		copy(nd, data)
+		copy(nd[len(data):], addrs)
+		putMeta(nd, meta)
+		st.set(table, LookupTableProgram, nd)
+		need := RentExemptMinimum(len(nd))
+		if need <= st.bal[table] {
+			return units, TxError{}
+		}
+		payer, ok := account(2)
+		if !ok {
+			return ierr(InstrNotEnoughAccountKeys)
+		}
+		if !tx.view.IsSigner(payer) {
+			return ierr(InstrMissingRequiredSignature)
+		}
+		units += systemUnits
+		return units, cpiTransfer(tx, st, i, payer, table, need-st.bal[table])
+
+	default: // altClose
+		switch s, _ := meta.status(slot); s {
+		case tableActivated, tableDeactivating:
+			return ierr(InstrInvalidArgument) // "not deactivated" / "cannot be closed until it's fully deactivated"
+		}
+		// The recipient's checked_add_lamports, then set_lamports.
+		recip, _ := account(2)
+		if st.bal[recip]+st.bal[table] < st.bal[recip] {
+			return ierr(InstrArithmeticOverflow)
+		}
+		if tx.writable&(1<<recip) == 0 {
+			return ierr(InstrReadonlyLamportChange)
+		}
+		if tx.accounts[recip].Executable {
+			return ierr(InstrExecutableLamportChange)
+		}
+		if tx.writable&(1<<table) == 0 {
+			return ierr(InstrReadonlyDataModified)
+		}
+		st.bal[recip] += st.bal[table]
+		st.bal[table] = 0
+		st.set(table, LookupTableProgram, nil)
+		return units, TxError{}
+	}
+}
+
+// writeMeta stores meta over a copy of the table's data.
+func writeMeta(tx *execTx, st *txState, i, table int, meta TableMeta, data []byte) TxError {
+	if tx.writable&(1<<table) == 0 {
+		return InstructionError(i, InstrReadonlyDataModified)
+	}
+	nd := append([]byte(nil), data...)
+	putMeta(nd, meta)
+	st.set(table, LookupTableProgram, nd)
+	return TxError{}
+}
+
+// tableErrKind is the InstructionError of a DecodeTable failure.
+func tableErrKind(err error) InstrErrorKind {
+	switch err {
+	case errTableUninitialized:
+		return InstrUninitializedAccount
+	case errTableBadMeta:
+		return InstrInvalidInstructionData
+	}
+	return InstrInvalidAccountData
+}
+
+// cpiTransfer is the System program's transfer the lookup table program
+// invokes, from payer to table: the payer must be a writable signer
+// (else PrivilegeEscalation), system-owned and without data, and hold
+// the lamports (SystemError::ResultWithNegativeLamports); the table must
+// be writable.
+func cpiTransfer(tx *execTx, st *txState, i, from, to int, lamports uint64) TxError {
+	if tx.writable&(1<<from) == 0 || tx.writable&(1<<to) == 0 || !tx.view.IsSigner(from) {
+		return InstructionError(i, InstrPrivilegeEscalation)
+	}
+	if len(st.data(tx, from)) != 0 {
+		return InstructionError(i, InstrInvalidArgument)
+	}
+	if lamports > st.bal[from] {
+		return CustomError(i, CustomResultWithNegativeLamports)
+	}
+	if st.owner(tx, from) != SystemProgram {
+		return InstructionError(i, InstrExternalAccountLamportSpend)
+	}
+	if st.bal[to]+lamports < st.bal[to] {
+		return InstructionError(i, InstrArithmeticOverflow)
+	}
+	st.bal[from] -= lamports
+	st.bal[to] += lamports
+	return TxError{}
+}
+
+// Instruction builders, as sdk address_lookup_table instruction.rs.
+
+// CreateLookupTable returns the instruction that creates authority's
+// table for recentSlot (a slot in SlotHashes), funded by payer, and the
+// table's address. The authority need not sign.
+func CreateLookupTable(authority, payer Pubkey, recentSlot uint64) (txview.Ix, Pubkey) {
+	table, bump := LookupTableAddress(authority, recentSlot)
+	d := make([]byte, 13)
+	binary.LittleEndian.PutUint32(d, altCreate)
+	binary.LittleEndian.PutUint64(d[4:], recentSlot)
+	d[12] = bump
+	return txview.Ix{Program: LookupTableProgram, Data: d, Accounts: []txview.AccountMeta{
+		{Key: table, Writable: true},
+		{Key: authority},
+		{Key: payer, Signer: true, Writable: true},
+		{Key: SystemProgram},
+	}}, table
+}
+
+// ExtendLookupTable returns the instruction that appends addresses to
+// table; payer tops its rent up.
+func ExtendLookupTable(table, authority, payer Pubkey, addresses []Pubkey) txview.Ix {
+	d := make([]byte, 12, 12+32*len(addresses))
+	binary.LittleEndian.PutUint32(d, altExtend)
+	binary.LittleEndian.PutUint64(d[4:], uint64(len(addresses)))
+	for _, a := range addresses {
+		d = append(d, a[:]...)
+	}
+	return txview.Ix{Program: LookupTableProgram, Data: d, Accounts: []txview.AccountMeta{
+		{Key: table, Writable: true},
+		{Key: authority, Signer: true},
+		{Key: payer, Signer: true, Writable: true},
+		{Key: SystemProgram},
+	}}
+}
+
+// FreezeLookupTable, DeactivateLookupTable: the instructions that freeze
+// and deactivate table.
+func FreezeLookupTable(table, authority Pubkey) txview.Ix {
+	return tableIx(altFreeze, table, authority)
+}
+
+// DeactivateLookupTable returns the instruction that deactivates table.
+func DeactivateLookupTable(table, authority Pubkey) txview.Ix {
+	return tableIx(altDeactivate, table, authority)
+}
+
+// CloseLookupTable returns the instruction that closes a deactivated
+// table and sends its lamports to recipient.
+func CloseLookupTable(table, authority, recipient Pubkey) txview.Ix {
+	ix := tableIx(altClose, table, authority)
+	ix.Accounts = append(ix.Accounts, txview.AccountMeta{Key: recipient, Writable: true})
+	return ix
+}
+
+func tableIx(tag uint32, table, authority Pubkey) txview.Ix {
+	d := binary.LittleEndian.AppendUint32(nil, tag)
+	return txview.Ix{Program: LookupTableProgram, Data: d, Accounts: []txview.AccountMeta{
+		{Key: table, Writable: true},
+		{Key: authority, Signer: true},
+	}}
+}

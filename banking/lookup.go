@@ -1,0 +1,143 @@
+package banking
+
+import (
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+// Resolution of a v0 transaction's address-table lookups at admission.
+//
+// Admission runs on the scheduler's goroutine while workers execute, and
+// a worker may be changing a table's account, so admission never reads
+// table accounts: it reads tableIndex, the scheduler goroutine's copy of
+// every table as of the last transaction booked (Scheduler.book refreshes
+// the tables a transaction changed). A transaction in flight that extends
+// a table is not yet seen; Agave's receive reads the working bank the
+// same way, without waiting for what executes.
+
+// tableEntry is a table's state as the index holds it.
+type tableEntry struct {
+	meta  TableMeta
+	addrs []byte // 32 bytes per address; owned by the entry
+	bad   bool   // the program's account, but its data does not decode
+}
+
+// tableIndex holds every existing account the lookup table program owns,
+// by address.
+type tableIndex map[Pubkey]*tableEntry
+
+// note refreshes the index's copy of a: a table while the program owns it
+// and it exists, nothing otherwise. Call it on the goroutine that drives
+// the bank, with a not being changed.
+func (ix tableIndex) note(a *Account) {
+	if a.Owner != LookupTableProgram || !a.Exists() {
+		delete(ix, a.key)
+		return
+	}
+	e := ix[a.key]
+	if e == nil {
+		e = &tableEntry{}
+		ix[a.key] = e
+	}
+	meta, addrs, err := DecodeTable(a.Data)
+	e.meta, e.bad = meta, err != nil
+	e.addrs = append(e.addrs[:0], addrs...)
+}
+
+// lookupOutcome maps AddressLookupError to the drop outcomes.
+var lookupOutcome = [...]packet.Outcome{
+	TxAddressLookupTableNotFound:     packet.OutcomeLookupTableNotFound,
+	TxInvalidAddressLookupTableOwner: packet.OutcomeLookupTableInvalidOwner,
+	TxInvalidAddressLookupTableData:  packet.OutcomeLookupTableInvalidData,
+	TxInvalidAddressLookupTableIndex: packet.OutcomeLookupTableInvalidIndex,
+}
+
+// loadLookups resolves v's lookups against the tables as of the working
+// slot, as Agave's load_addresses (runtime bank/address_lookup_table.rs,
+// AddressLookupTable::lookup) does: the writable addresses of every
+// lookup, in order, then the readonly ones, appended to dst. It returns
+// dst, the last slot the tables stay usable in (estimate_last_valid_slot
+// of the earliest deactivation), and the TransactionError kind of a
+// failure (zero: none): a missing or deactivated table is
+// AddressLookupTableNotFound, an account of another owner
+// InvalidAddressLookupTableOwner, undecodable data
+// InvalidAddressLookupTableData, an index past the active addresses
+// InvalidAddressLookupTableIndex.
+func (s *Scheduler) loadLookups(dst []Pubkey, v txview.View) ([]Pubkey, uint64, TxErrorKind) {
+	valid := ^uint64(0)
+	for pass := 0; pass < 2; pass++ {
+		it := v.Lookups()
+		for l, ok := it.Next(); ok; l, ok = it.Next() {
+			e := s.bank.tables[*l.Table]
+			if e == nil {
+				if a := s.bank.lookup(l.Table); a != nil && !s.strat.writing(a) && a.Exists() {
+					// Not the program's: no worker is changing it, so
+					// its owner is safe to read.
+					return dst, 0, TxInvalidAddressLookupTableOwner
+				}
+				return dst, 0, TxAddressLookupTableNotFound
+			}
+			if e.bad {
+				return dst, 0, TxInvalidAddressLookupTableData
+			}
+			n, ok := e.meta.activeLen(s.bank.slot, len(e.addrs)/32)
+			if !ok {
+				return dst, 0, TxAddressLookupTableNotFound
+			}
+			valid = min(valid, e.meta.lastValidSlot())
+			idx := l.Writable
+			if pass == 1 {
+				idx = l.Readonly
+			}
+			for _, i := range idx {
+				if int(i) >= n {
+					return dst, 0, TxInvalidAddressLookupTableIndex
+				}
+				dst = append(dst, Pubkey(e.addrs[int(i)*32:int(i)*32+32]))
+			}
+		}
+	}
+	return dst, valid, 0
+}
+
+// keyAt returns account index i of t: a static key, then the loaded
+// writable, then the loaded readonly addresses.
+func (t *pendingTx) keyAt(i int) *Pubkey {
+	if n := t.view.NumStaticKeys(); i >= n {
+		return &t.loaded[i-n]
+	}
+	return t.view.StaticKey(i)
+}
+
+// loadedWritable returns the writable bits of t's loaded addresses:
+// those its lookups ask writable, less the reserved keys, which Agave's
+// resolved view demotes (invoked programs are always static keys).
+func (t *pendingTx) loadedWritable() uint64 {
+	var w uint64
+	base := t.view.NumStaticKeys()
+	for j := 0; j < t.view.NumLookupWritable(); j++ {
+		if !IsReserved(&t.loaded[j]) {
+			w |= 1 << (base + j)
+		}
+	}
+	return w
+}
+
+// duplicateLoaded reports whether a key appears twice among keys and the
+// static keys of v (Agave: AccountLoadedTwice), for a transaction whose
+// static keys are already known to differ.
+func duplicateLoaded(v txview.View, keys []Pubkey) bool {
+	for i := range keys {
+		for j := 0; j < i; j++ {
+			if keys[i] == keys[j] {
+				return true
+			}
+		}
+		for j, n := 0, v.NumStaticKeys(); j < n; j++ {
+			if keys[i] == *v.StaticKey(j) {
+				return true
+			}
+		}
+	}
+	return false
+}
