@@ -13,6 +13,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
 )
 
 type rpcError struct {
@@ -259,6 +260,26 @@ func TestSimulateTransaction(t *testing.T) {
 	}
 	if _, e = rawCall(t, n, "simulateTransaction", txParams(t, good, `"accounts":{"addresses":[],"encoding":"base58"}`)); e == nil || e.Code != -32602 {
 		t.Fatalf("base58 accounts: %+v", e)
+	}
+
+	// A lookup table that does not exist fails sanitizing, as in Agave.
+	bh, err := n.c.GetLatestBlockhash(ctx, solrpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := txview.PublicKey(banking.GenesisKey(seed, 1))
+	m := txview.Message{Version: txview.V0, Payer: from, Blockhash: bh.Value.Blockhash,
+		Instructions: []txview.Ix{txview.Transfer(from, to, 3_000_000)},
+		Tables:       []txview.LookupTable{{Key: [32]byte{7}, Addresses: [][32]byte{to}}}}
+	raw, err := m.Sign(banking.GenesisKey(seed, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"simulateTransaction", "sendTransaction"} {
+		_, e = rawCall(t, n, method, `["`+base64(raw)+`",{"encoding":"base64"}]`)
+		if e == nil || e.Code != -32602 || e.Message != "invalid transaction: Transaction loads an address table account that doesn't exist" {
+			t.Fatalf("%s with a missing lookup table: %+v", method, e)
+		}
 	}
 }
 
