@@ -6,7 +6,7 @@ import (
 	"errors"
 	"math"
 
-	"github.com/oasisprotocol/curve25519-voi/curve"
+	"github.com/tpugo/tpu/ed25519strict"
 )
 
 // Address lookup tables: the state of a table account and the rules that
@@ -201,8 +201,8 @@ var errOnCurve = errors.New("banking: derived address is on the curve")
 // CreateProgramAddress is Pubkey::create_program_address: sha256 of the
 // seeds, the program id and "ProgramDerivedAddress", refused when the
 // result decompresses to an ed25519 point (curve25519-dalek's
-// CompressedEdwardsY::decompress, which voi's SetCompressedY follows:
-// a non-canonical y is reduced, not refused). Seeds are at most 32 bytes
+// CompressedEdwardsY::decompress, which ed25519strict.ValidPublicKey
+// follows: a non-canonical y is reduced, not refused). Seeds are at most 32 bytes
 // each, at most 16 of them; the callers here pass valid ones.
 func CreateProgramAddress(program *Pubkey, seeds ...[]byte) (Pubkey, error) {
 	h := sha256.New()
@@ -213,10 +213,7 @@ func CreateProgramAddress(program *Pubkey, seeds ...[]byte) (Pubkey, error) {
 	h.Write([]byte(pdaMarker))
 	var k Pubkey
 	h.Sum(k[:0])
-	var c curve.CompressedEdwardsY
-	copy(c[:], k[:])
-	var p curve.EdwardsPoint
-	if _, err := p.SetCompressedY(&c); err == nil {
+	if ed25519strict.ValidPublicKey((*[32]byte)(&k)) {
 		return Pubkey{}, errOnCurve
 	}
 	return k, nil
