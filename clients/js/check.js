@@ -280,6 +280,24 @@ const CHECKS = [
       `${m.computeUnitsConsumed} CU, logs ${JSON.stringify(m.logMessages)}`;
   }],
 
+  ['getParsedTransaction', async () => {
+    const t = await transfer();
+    const from = (await payer()).publicKey;
+    const tx = await conn.getParsedTransaction(t.sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    assert.ok(tx, `getParsedTransaction(${t.sig}) is null`);
+    const keys = tx.transaction.message.accountKeys.map((k) => [k.pubkey.toBase58(), k.signer, k.writable]);
+    assert.deepEqual(keys, [[from.toBase58(), true, true], [t.to.toBase58(), false, true], [SYSTEM, false, false]], 'accountKeys');
+    const [ix] = tx.transaction.message.instructions;
+    assert.equal(ix.program, 'system', `program of ${JSON.stringify(ix)}`);
+    assert.equal(ix.programId.toBase58(), SYSTEM, 'programId');
+    assert.deepEqual(ix.parsed, {
+      type: 'transfer',
+      info: { source: from.toBase58(), destination: t.to.toBase58(), lamports: t.lamports },
+    }, 'parsed');
+    assert.equal(tx.meta.fee, t.fee, 'meta.fee');
+    return `jsonParsed: ${JSON.stringify(ix.parsed)}`;
+  }],
+
   ['getSignaturesForAddress', async () => {
     const t = await transfer();
     const from = (await payer()).publicKey;
@@ -299,6 +317,24 @@ const CHECKS = [
     assert.ok(older.every((s) => s.slot <= t.slot) && older.some((s) => s.signature === state.airdropSig),
       `before the transfer: ${JSON.stringify(older.map((s) => s.signature))}`);
     return `${list.length} signatures for the payer, newest first (slots ${list.map((s) => s.slot).join(', ')}); limit and before work`;
+  }],
+
+  ['chainInfo', async () => {
+    const [genesis, epoch, height, slot, first, minimum, fees] = await Promise.all([
+      conn.getGenesisHash(), conn.getEpochInfo(), conn.getBlockHeight(), conn.getSlot(),
+      conn.getFirstAvailableBlock(), conn.getMinimumLedgerSlot(), conn.getRecentPrioritizationFees(),
+    ]);
+    assert.equal(new web3.PublicKey(genesis).toBytes().length, 32, `genesis hash ${genesis}`);
+    for (const k of ['absoluteSlot', 'blockHeight', 'epoch', 'slotIndex', 'slotsInEpoch']) {
+      assert.equal(typeof epoch[k], 'number', `getEpochInfo().${k}: ${JSON.stringify(epoch)}`);
+    }
+    assert.ok(epoch.slotIndex < epoch.slotsInEpoch, `getEpochInfo ${JSON.stringify(epoch)}`);
+    assert.ok(epoch.blockHeight <= epoch.absoluteSlot, `block height ${epoch.blockHeight} above slot ${epoch.absoluteSlot}`);
+    assert.ok(height <= slot, `getBlockHeight ${height} above getSlot ${slot}`);
+    assert.ok(first <= slot && minimum <= slot, `getFirstAvailableBlock ${first}, minimumLedgerSlot ${minimum}, slot ${slot}`);
+    assert.ok(Array.isArray(fees), `getRecentPrioritizationFees ${JSON.stringify(fees)}`);
+    return `genesis ${genesis}, slot ${slot}, block height ${height}, epoch ${epoch.epoch} (${epoch.slotIndex}/${epoch.slotsInEpoch}), ` +
+      `first block ${first}, minimum ledger slot ${minimum}, ${fees.length} prioritization fees`;
   }],
 ];
 
