@@ -8,6 +8,7 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/cloudflare/circl v1.6.5
 	github.com/cockroachdb/pebble/v2 v2.1.7
+	github.com/coder/websocket v1.8.14
 	github.com/gagliardetto/solana-go v1.14.0
 	github.com/mr-tron/base58 v1.3.0
 	github.com/oasisprotocol/curve25519-voi v0.0.0-20230904125328-1f23a7beb09a

@@ -154,6 +154,9 @@ type store struct {
 	listeners []func(SlotRecord)
 	spare     chan *pebble.Batch // committed batches, reset, for reuse
 	buffers   chan []byte        // slotCommit buffers back from the committer
+
+	// changeListeners see each committed slot's changes (changes.go).
+	changeListeners []func(*SlotChanges)
 }
 
 // slotCommit is one slot's changes on their way to disk. The bank fills it
@@ -551,12 +554,6 @@ func (s *store) run() {
 				batch.Close()
 			}
 		}
-		for _, b := range [][]byte{c.accounts, c.statuses} {
-			select {
-			case s.buffers <- b:
-			default:
-			}
-		}
 		if err != nil && !errors.Is(err, ErrStore) {
 			err = fmt.Errorf("%w: commit slot %d: %w", ErrStore, c.record.Slot, err)
 		}
@@ -565,7 +562,7 @@ func (s *store) run() {
 		}
 		s.mu.Lock()
 		failed := s.err != nil
-		listeners := s.listeners
+		listeners, changes := s.listeners, s.changeListeners
 		s.mu.Unlock()
 		if failed {
 			continue // nothing after a failed slot may count as committed
@@ -580,6 +577,19 @@ func (s *store) run() {
 		}
 		for _, l := range listeners {
 			l(c.record)
+		}
+		if len(changes) > 0 {
+			sc := &SlotChanges{Record: c.record, accounts: c.accounts}
+			for _, l := range changes {
+				l(sc)
+			}
+		}
+		// After the listeners: they borrow c.accounts.
+		for _, b := range [][]byte{c.accounts, c.statuses} {
+			select {
+			case s.buffers <- b:
+			default:
+			}
 		}
 	}
 }

@@ -89,6 +89,7 @@ type runFlags struct {
 	rpcHistorySlots                            uint64
 	rpcAirdropPerRecipient, rpcAirdropLamports uint64
 	rpcAirdropWindow                           time.Duration
+	wsAddr                                     string // the websocket PubSub's (pubsub.go)
 }
 
 func runRun(env *cliEnv, args []string) int {
@@ -158,6 +159,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.Uint64Var(&f.rpcAirdropPerRecipient, "rpc-airdrop-per-recipient", rpc.DefaultAirdropPerRecipient, "lamports one account may receive by airdrop per --rpc-airdrop-window")
 	fs.Uint64Var(&f.rpcAirdropLamports, "rpc-airdrop-lamports", rpc.DefaultAirdropLamports, "lamports given by airdrop per --rpc-airdrop-window, to all accounts together")
 	fs.IntVar(&f.rpcAirdropRequests, "rpc-airdrop-requests", rpc.DefaultAirdropRequests, "airdrops per --rpc-airdrop-window, to all accounts together")
+	fs.StringVar(&f.wsAddr, "ws-addr", wsAuto, "serve Solana's websocket PubSub here (auto: the --rpc-addr port + 1, as Agave's 8899/8900, or a free port when that is 0; empty: none)")
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
 	fs.IntVar(&f.procs, "gomaxprocs", 0, "Go scheduler Ps for the run (0: one per core and one more, so that fetch, banking and the load generator are not queued behind the signature checks)")
@@ -255,7 +257,16 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		}
 		log.Info("json-rpc", "url", rpcSrv.URL())
 	}
+	stopPubSub, err := startPubSub(f, g, prov, log)
+	if err != nil {
+		if rpcSrv != nil {
+			rpcSrv.Close(context.Background())
+		}
+		g.Stop(context.Background())
+		return 1, err
+	}
 	stopRPC := func() {
+		stopPubSub() // first: it reads the ledger too
 		// Before the graph stops and the ledger closes: Close returns
 		// once no RPC handler runs.
 		if rpcSrv != nil {
@@ -614,12 +625,18 @@ func probePorts(f runFlags) error {
 		return err
 	}
 	udp.Close()
-	if f.rpcAddr != "" {
-		l, err := net.Listen("tcp", f.rpcAddr)
-		if err != nil {
-			return err
+	ws, err := wsAddr(f)
+	if err != nil {
+		return err
+	}
+	for _, a := range []string{f.rpcAddr, ws} {
+		if a != "" {
+			l, err := net.Listen("tcp", a)
+			if err != nil {
+				return err
+			}
+			l.Close()
 		}
-		l.Close()
 	}
 	return nil
 }

@@ -1,0 +1,174 @@
+package pubsub
+
+import (
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/tpugo/tpu/banking"
+)
+
+// commit is a committed slot on its way from the bank's committer to the
+// feed: its record, and its changes when an account subscription was
+// open at the time (a clone: the committer reuses its bytes).
+type commit struct {
+	rec     banking.SlotRecord
+	changes *banking.SlotChanges
+}
+
+// written is an account a slot wrote, kept until the slot is durable
+// for the finalized account subscriptions that follow it.
+type written struct {
+	slot uint64
+	acct banking.Account
+}
+
+// maxPending caps the written accounts kept for finalized subscriptions
+// while durability trails the commit; past it the oldest are dropped
+// (counted in lost), their subscriptions not notified of those slots.
+const maxPending = 1 << 16
+
+// feed turns committed and durable slots into notifications. Its
+// listener runs on the bank's committer and never blocks: it queues the
+// slot, or counts it lost when the queue is full; the feed's goroutine
+// then reads what it missed from the ledger (statuses) and re-reads the
+// accounts followed (their values by then).
+type feed struct {
+	bank  Ledger
+	reg   *registry
+	log   *slog.Logger
+	queue chan commit
+	off   atomic.Bool // the server is closing: the listener queues nothing more
+
+	// Written by the feed's goroutine alone.
+	committed uint64 // the last slot notified as committed
+	durable   uint64 // the last slot notified as durable (rooted)
+	pending   []written
+
+	lost    atomic.Uint64 // slots the listener could not queue (the feed was behind)
+	dropped atomic.Uint64 // written accounts dropped from pending (maxPending)
+}
+
+func newFeed(bank Ledger, reg *registry, queue int, log *slog.Logger) *feed {
+	f := &feed{bank: bank, reg: reg, log: log, queue: make(chan commit, queue)}
+	// Start from the ledger as it is: a subscription made now sees the
+	// slots committed from now on (and signatureSubscribe looks back on
+	// its own).
+	f.committed = bank.CommittedSlot()
+	f.durable = min(bank.DurableSlot(), f.committed)
+	bank.OnCommitChanges(f.listen)
+	return f
+}
+
+// listen runs on the committer: it must not block. It borrows c.
+func (f *feed) listen(c *banking.SlotChanges) {
+	if f.off.Load() {
+		return
+	}
+	m := commit{rec: c.Record}
+	if f.reg.accounts.Load() > 0 {
+		m.changes = c.Clone()
+	}
+	select {
+	case f.queue <- m:
+	default:
+		f.lost.Add(1)
+	}
+}
+
+// run notifies each queued slot until done is closed.
+func (f *feed) run(done <-chan struct{}) {
+	for {
+		select {
+		case m := <-f.queue:
+			f.apply(m)
+		case <-done:
+			return
+		}
+	}
+}
+
+// apply notifies what slot m.rec.Slot, and any slots before it the
+// listener could not queue, brought: the slot (slotSubscribe), the
+// statuses and accounts now confirmed, then the slots durable since the
+// last (rootSubscribe, and the finalized statuses and accounts).
+func (f *feed) apply(m commit) {
+	slot := m.rec.Slot
+	if slot <= f.committed {
+		return // committed before the feed started
+	}
+	durable := min(f.bank.DurableSlot(), slot)
+	gap := slot > f.committed+1
+	sigs := f.reg.hasSignatures()
+	read := map[uint64][]banking.SigStatus{}
+	statuses := func(s uint64) []banking.SigStatus {
+		if st, ok := read[s]; ok {
+			return st
+		}
+		st, err := f.bank.SlotStatuses(s)
+		if err != nil {
+			f.log.Error("pubsub: read slot statuses", "slot", s, "err", err)
+		}
+		read[s] = st
+		return st
+	}
+	for s := f.committed + 1; s <= slot; s++ {
+		if sigs {
+			f.reg.signatures(confirmed, s, statuses(s))
+		}
+		f.reg.slot(s, s-1, durable)
+	}
+	if m.changes != nil && !gap {
+		err := m.changes.EachAccount(func(a *banking.Account) {
+			f.reg.account(false, slot, a)
+			if f.reg.watches(a.Key(), true) {
+				f.keep(written{slot, copyAccount(a)})
+			}
+		})
+		if err != nil {
+			f.log.Error("pubsub: read slot changes", "slot", slot, "err", err)
+		}
+	} else if gap {
+		// Slots were lost: notify the accounts followed as the ledger
+		// has them now. (Without a gap, no changes means no account
+		// subscription was open when the slot committed: one made since
+		// started from the slot's state.)
+		for _, k := range f.reg.keys() {
+			a, _, err := f.bank.CommittedAccount(k)
+			if err != nil {
+				f.log.Error("pubsub: read account", "err", err)
+				continue
+			}
+			f.reg.account(false, slot, &a)
+			if f.reg.watches(k, true) {
+				f.keep(written{slot, a})
+			}
+		}
+	}
+	f.committed = slot
+	for s := f.durable + 1; s <= durable; s++ {
+		if sigs {
+			f.reg.signatures(finalized, s, statuses(s))
+		}
+		for len(f.pending) > 0 && f.pending[0].slot <= s {
+			f.reg.account(true, f.pending[0].slot, &f.pending[0].acct)
+			f.pending = f.pending[1:]
+		}
+		f.reg.root(s)
+	}
+	f.durable = max(f.durable, durable)
+}
+
+// keep holds w until its slot is durable.
+func (f *feed) keep(w written) {
+	if len(f.pending) >= maxPending {
+		f.pending = f.pending[1:]
+		f.dropped.Add(1)
+	}
+	f.pending = append(f.pending, w)
+}
+
+func copyAccount(a *banking.Account) banking.Account {
+	c := *a
+	c.Data = append([]byte(nil), a.Data...)
+	return c
+}

@@ -1,0 +1,77 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// What the server exports at /metrics (Config.Meter), read from its
+// counters at each collection. In Prometheus's names:
+//
+//	tpu_pubsub_connections                 connections open
+//	tpu_pubsub_connections_total{result}   connections accepted, or refused at MaxConns
+//	tpu_pubsub_subscriptions               subscriptions open
+//	tpu_pubsub_notifications_total         notifications queued to a connection
+//	tpu_pubsub_disconnects_total{reason}   connections the server closed: slow_reader (its
+//	                                       queue full), ping_timeout, write_error
+//	tpu_pubsub_lost_slots_total            committed slots the feed was too far behind to
+//	                                       queue (read back from the ledger)
+func (s *Server) registerMetrics(m metric.Meter) error {
+	open, err1 := m.Int64ObservableGauge("tpu.pubsub.connections", metric.WithDescription("websocket connections open"))
+	conns, err2 := m.Int64ObservableCounter("tpu.pubsub.connections.handled", metric.WithDescription("websocket connections accepted or refused (MaxConns), by result"))
+	subs, err3 := m.Int64ObservableGauge("tpu.pubsub.subscriptions", metric.WithDescription("subscriptions open"))
+	sent, err4 := m.Int64ObservableCounter("tpu.pubsub.notifications", metric.WithDescription("notifications queued to a connection"))
+	disc, err5 := m.Int64ObservableCounter("tpu.pubsub.disconnects", metric.WithDescription("connections the server closed, by reason"))
+	lost, err6 := m.Int64ObservableCounter("tpu.pubsub.lost_slots", metric.WithDescription("committed slots the feed could not queue and read back from the ledger"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+		return fmt.Errorf("pubsub: metrics: %w", err)
+	}
+	attr := func(k, v string) metric.ObserveOption {
+		return metric.WithAttributeSet(attribute.NewSet(attribute.String(k, v)))
+	}
+	accepted, refused := attr("result", "accepted"), attr("result", "refused")
+	slow, ping, write := attr("reason", "slow_reader"), attr("reason", "ping_timeout"), attr("reason", "write_error")
+	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(open, s.conns.Load())
+		o.ObserveInt64(conns, int64(s.stats.accepted.Load()), accepted)
+		o.ObserveInt64(conns, int64(s.stats.refused.Load()), refused)
+		o.ObserveInt64(subs, s.reg.count.Load())
+		o.ObserveInt64(sent, int64(s.reg.sent.Load()))
+		o.ObserveInt64(disc, int64(s.stats.slowReaders.Load()), slow)
+		o.ObserveInt64(disc, int64(s.stats.pingTimeouts.Load()), ping)
+		o.ObserveInt64(disc, int64(s.stats.writeErrors.Load()), write)
+		o.ObserveInt64(lost, int64(s.feed.lost.Load()))
+		return nil
+	}, open, conns, subs, sent, disc, lost)
+	if err != nil {
+		return fmt.Errorf("pubsub: metrics: %w", err)
+	}
+	return nil
+}
+
+// Stats is a snapshot of the server's counters.
+type Stats struct {
+	Conns         int64  // open
+	Accepted      uint64 // connections accepted
+	Refused       uint64 // connections refused at MaxConns
+	Subscriptions int64  // open
+	Notifications uint64 // queued to a connection
+	SlowReaders   uint64 // connections closed with their queue full
+	PingTimeouts  uint64 // connections closed for want of a pong
+	WriteErrors   uint64 // connections closed on a failed or timed-out write
+	LostSlots     uint64 // committed slots the feed could not queue
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Conns: s.conns.Load(), Accepted: s.stats.accepted.Load(), Refused: s.stats.refused.Load(),
+		Subscriptions: s.reg.count.Load(), Notifications: s.reg.sent.Load(),
+		SlowReaders: s.stats.slowReaders.Load(), PingTimeouts: s.stats.pingTimeouts.Load(),
+		WriteErrors: s.stats.writeErrors.Load(), LostSlots: s.feed.lost.Load(),
+	}
+}

@@ -1,0 +1,497 @@
+package pubsub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/tpugo/tpu/banking"
+)
+
+// Ledger is what the server reads: the committed ledger, through methods
+// safe for concurrent use. *banking.Bank is one.
+type Ledger interface {
+	OnCommitChanges(func(*banking.SlotChanges))
+	CommittedSlot() uint64
+	DurableSlot() uint64 // the last slot synced to disk: finalized up to here
+	SlotStatuses(slot uint64) ([]banking.SigStatus, error)
+	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]banking.Status, error)
+	CommittedAccount(key banking.Pubkey) (banking.Account, bool, error)
+}
+
+// Defaults of the limits in Config.
+const (
+	DefaultMaxConns         = 256
+	DefaultMaxSubscriptions = 1024
+)
+
+// Config configures a Server. Every limit's zero value means its default;
+// a negative one is an error (Validate).
+type Config struct {
+	// Addr is the websocket address. Empty means 127.0.0.1:8900
+	// (Agave's: the RPC port, 8899, plus one).
+	Addr string
+	// Bank is the ledger read, through its concurrent-safe methods only.
+	// Required. The server must be closed (Close) before it is.
+	Bank Ledger
+	// Lookup finds the status of a signature committed before its
+	// subscription came, if it can say cheaply (stages/rpc's index:
+	// rpc.Server.SignatureStatus). Nil means reading the ledger's last
+	// LookbackSlots slots.
+	Lookup func(sig [64]byte) (banking.Status, bool, error)
+	// LookbackSlots is how many committed slots signatureSubscribe reads
+	// back, without Lookup, for a transaction that committed before the
+	// subscription. Zero means banking.MaxProcessingAge (150): no older
+	// transaction can have been sent with a valid blockhash.
+	LookbackSlots uint64
+
+	// MaxConns caps the connections open at once; one more is refused
+	// with HTTP 503. Zero means 256.
+	MaxConns int
+	// MaxSubscriptions caps one connection's subscriptions; one more is
+	// refused with a JSON-RPC error. Zero means 1024.
+	MaxSubscriptions int
+	// MaxMessageBytes bounds a message read from a client; a longer one
+	// closes the connection (websocket status 1009). Zero means 64 KiB.
+	MaxMessageBytes int64
+	// QueueLen is how many messages may wait to be written to one
+	// connection; a client that lets more pile up (a slow reader) is
+	// disconnected. Zero means 1024.
+	QueueLen int
+	// WriteTimeout bounds writing one message; a client that takes
+	// longer is disconnected. Zero means 10 s.
+	WriteTimeout time.Duration
+	// PingInterval is how often a connection is pinged; one that does
+	// not answer within the next interval is closed. Zero means 30 s.
+	PingInterval time.Duration
+	// FeedQueue is how many committed slots may wait for the server to
+	// notify them; beyond it the committer does not wait: the slots are
+	// counted lost and read back from the ledger. Zero means 256.
+	FeedQueue int
+
+	// Meter, when not nil, gets the server's counters (metrics.go).
+	Meter metric.Meter
+	// Logger receives the server's errors. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("pubsub: invalid config")
+
+// Validate reports a missing ledger or a negative limit.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Bank == nil {
+		errs = append(errs, fmt.Errorf("%w: no ledger (Bank)", ErrConfig))
+	}
+	for _, v := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxConns", int64(c.MaxConns)},
+		{"MaxSubscriptions", int64(c.MaxSubscriptions)},
+		{"MaxMessageBytes", c.MaxMessageBytes},
+		{"QueueLen", int64(c.QueueLen)},
+		{"WriteTimeout", int64(c.WriteTimeout)},
+		{"PingInterval", int64(c.PingInterval)},
+		{"FeedQueue", int64(c.FeedQueue)},
+	} {
+		if v.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s %d is negative", ErrConfig, v.name, v.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	dur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8900"
+	}
+	if c.LookbackSlots == 0 {
+		c.LookbackSlots = banking.MaxProcessingAge
+	}
+	def(&c.MaxConns, DefaultMaxConns)
+	def(&c.MaxSubscriptions, DefaultMaxSubscriptions)
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = 64 << 10
+	}
+	def(&c.QueueLen, 1024)
+	dur(&c.WriteTimeout, 10*time.Second)
+	dur(&c.PingInterval, 30*time.Second)
+	def(&c.FeedQueue, 256)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Server serves Solana's PubSub API over websocket.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	reg  *registry
+	feed *feed
+	srv  *http.Server
+	ln   net.Listener
+
+	base     context.Context // every connection's context derives from it
+	cancel   context.CancelFunc
+	feedDone chan struct{} // closed to stop the feed
+	fed      chan struct{} // closed when the feed has stopped
+	wg       sync.WaitGroup
+	closing  atomic.Bool
+	once     sync.Once
+
+	conns atomic.Int64
+	stats stats
+}
+
+// stats are the server's counters (metrics.go).
+type stats struct {
+	accepted, refused                      atomic.Uint64
+	slowReaders, pingTimeouts, writeErrors atomic.Uint64
+}
+
+// Start listens on cfg.Addr and serves until Close.
+func Start(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("pubsub: listen on %s: %w", cfg.Addr, err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(), ln: ln, feedDone: make(chan struct{}), fed: make(chan struct{})}
+	s.base, s.cancel = context.WithCancel(context.Background())
+	s.feed = newFeed(cfg.Bank, s.reg, cfg.FeedQueue, cfg.Logger)
+	if cfg.Meter != nil {
+		if err := s.registerMetrics(cfg.Meter); err != nil {
+			s.feed.off.Store(true) // its listener stays registered, doing nothing
+			ln.Close()
+			return nil, err
+		}
+	}
+	go func() {
+		defer close(s.fed)
+		s.feed.run(s.feedDone)
+	}()
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 5 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// Addr returns the address served.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL returns the server's websocket URL.
+func (s *Server) URL() string { return "ws://" + s.Addr() }
+
+// Close stops serving: it stops accepting, stops the feed (the bank's
+// listener queues nothing more), closes every connection and returns once
+// no connection's handler runs, or ctx ends. After it the server reads
+// nothing from the ledger, which may then be closed. The bank's listener
+// stays registered, doing nothing. Later calls return the first's result.
+func (s *Server) Close(ctx context.Context) error {
+	var err error
+	s.once.Do(func() {
+		s.closing.Store(true)
+		s.feed.off.Store(true)
+		s.srv.Close() // the listener; upgraded connections are the handlers' to close
+		close(s.feedDone)
+		s.cancel()
+		idle := make(chan struct{})
+		go func() {
+			s.wg.Wait()
+			<-s.fed
+			close(idle)
+		}()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			err = fmt.Errorf("pubsub: close: %w", ctx.Err())
+		}
+	})
+	return err
+}
+
+// ServeHTTP upgrades a request to a websocket connection and serves it
+// until either side closes it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.closing.Load() {
+		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if s.conns.Add(1) > int64(s.cfg.MaxConns) {
+		s.conns.Add(-1)
+		s.stats.refused.Add(1)
+		http.Error(w, fmt.Sprintf("too many connections: the server serves %d at once", s.cfg.MaxConns), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.conns.Add(-1)
+	s.wg.Add(1)
+	defer s.wg.Done()
+	// Any origin, as Solana's PubSub: it serves public data.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept answered the client
+	}
+	s.stats.accepted.Add(1)
+	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	ctx, cancel := context.WithCancel(s.base)
+	c := &conn{out: make(chan []byte, s.cfg.QueueLen), cancel: cancel, stats: &s.stats}
+	defer func() {
+		c.stop(nil)
+		s.reg.dropAll(c)
+		ws.CloseNow()
+	}()
+	go s.write(ctx, ws, c)
+	go s.ping(ctx, ws, c)
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			return // closed by the client, too big a message, or stopped
+		}
+		s.handle(c, data)
+	}
+}
+
+// write sends c's queued messages until ctx ends.
+func (s *Server) write(ctx context.Context, ws *websocket.Conn, c *conn) {
+	for {
+		select {
+		case m := <-c.out:
+			wctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
+			err := ws.Write(wctx, websocket.MessageText, m)
+			cancel()
+			if err != nil {
+				c.stop(&s.stats.writeErrors)
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ping pings the client every PingInterval, and stops the connection if
+// a pong does not come within the next.
+func (s *Server) ping(ctx context.Context, ws *websocket.Conn, c *conn) {
+	t := time.NewTicker(s.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, s.cfg.PingInterval)
+			err := ws.Ping(pctx)
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					c.stop(&s.stats.pingTimeouts)
+				}
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// conn is one websocket connection as the registry sees it: a queue of
+// messages to write.
+type conn struct {
+	out     chan []byte
+	cancel  context.CancelFunc
+	stats   *stats
+	stopped atomic.Bool
+}
+
+// send queues msg without blocking; a full queue stops the connection
+// (a slow reader) rather than buffer without limit.
+func (c *conn) send(msg []byte) bool {
+	if c.stopped.Load() {
+		return false
+	}
+	select {
+	case c.out <- msg:
+		return true
+	default:
+		c.stop(&c.stats.slowReaders)
+		return false
+	}
+}
+
+// stop ends the connection, counting why in reason (nil: the client
+// left, or the server is closing). It never blocks.
+func (c *conn) stop(reason *atomic.Uint64) {
+	if c.stopped.CompareAndSwap(false, true) {
+		if reason != nil {
+			reason.Add(1)
+		}
+		c.cancel()
+	}
+}
+
+// handle answers one request.
+func (s *Server) handle(c *conn, data []byte) {
+	req, params, e := parseRequest(data)
+	if e != nil {
+		c.send(reply(req.ID, nil, e))
+		return
+	}
+	// A subscription's reply is queued as it is registered (registry.add);
+	// the rest are answered here.
+	switch req.Method {
+	case "signatureSubscribe":
+		e = s.signatureSubscribe(c, req.ID, params)
+	case "accountSubscribe":
+		e = s.accountSubscribe(c, req.ID, params)
+	case "slotSubscribe":
+		e = s.subscribe(c, req.ID, params, &sub{kind: kindSlot})
+	case "rootSubscribe":
+		e = s.subscribe(c, req.ID, params, &sub{kind: kindRoot})
+	case "signatureUnsubscribe", "accountUnsubscribe", "slotUnsubscribe", "rootUnsubscribe":
+		var ok any
+		if ok, e = s.unsubscribe(c, params); e == nil {
+			c.send(reply(req.ID, ok, nil))
+		}
+	default:
+		e = &Error{Code: codeMethodNotFound, Message: "Method not found"}
+	}
+	if e != nil {
+		c.send(reply(req.ID, nil, e))
+	}
+}
+
+// subscribe registers sb for c and answers with its id; params must be
+// empty (slotSubscribe, rootSubscribe) unless the caller read them.
+func (s *Server) subscribe(c *conn, id json.RawMessage, params []json.RawMessage, sb *sub) *Error {
+	if sb.kind == kindSlot || sb.kind == kindRoot {
+		if e := wantParams(params, 0, 0); e != nil {
+			return e
+		}
+	}
+	sb.to = c
+	_, e := s.reg.add(sb, s.cfg.MaxSubscriptions, func(n uint64) []byte { return reply(id, n, nil) })
+	return e
+}
+
+// unsubscribe answers the ...Unsubscribe methods: true, or Agave's
+// error for an id the connection does not hold (rpc_pubsub.rs,
+// RpcSolPubSubImpl::unsubscribe).
+func (s *Server) unsubscribe(c *conn, params []json.RawMessage) (any, *Error) {
+	if e := wantParams(params, 1, 1); e != nil {
+		return nil, e
+	}
+	n, e := parseID(params[0])
+	if e != nil {
+		return nil, e
+	}
+	if !s.reg.remove(c, n) {
+		return nil, invalidParams("Invalid subscription id.")
+	}
+	return true, nil
+}
+
+func (s *Server) signatureSubscribe(c *conn, id json.RawMessage, params []json.RawMessage) *Error {
+	if e := wantParams(params, 1, 2); e != nil {
+		return e
+	}
+	sig, e := parseSignature(params[0])
+	if e != nil {
+		return e
+	}
+	cfg, e := parseSubConfig(params, 1)
+	if e != nil {
+		return e
+	}
+	level, e := parseCommitment(cfg.Commitment)
+	if e != nil {
+		return e
+	}
+	sb := &sub{kind: kindSignature, sig: sig, commitment: level, received: cfg.EnableReceivedNotification}
+	if e := s.subscribe(c, id, nil, sb); e != nil {
+		return e
+	}
+	// A transaction committed before the subscription: the feed has
+	// passed its slot, so look it up now. The subscription is
+	// registered first, so a slot the feed notifies from now on is found
+	// by one or the other (the registry notifies once).
+	last := s.cfg.Bank.CommittedSlot()
+	st, ok, err := s.lookup(sig, last)
+	if err != nil {
+		s.log.Error("pubsub: look a signature up", "err", err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	s.reg.signatureFound(sb.id, confirmed, max(last, st.Slot), st)
+	if durable := s.cfg.Bank.DurableSlot(); st.Slot <= durable {
+		s.reg.signatureFound(sb.id, finalized, durable, st)
+	}
+	return nil
+}
+
+// lookup finds a committed transaction's status: through Lookup, or in
+// the last LookbackSlots slots up to last.
+func (s *Server) lookup(sig [64]byte, last uint64) (banking.Status, bool, error) {
+	if s.cfg.Lookup != nil {
+		return s.cfg.Lookup(sig)
+	}
+	through := uint64(1)
+	if last > s.cfg.LookbackSlots {
+		through = last - s.cfg.LookbackSlots + 1
+	}
+	found, err := s.cfg.Bank.StatusesOf([][64]byte{sig}, last, through)
+	st, ok := found[sig]
+	return st, ok, err
+}
+
+func (s *Server) accountSubscribe(c *conn, id json.RawMessage, params []json.RawMessage) *Error {
+	if e := wantParams(params, 1, 2); e != nil {
+		return e
+	}
+	key, e := parsePubkey(params[0])
+	if e != nil {
+		return e
+	}
+	cfg, e := parseSubConfig(params, 1)
+	if e != nil {
+		return e
+	}
+	level, e := parseCommitment(cfg.Commitment)
+	if e != nil {
+		return e
+	}
+	enc, e := parseEncoding(cfg.Encoding)
+	if e != nil {
+		return e
+	}
+	return s.subscribe(c, id, nil, &sub{kind: kindAccount, key: key, commitment: level, encoding: enc})
+}
