@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -39,6 +40,11 @@ type Config struct {
 	// lock (so never one another process holds), and only if Dir holds a
 	// tpu ledger and nothing else, or nothing (ErrNotLedger otherwise).
 	Reset bool
+	// NoTxHistory keeps no transaction history: no getTransaction or
+	// getSignaturesForAddress for the slots committed meanwhile. The
+	// zero value keeps it (history.go: each executed transaction's bytes
+	// and meta, and an index per account, in the slot's batch).
+	NoTxHistory bool
 	// Logger receives the ledger's errors and Pebble's lines (its
 	// informational ones at debug level). Nil means slog.Default().
 	Logger *slog.Logger
@@ -81,6 +87,7 @@ type Bank struct {
 	// The working slot's changes.
 	dirty      []*Account
 	statuses   []byte // the slot's status value, built as transactions finish
+	history    []byte // the slot's transaction history (history.go)
 	slotRecord SlotRecord
 	collector  *Account
 }
@@ -542,7 +549,12 @@ func (b *Bank) endSlot() (SlotRecord, error) {
 	}
 	b.burned += rec.FeesBurned
 
-	c := &slotCommit{record: rec, meta: b.encodeMeta(rec.Slot), statuses: b.statuses}
+	c := &slotCommit{record: rec, meta: b.encodeMeta(rec.Slot), statuses: b.statuses, time: time.Now().Unix()}
+	if len(b.history) > 0 {
+		// Handed to the committer; a slot with none keeps its buffer.
+		c.history = b.history
+		b.history = b.store.buffer(cap(c.history))
+	}
 	c.accounts = b.store.buffer(len(b.dirty) * (37 + accountHeader))
 	for _, a := range b.dirty {
 		if a.Exists() || a.onDisk {

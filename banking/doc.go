@@ -101,4 +101,15 @@
 // ledger. Genesis keys are derived from a seed (see GenesisConfig) so that
 // other processes can sign for them; the first blockhash is random per
 // ledger, so old signatures cannot replay on a new one.
+//
+// # Simulation and logs
+//
+// Bank.Simulate executes a transaction with the runtime's own execute
+// over private copies of the accounts, read from one snapshot of the
+// committed ledger: it changes nothing and is safe beside the workers
+// and the committer (RPC preflight and simulateTransaction call it). It
+// checks neither the blockhash nor the status cache; the caller does.
+// LogMessages rebuilds a transaction's Agave logMessages from the
+// transaction and its outcome (ExecMeta), since tpu's programs log
+// deterministically: no log is stored.
 package banking

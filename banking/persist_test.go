@@ -268,6 +268,9 @@ func testCrashRecovery(t *testing.T, mode SyncMode) {
 		if err != nil || !ok || st.Slot != slot || st.Err.IsErr() {
 			t.Fatalf("reported transaction %s… (slot %d) after restart: %+v %v %v", sigHex[:8], slot, st, ok, err)
 		}
+		if r, ok, err := b.Transaction((*[64]byte)(raw)); err != nil || !ok || r.Slot != slot {
+			t.Fatalf("reported transaction %s… (slot %d) not in history after restart: %v %v", sigHex[:8], slot, ok, err)
+		}
 	}
 	// No partial slot: every slot up to the last has its record and
 	// exactly as many statuses as it says; nothing exists beyond it.
@@ -286,6 +289,16 @@ func testCrashRecovery(t *testing.T, mode SyncMode) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same for the transaction history (history.go): a slot has all
+	// of its history or none, and none beyond the last slot.
+	history := map[uint64]uint64{}
+	err = b.store.scan([]byte{prefixHistory}, func(k, _ []byte) error {
+		history[binary.BigEndian.Uint64(k[1:9])]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for s := uint64(1); s <= last; s++ {
 		rec, ok, err := b.SlotRecordOf(s)
 		if err != nil || !ok {
@@ -294,10 +307,17 @@ func testCrashRecovery(t *testing.T, mode SyncMode) {
 		if rec.Transactions != counts[s] {
 			t.Fatalf("slot %d: record says %d transactions, ledger holds %d", s, rec.Transactions, counts[s])
 		}
+		if rec.Transactions != history[s] {
+			t.Fatalf("slot %d: record says %d transactions, history holds %d", s, rec.Transactions, history[s])
+		}
 		delete(counts, s)
+		delete(history, s)
 	}
 	if len(counts) != 0 {
 		t.Fatalf("statuses beyond the last committed slot %d: %v", last, counts)
+	}
+	if len(history) != 0 {
+		t.Fatalf("history beyond the last committed slot %d: %v", last, history)
 	}
 	if _, ok, _ := b.SlotRecordOf(last + 1); ok {
 		t.Fatalf("a record for slot %d, beyond the last committed", last+1)

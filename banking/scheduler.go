@@ -234,6 +234,11 @@ type WorkBatch struct {
 	// in the same scheduler call), when the worker began it and when it
 	// ended: the execute hop's queue wait and service time.
 	Sealed, Started, Finished int64
+
+	// bal holds, per transaction in order, its static keys' lamports
+	// before and after it executed (2n values), read by the worker that
+	// held its locks, for the transaction history (history.go).
+	bal []uint64
 }
 
 // Len returns the number of transactions in the batch.
@@ -851,6 +856,7 @@ func (s *Scheduler) dispatch() {
 // transaction's start and end.
 func (wb *WorkBatch) run(delay time.Duration) {
 	wb.Started = packet.Now()
+	wb.bal = wb.bal[:0]
 	for _, t := range wb.txs {
 		traced := t.flags&packet.FlagTracer != 0
 		if traced {
@@ -860,7 +866,13 @@ func (wb *WorkBatch) run(delay time.Duration) {
 			time.Sleep(delay)
 		}
 		tx := execTx{view: t.view, accounts: t.accounts[:t.n], writable: t.writable, fee: t.fee, cb: t.cb}
+		for _, a := range tx.accounts {
+			wb.bal = append(wb.bal, a.Lamports)
+		}
 		t.result = execute(&tx)
+		for _, a := range tx.accounts {
+			wb.bal = append(wb.bal, a.Lamports)
+		}
 		if traced {
 			t.execEnd = packet.Now()
 		}
@@ -878,9 +890,11 @@ func (s *Scheduler) Complete(wb *WorkBatch) {
 	w.cus -= wb.cus
 	w.txs -= len(wb.txs)
 	s.outstanding--
+	bal := wb.bal
 	for _, t := range wb.txs {
 		s.strat.complete(t)
-		s.book(t)
+		s.book(t, bal[:2*t.n])
+		bal = bal[2*t.n:]
 	}
 	s.freeWorkBatch(wb)
 	if s.cost.takeFreed() && len(s.deferred) > 0 {
@@ -905,8 +919,9 @@ func (s *Scheduler) requeueDeferred() {
 	s.deferred = s.deferred[:0]
 }
 
-// book records an executed or dropped transaction.
-func (s *Scheduler) book(t *pendingTx) {
+// book records an executed or dropped transaction; bal holds its
+// accounts' lamports before and after it (WorkBatch.bal).
+func (s *Scheduler) book(t *pendingTx, bal []uint64) {
 	r := t.result
 	sig := t.view.Signature(0)
 	if r.dropped {
@@ -927,6 +942,7 @@ func (s *Scheduler) book(t *pendingTx) {
 	s.bank.markDirty(t.accounts[0]) // the fee payer pays even when demoted
 	st := Status{Slot: s.bank.slot, Err: r.err}
 	t.statuses.set(t.statusIdx, statusEntry{Status: st})
+	s.bank.appendHistory(t.view.Bytes(), uint32(s.bank.slotRecord.Transactions), t.fee.Total(), r.units, t.cb.UnitPrice, t.writable, r.err, bal)
 	s.bank.recordExecuted(sig, t.blockhash, st, t.fee)
 	if r.err.IsErr() {
 		s.stats.Errors[r.err.String()]++

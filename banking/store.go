@@ -21,6 +21,7 @@ import (
 //
 //	"a" + pubkey              account (account.go encoding)
 //	"h" + slot (8, big-endian) slot record: blockhash (32), transactions (8), fees burned (8), leader reward (8)
+//	"x", "s", "i", "T"        transaction history (history.go)
 //	"t" + slot (8, big-endian) where the slot's status value lies in the status log
 //	                          (statuslog.go): offset (8), length (8), CRC-32C (4)
 //	"l"                       the status log's committed length (8)
@@ -167,6 +168,8 @@ type slotCommit struct {
 	record   SlotRecord
 	accounts []byte // per account: key (32), present (1), length (4, little-endian), encoding
 	statuses []byte // the slot's status value
+	history  []byte // the slot's transaction history (history.go)
+	time     int64  // Unix seconds at the slot's end
 	meta     []byte
 }
 
@@ -226,6 +229,11 @@ func (s *store) build(c *slotCommit, sync bool) (*pebble.Batch, error) {
 	if len(c.statuses) > 0 {
 		batch.Set(binary.BigEndian.AppendUint64([]byte{prefixTxSlot}, c.record.Slot), loc.encode(), nil)
 	}
+	if err := addHistory(batch, c.record.Slot, c.history); err != nil {
+		batch.Close()
+		return nil, err
+	}
+	batch.Set(slotTimeKey(c.record.Slot), binary.LittleEndian.AppendUint64(nil, uint64(c.time)), nil)
 	batch.Set([]byte(keyLogEnd), binary.LittleEndian.AppendUint64(nil, loc.off+loc.n), nil)
 	batch.Set(slotKey(c.record.Slot), c.record.encode(), nil)
 	batch.Set([]byte(keyMeta), c.meta, nil)
@@ -585,7 +593,10 @@ func (s *store) run() {
 			}
 		}
 		// After the listeners: they borrow c.accounts.
-		for _, b := range [][]byte{c.accounts, c.statuses} {
+		for _, b := range [][]byte{c.accounts, c.statuses, c.history} {
+			if cap(b) == 0 {
+				continue
+			}
 			select {
 			case s.buffers <- b:
 			default:

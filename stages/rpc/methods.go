@@ -21,7 +21,7 @@ func init() {
 		"getHealth":                         getHealth,
 		"getVersion":                        getVersion,
 		"getSlot":                           getSlot,
-		"getBlockHeight":                    getSlot,
+		"getBlockHeight":                    getBlockHeight,
 		"getLatestBlockhash":                getLatestBlockhash,
 		"isBlockhashValid":                  isBlockhashValid,
 		"getBalance":                        getBalance,
@@ -33,6 +33,15 @@ func init() {
 		"getMinimumBalanceForRentExemption": getMinimumBalanceForRentExemption,
 		"sendTransaction":                   sendTransaction,
 		"requestAirdrop":                    requestAirdrop,
+		// History and chain (history.go, chain.go).
+		"getTransaction":              getTransaction,
+		"getSignaturesForAddress":     getSignaturesForAddress,
+		"getEpochInfo":                getEpochInfo,
+		"getGenesisHash":              getGenesisHash,
+		"getIdentity":                 getIdentity,
+		"getRecentPrioritizationFees": getRecentPrioritizationFees,
+		"getFirstAvailableBlock":      getFirstAvailableBlock,
+		"minimumLedgerSlot":           minimumLedgerSlot,
 	}
 }
 
@@ -170,8 +179,7 @@ func getVersion(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	return map[string]any{"solana-core": s.cfg.Version, "feature-set": 0}, nil
 }
 
-// getSlot answers getSlot and getBlockHeight (every slot makes a block)
-// at the commitment asked (slotAt).
+// getSlot answers getSlot at the commitment asked (slotAt).
 func getSlot(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := wantParams(params, 0, 1); e != nil {
 		return nil, e

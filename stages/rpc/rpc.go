@@ -277,6 +277,8 @@ type Server struct {
 	searches chan struct{}
 	// searched counts the slots history searches have read, in all.
 	searched atomic.Uint64
+	// prio holds recent slots' prioritization fee summaries (chain.go).
+	prio prioCache
 
 	mu       sync.RWMutex
 	slot     uint64                  // last committed slot

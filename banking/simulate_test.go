@@ -1,0 +1,199 @@
+package banking
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+func parse(t testing.TB, raw []byte) txview.View {
+	t.Helper()
+	v, err := txview.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestSimulateAgreesWithExecution simulates transactions of every
+// outcome against the committed state, checks that nothing changed, then
+// executes them through the scheduler and checks that the simulation
+// predicted the status, the units and the post balances.
+func TestSimulateAgreesWithExecution(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 2}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	newcomer := txview.PublicKey(freshKey(1))
+	cases := []struct {
+		name string
+		tx   []byte
+		err  string
+		logs int
+	}{
+		{"transfer", transferTx(t, bh, gkey(0), gpub(1), 777), "ok", 2},
+		{"transfer creating an account", transferTx(t, bh, gkey(2), newcomer, 2_000_000), "ok", 2},
+		{"too few lamports", transferTx(t, bh, gkey(3), gpub(1), 2_000_000_000_000), "InstructionError(0, Custom(1))", 3},
+		{"new account below rent", transferTx(t, bh, gkey(4), txview.PublicKey(freshKey(2)), 1000), "InsufficientFundsForRent { account_index: 1 }", 2},
+		{"unknown program", signTx(t, bh, gkey(6), []txview.Ix{{Program: Pubkey{9, 9, 9}, Data: []byte{1}}}), "ProgramAccountNotFound", 0},
+		{"memo", signTx(t, bh, gkey(8), []txview.Ix{txview.Memo([]byte("hello"), gpub(8))}), "ok", 5},
+		{"memo, bad utf-8", signTx(t, bh, gkey(9), []txview.Ix{txview.Memo([]byte{0xff, 0xfe})}), "InstructionError(0, InvalidInstructionData)", 4},
+		{"compute limit too low", transferTx(t, bh, gkey(10), gpub(1), 5, txview.SetComputeUnitLimit(100)), "InstructionError(0, ComputationalBudgetExceeded)", 2},
+		{"all or nothing", signTx(t, bh, gkey(11), []txview.Ix{
+			txview.Transfer(gpub(11), gpub(1), 1000),
+			txview.Transfer(gpub(11), gpub(1), 5_000_000_000_000),
+		}), "InstructionError(1, Custom(1))", 5},
+	}
+	sims := make([]Simulation, len(cases))
+	var txs [][]byte
+	for i, c := range cases {
+		v := parse(t, c.tx)
+		sim, err := b.Simulate(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sim.Err.String(); got != c.err {
+			t.Errorf("%s: simulated %s, want %s", c.name, got, c.err)
+		}
+		if len(sim.Logs) != c.logs {
+			t.Errorf("%s: %d logs, want %d: %q", c.name, len(sim.Logs), c.logs, sim.Logs)
+		}
+		sims[i] = sim
+		txs = append(txs, c.tx)
+	}
+	if !strings.HasPrefix(sims[2].Logs[1], "Transfer: insufficient lamports 999999995000, need 2000000000000") {
+		t.Errorf("too few lamports: %q", sims[2].Logs)
+	}
+	// Nothing changed, live or committed.
+	for i := 0; i < 16; i++ {
+		if got := lamports(b, gpub(i)); got != 1_000_000_000_000 {
+			t.Fatalf("account %d: %d lamports after simulating", i, got)
+		}
+		if a, _, _ := b.CommittedAccount(gpub(i)); a.Lamports != 1_000_000_000_000 {
+			t.Fatalf("account %d: %d lamports committed after simulating", i, a.Lamports)
+		}
+	}
+	if _, ok := b.Account(newcomer); ok {
+		t.Fatal("simulation created an account")
+	}
+
+	s.Submit(batchOf(t, pool, txs...))
+	drain(t, s)
+	endSlot(t, s)
+	checkAccounting(t, s)
+	for i, c := range cases {
+		v := parse(t, c.tx)
+		st, ok := b.Status(bh, v.Signature(0))
+		if !ok {
+			t.Fatalf("%s: no status", c.name)
+		}
+		if st.Err != sims[i].Err {
+			t.Errorf("%s: executed %v, simulated %v", c.name, st.Err, sims[i].Err)
+		}
+		for k := 0; k < v.NumStaticKeys(); k++ {
+			key := *v.StaticKey(k)
+			post, _, ok := sims[i].Account(key)
+			if ok != (c.err == "ok") {
+				t.Errorf("%s: post state of key %d reported %v", c.name, k, ok)
+			}
+			if ok && post.Lamports != lamports(b, key) && key != gpub(1) { // gpub(1) receives from several
+				t.Errorf("%s: key %d simulated %d lamports, executed %d", c.name, k, post.Lamports, lamports(b, key))
+			}
+		}
+	}
+	if post, exists, _ := sims[1].Account(newcomer); !exists || post.Lamports != 2_000_000 {
+		t.Errorf("newcomer after simulation: %+v %v", post, exists)
+	}
+}
+
+func TestSimulateRefusals(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	bh := b.LatestBlockhash()
+	table := Pubkey{7, 7}
+	v0 := txview.Message{Version: txview.V0, Payer: gpub(0), Blockhash: bh,
+		Instructions: []txview.Ix{txview.Transfer(gpub(0), gpub(20), 1)},
+		Tables:       []txview.LookupTable{{Key: table, Addresses: []Pubkey{gpub(20)}}}}
+	lookup, err := v0.Sign(gkey(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		tx   []byte
+		err  string
+	}{
+		{"payer not found", transferTx(t, bh, freshKey(3), gpub(1), 1), "AccountNotFound"},
+		{"duplicate budget instruction", transferTx(t, bh, gkey(0), gpub(1), 1, txview.SetComputeUnitLimit(1000), txview.SetComputeUnitLimit(2000)), "DuplicateInstruction(2)"},
+		{"bad heap frame", transferTx(t, bh, gkey(0), gpub(1), 1, txview.RequestHeapFrame(1000)), "InstructionError(1, InvalidInstructionData)"},
+		{"lookup table", lookup, "AddressLookupTableNotFound"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sim, err := b.Simulate(parse(t, c.tx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sim.Err.String(); got != c.err {
+				t.Fatalf("simulated %s, want %s", got, c.err)
+			}
+			if sim.Executed || sim.Logs != nil || sim.Units != 0 {
+				t.Fatalf("not executed, yet %+v", sim)
+			}
+		})
+	}
+}
+
+// TestSimulateConcurrent simulates from several goroutines while the
+// scheduler executes and commits slots: run with -race, it checks that
+// Simulate touches nothing the workers or the committer write.
+func TestSimulateConcurrent(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	s := newScheduler(t, SchedulerConfig{Workers: 2}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	bh := b.LatestBlockhash()
+	probe := parse(t, transferTx(t, bh, gkey(15), gpub(14), 1_000))
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				sim, err := b.Simulate(probe)
+				if err != nil || sim.Err.IsErr() || sim.Units != systemUnits {
+					errs <- sim.Err.String()
+					return
+				}
+			}
+		}()
+	}
+	for slot := 0; slot < 5; slot++ {
+		var txs [][]byte
+		for i := 0; i < 10; i++ {
+			txs = append(txs, transferTx(t, bh, gkey(i), gpub(i+1), uint64(1+slot*10+i)))
+		}
+		s.Submit(batchOf(t, pool, txs...))
+		drain(t, s)
+		endSlot(t, s)
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatalf("simulation failed while banking ran: %s", e)
+	}
+	checkAccounting(t, s)
+}
