@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,11 @@ var jsDir = filepath.Join("..", "..", "clients", "js")
 
 // jsChecks are the checks of clients/js/check.js that TestJSClient runs,
 // in the script's order; each must print "ok   <name>".
-var jsChecks = []string{"airdrop", "transfer"}
+var jsChecks = []string{
+	"airdrop", "transfer", // RPC
+	"sendAndConfirmTransaction", "confirmTransaction", "onAccountChange", "onSlotChange", // websocket PubSub
+	"getTransaction", "getParsedTransaction", "getSignaturesForAddress", "chainInfo", // history and chain methods
+}
 
 // findNode returns the paths of node and npm, or skips the test if either
 // is missing, unless TPU_REQUIRE_NODE=1 (set by .ci/run), when it fails.
@@ -72,8 +77,10 @@ func npmCI(t *testing.T, npm string) {
 }
 
 // TestJSClient starts tpu run --no-gen on 127.0.0.1 and runs the real
-// @solana/web3.js client against it (clients/js/check.js): each check
-// must print its "ok" line, and the script must exit 0. Node and npm are
+// @solana/web3.js client against it, through RPC and the websocket PubSub
+// whose URLs tpu logs: the README's example (clients/js/example.js) and
+// clients/js/check.js, whose checks must each print their "ok" line;
+// both scripts must exit 0, and tpu must then stop cleanly on SIGINT. Node and npm are
 // needed, and the npm registry the first time (see npmCI).
 func TestJSClient(t *testing.T) {
 	if testing.Short() {
@@ -84,9 +91,19 @@ func TestJSClient(t *testing.T) {
 
 	c := startChild(t, "run", "--no-gen", "--duration", "0", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
 		"--ledger", filepath.Join(t.TempDir(), "ledger"))
-	env := []string{"RPC_URL=" + logged(t, c.await(t, 1, "msg=json-rpc"), "url")}
+	env := []string{
+		"RPC_URL=" + logged(t, c.await(t, 1, "msg=json-rpc"), "url"),
+		"WS_URL=" + logged(t, c.await(t, 1, "msg=pubsub"), "url"),
+	}
 
-	out := runNode(t, node, env, append([]string{"check.js"}, jsChecks...)...)
+	// The README's example: airdrop, then a transfer by
+	// sendAndConfirmTransaction.
+	out := runNode(t, node, env, "example.js")
+	if !regexp.MustCompile(`(?m)^transfer [1-9A-HJ-NP-Za-km-z]{64,88} recipient balance 1000000$`).MatchString(out) {
+		t.Errorf("example.js did not print its transfer and the recipient's balance")
+	}
+
+	out = runNode(t, node, env, append([]string{"check.js"}, jsChecks...)...)
 	lines := strings.Split(out, "\n")
 	for _, name := range jsChecks {
 		if !hasLine(lines, "ok   "+name+"  ") {
@@ -131,4 +148,24 @@ func hasLine(lines []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestReadmeJSExample checks that the README shows clients/js/example.js
+// (which TestJSClient runs) as it is, less its opening comment.
+func TestReadmeJSExample(t *testing.T) {
+	ex, err := os.ReadFile(filepath.Join(jsDir, "example.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := string(ex)
+	for strings.HasPrefix(code, "//") {
+		_, code, _ = strings.Cut(code, "\n")
+	}
+	if !strings.Contains(string(readme), "```js\n"+code+"```\n") {
+		t.Errorf("README.md does not show clients/js/example.js (less its opening comment) in a js block:\n%s", code)
+	}
 }
