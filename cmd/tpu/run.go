@@ -257,7 +257,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		}
 		log.Info("json-rpc", "url", rpcSrv.URL())
 	}
-	stopPubSub, err := startPubSub(f, g, prov, log)
+	stopPubSub, err := startPubSub(f, g, rpcSrv, prov, log)
 	if err != nil {
 		if rpcSrv != nil {
 			rpcSrv.Close(context.Background())

@@ -19,6 +19,7 @@ type commit struct {
 // for the finalized account subscriptions that follow it.
 type written struct {
 	slot uint64
+	key  banking.Pubkey
 	acct banking.Account
 }
 
@@ -119,9 +120,9 @@ func (f *feed) apply(m commit) {
 	}
 	if m.changes != nil && !gap {
 		err := m.changes.EachAccount(func(a *banking.Account) {
-			f.reg.account(false, slot, a)
+			f.reg.account(false, slot, a.Key(), a)
 			if f.reg.watches(a.Key(), true) {
-				f.keep(written{slot, copyAccount(a)})
+				f.keep(written{slot, a.Key(), copyAccount(a)})
 			}
 		})
 		if err != nil {
@@ -138,9 +139,9 @@ func (f *feed) apply(m commit) {
 				f.log.Error("pubsub: read account", "err", err)
 				continue
 			}
-			f.reg.account(false, slot, &a)
+			f.reg.account(false, slot, k, &a)
 			if f.reg.watches(k, true) {
-				f.keep(written{slot, a})
+				f.keep(written{slot, k, a})
 			}
 		}
 	}
@@ -150,7 +151,8 @@ func (f *feed) apply(m commit) {
 			f.reg.signatures(finalized, s, statuses(s))
 		}
 		for len(f.pending) > 0 && f.pending[0].slot <= s {
-			f.reg.account(true, f.pending[0].slot, &f.pending[0].acct)
+			w := &f.pending[0]
+			f.reg.account(true, w.slot, w.key, &w.acct)
 			f.pending = f.pending[1:]
 		}
 		f.reg.root(s)

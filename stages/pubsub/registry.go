@@ -297,12 +297,12 @@ func (r *registry) keys() []banking.Pubkey {
 	return out
 }
 
-// account notifies the account subscriptions of a's key at a level
-// (finalized, or the other two) that the slot ctx wrote it.
-func (r *registry) account(final bool, ctx uint64, a *banking.Account) {
+// account notifies the account subscriptions of key at a level
+// (finalized, or the other two) that the slot ctx left it as a.
+func (r *registry) account(final bool, ctx uint64, key banking.Pubkey, a *banking.Account) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range r.byKey[a.Key()] {
+	for _, s := range r.byKey[key] {
 		if (s.commitment == finalized) != final {
 			continue
 		}

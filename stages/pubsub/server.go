@@ -158,9 +158,12 @@ type Server struct {
 	cancel   context.CancelFunc
 	feedDone chan struct{} // closed to stop the feed
 	fed      chan struct{} // closed when the feed has stopped
-	wg       sync.WaitGroup
-	closing  atomic.Bool
-	once     sync.Once
+	// hmu orders a handler's wg.Add before Close's wg.Wait: closing is
+	// set under it, and no handler is counted in after.
+	hmu     sync.Mutex
+	closing bool
+	wg      sync.WaitGroup
+	once    sync.Once
 
 	conns atomic.Int64
 	stats stats
@@ -220,7 +223,9 @@ func (s *Server) URL() string { return "ws://" + s.Addr() }
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
-		s.closing.Store(true)
+		s.hmu.Lock()
+		s.closing = true
+		s.hmu.Unlock()
 		s.feed.off.Store(true)
 		s.srv.Close() // the listener; upgraded connections are the handlers' to close
 		close(s.feedDone)
@@ -243,10 +248,15 @@ func (s *Server) Close(ctx context.Context) error {
 // ServeHTTP upgrades a request to a websocket connection and serves it
 // until either side closes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.closing.Load() {
+	s.hmu.Lock()
+	if s.closing {
+		s.hmu.Unlock()
 		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	s.wg.Add(1)
+	s.hmu.Unlock()
+	defer s.wg.Done()
 	if s.conns.Add(1) > int64(s.cfg.MaxConns) {
 		s.conns.Add(-1)
 		s.stats.refused.Add(1)
@@ -254,8 +264,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.conns.Add(-1)
-	s.wg.Add(1)
-	defer s.wg.Done()
 	// Any origin, as Solana's PubSub: it serves public data.
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
@@ -265,13 +273,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(s.base)
 	c := &conn{out: make(chan []byte, s.cfg.QueueLen), cancel: cancel, stats: &s.stats}
+	var loops sync.WaitGroup // the writer and the pinger
 	defer func() {
 		c.stop(nil)
 		s.reg.dropAll(c)
 		ws.CloseNow()
+		loops.Wait()
 	}()
-	go s.write(ctx, ws, c)
-	go s.ping(ctx, ws, c)
+	loops.Add(2)
+	go func() { defer loops.Done(); s.write(ctx, ws, c) }()
+	go func() { defer loops.Done(); s.ping(ctx, ws, c) }()
 	for {
 		_, data, err := ws.Read(ctx)
 		if err != nil {
@@ -360,6 +371,13 @@ func (c *conn) stop(reason *atomic.Uint64) {
 // handle answers one request.
 func (s *Server) handle(c *conn, data []byte) {
 	req, params, e := parseRequest(data)
+	if e == nil && len(req.ID) == 0 {
+		// A notification (no id) gets no answer, as JSON-RPC 2.0 and
+		// Agave's server have it: web3.js sends {"method":"ping"} so
+		// every 5 s. Nothing is done for one either: a subscription
+		// whose id no one is told could never be ended.
+		return
+	}
 	if e != nil {
 		c.send(reply(req.ID, nil, e))
 		return

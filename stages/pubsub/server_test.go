@@ -32,6 +32,14 @@ type node struct {
 
 func startNode(t *testing.T, cfg pubsub.Config, sync banking.SyncMode) *node {
 	t.Helper()
+	return startNodeWith(t, cfg, sync, false)
+}
+
+// startNodeWith starts a node whose PubSub looks signatures up in RPC's
+// index (rpc.Server.SignatureStatus, as tpu run does) when index is set,
+// in the ledger otherwise.
+func startNodeWith(t *testing.T, cfg pubsub.Config, sync banking.SyncMode, index bool) *node {
+	t.Helper()
 	g, err := stages.Start(stages.Config{
 		Fetch:     stages.FetchConfig{Addr: "127.0.0.1:0"},
 		Sigverify: stages.SigverifyConfig{Dedup: sigverify.DedupConfig{Bits: 1 << 20}},
@@ -49,6 +57,9 @@ func startNode(t *testing.T, cfg pubsub.Config, sync banking.SyncMode) *node {
 		t.Fatal(err)
 	}
 	cfg.Addr, cfg.Bank = "127.0.0.1:0", g.Bank()
+	if index {
+		cfg.Lookup = srv.SignatureStatus
+	}
 	ps, err := pubsub.Start(cfg)
 	if err != nil {
 		srv.Close(context.Background())
@@ -284,7 +295,13 @@ func TestSignatureSubscribe(t *testing.T) {
 // TestSignatureAlreadyCommitted subscribes to a transaction that has
 // committed already: it is notified at once.
 func TestSignatureAlreadyCommitted(t *testing.T) {
-	n := startNode(t, pubsub.Config{}, banking.SyncEachSlot)
+	for _, index := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rpc-index=%v", index), func(t *testing.T) { signatureAlreadyCommitted(t, index) })
+	}
+}
+
+func signatureAlreadyCommitted(t *testing.T, index bool) {
+	n := startNodeWith(t, pubsub.Config{}, banking.SyncEachSlot, index)
 	tx := n.transfer(t, solana.NewWallet().PublicKey(), 1_000_000)
 	sig := tx.Signatures[0]
 	c := n.dial(t)
@@ -299,9 +316,12 @@ func TestSignatureAlreadyCommitted(t *testing.T) {
 	}
 	for _, level := range []string{"processed", "confirmed", "finalized"} {
 		id := c.subscribe("signatureSubscribe", sig.String(), map[string]any{"commitment": level})
-		for {
+		for slots := 0; ; slots++ {
 			m := c.next()
 			if m.Method == "slotNotification" {
+				if slots > 100 {
+					t.Fatalf("%s: not notified within 100 slots", level)
+				}
 				continue
 			}
 			r := decode[sigResult](t, m.Params.Result)
@@ -456,6 +476,10 @@ func TestErrors(t *testing.T) {
 			t.Fatalf("%s: %s, want code %d", tc.name, m.raw, tc.code)
 		}
 	}
+	// A notification (no id), as web3.js's ping every 5 s, gets no
+	// answer: the next message is the next call's response.
+	c.send(`{"jsonrpc":"2.0","method":"ping"}`)
+	c.send(`{"jsonrpc":"2.0","method":"slotSubscribe"}`)
 	// The subscription cap.
 	c.subscribe("rootSubscribe")
 	c.subscribe("accountSubscribe", "11111111111111111111111111111111")
