@@ -34,6 +34,8 @@ type Config struct {
 	// empty means a temporary directory, removed afterwards.
 	Ledger string
 	Sync   banking.SyncMode
+	// NoTxHistory keeps no transaction history (banking.Config.NoTxHistory).
+	NoTxHistory bool
 	// Progress, when not nil, is called about once a second.
 	Progress func(done, total int, elapsed time.Duration)
 }
@@ -105,7 +107,7 @@ func Run(cfg Config) (Result, error) {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	bankCfg := banking.Config{Dir: dir, Sync: cfg.Sync, Genesis: genesis}
+	bankCfg := banking.Config{Dir: dir, Sync: cfg.Sync, Genesis: genesis, NoTxHistory: cfg.NoTxHistory}
 	if !cfg.CostLimits {
 		bankCfg.BlockCostLimit, bankCfg.AccountCostLimit = ^uint64(0)/2, ^uint64(0)/2
 	}

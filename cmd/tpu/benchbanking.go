@@ -52,6 +52,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	costLimits := fs.Bool("cost-limits", false, "keep the block and per-account cost limits (banking-bench lifts them)")
 	ledger := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
+	txHistory := fs.Bool("tx-history", true, "keep each committed transaction and its meta in the ledger, as tpu run does")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (generation included) to this file")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run (generation included) to this file")
@@ -69,6 +70,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		PacketsPerBatch:     *packets,
 		CostLimits:          *costLimits,
 		Ledger:              *ledger,
+		NoTxHistory:         !*txHistory,
 	}
 	var err error
 	if cfg.Contention, err = banking.ParseContention(*contention); err == nil {

@@ -63,6 +63,7 @@ type runFlags struct {
 	cpuProfile, memProfile, rpcAddr                                       string
 	duration                                                              time.Duration
 	reset, noGen                                                          bool
+	txHistory                                                             bool
 	rateSet                                                               bool // --rate was given
 	rate, invalid, traceSample                                            float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
@@ -146,6 +147,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.dedupMaxAge, "dedup-max-age", sigverify.DefaultDedupMaxAge, "longest the duplicate filter runs before it is reset (it is also reset when its false-positive rate reaches 0.1%)")
 	fs.DurationVar(&f.slotTime, "slot-time", stages.DefaultSlotTime, "the slot clock's period")
 	fs.StringVar(&f.syncMode, "sync", "sync", "ledger commits: sync (fsync each slot) or nosync")
+	fs.BoolVar(&f.txHistory, "tx-history", true, "keep each committed transaction and its meta in the ledger, for getTransaction and getSignaturesForAddress")
 	fs.Uint64Var(&f.blockCostLimit, "block-cost-limit", 0, "compute units per slot (0: Agave's 60M); lower it to make transactions wait in the buffer")
 	fs.Float64Var(&f.traceSample, "trace-sample", 0, "fraction of batches whose spans are recorded (0: metrics only)")
 	fs.IntVar(&f.tracerEvery, "tracer-every", 0, "flag one packet in N as a tracer, recorded end to end (0: none)")
@@ -491,7 +493,7 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	var err error
 	bc := &cfg.Banking
 	bc.Bank = banking.Config{Dir: f.ledger, Genesis: banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed},
-		BlockCostLimit: f.blockCostLimit, Reset: f.reset}
+		BlockCostLimit: f.blockCostLimit, Reset: f.reset, NoTxHistory: !f.txHistory}
 	if bc.Bank.Sync, err = banking.ParseSyncMode(f.syncMode); err != nil {
 		return cfg, err
 	}
