@@ -38,7 +38,7 @@ var rules = []rule{
 	{dir: "trace/report", internal: []string{"trace"}, external: []string{"gonum.org/v1/plot"}},
 	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
 	{dir: "banking/bankingtrace", internal: []string{"packet", "txview", "banking"}, external: []string{"golang.org/x/sys/"}},
-	{dir: "banking", internal: []string{"packet", "txview", "trace/procstats"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/"}},
+	{dir: "banking", internal: []string{"packet", "txview", "trace/procstats"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/", "github.com/mr-tron/base58"}},
 	{dir: "stages/pubsub", internal: []string{"banking"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
 	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",

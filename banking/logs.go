@@ -88,8 +88,8 @@ func LogMessages(v txview.View, m ExecMeta) []string {
 		}
 		id := base58.Encode(prog[:])
 		l.log("Program " + id + " invoke [1]")
-		cost := programUnits(prog)
 		failed := m.Err.Kind == TxInstruction && int(m.Err.Index) == i
+		cost := instrUnits(v, i, in, prog)
 		over := failed && m.Err.Instr == InstrComputationalBudgetExceeded
 		switch *prog {
 		case txview.SystemProgram:
@@ -135,16 +135,18 @@ func isPrecompile(prog *Pubkey) bool {
 	return *prog == txview.Ed25519Program || *prog == txview.Secp256k1Program
 }
 
-// programUnits is what tpu's runtime charges an instruction of prog
-// (runtime.go execute).
-func programUnits(prog *Pubkey) uint64 {
+// instrUnits is what tpu's runtime charges instruction i, in, of
+// program prog: the runtime's own figures (runtime.go), memo's from
+// memoInstruction itself, which reads only the transaction.
+func instrUnits(v txview.View, i int, in txview.Instruction, prog *Pubkey) uint64 {
 	switch *prog {
 	case txview.SystemProgram:
 		return systemUnits
 	case txview.ComputeBudgetProgram:
 		return computeBudgetUnits
 	case txview.MemoProgram, txview.MemoV1Program:
-		return memoUnits
+		units, _ := memoInstruction(&execTx{view: v}, i, in, *prog == txview.MemoV1Program)
+		return units
 	}
 	return 0
 }

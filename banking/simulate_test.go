@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -67,6 +68,13 @@ func TestSimulateAgreesWithExecution(t *testing.T) {
 	}
 	if !strings.HasPrefix(sims[2].Logs[1], "Transfer: insufficient lamports 999999995000, need 2000000000000") {
 		t.Errorf("too few lamports: %q", sims[2].Logs)
+	}
+	// The memo's logged units are what execute charged it.
+	for _, i := range []int{5, 6} {
+		want := fmt.Sprintf(" consumed %d of 200000 compute units", sims[i].Units)
+		if l := sims[i].Logs[len(sims[i].Logs)-2]; !strings.HasSuffix(l, want) {
+			t.Errorf("%s: %q, want the units executed (%d)", cases[i].name, l, sims[i].Units)
+		}
 	}
 	// Nothing changed, live or committed.
 	for i := 0; i < 16; i++ {

@@ -241,14 +241,15 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		return 1, err
 	}
 	var sigPath string
-	if b, err := sigverify.NewBackend(f.backend); err == nil { // the graph started with it
-		sigPath = sigverify.PathOf(b)
+	backend, err := sigverify.NewBackend(f.backend) // the graph started with it
+	if err == nil {
+		sigPath = sigverify.PathOf(backend)
 	}
 	log.Info("tpu", "addr", g.Addr().String(), "sigverify_backend", f.backend, "sigverify_path", sigPath)
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{
-			Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log,
+			Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log, Verifier: backend,
 			MaxConns: f.rpcMaxConns, HistorySlots: f.rpcHistorySlots,
 			AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 			AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,

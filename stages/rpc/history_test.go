@@ -23,10 +23,7 @@ import (
 	"github.com/tpugo/tpu/txview"
 )
 
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
+// rpcError is declared in simulate_test.go (branch simulate).
 
 // callRaw calls method with params (a JSON array, or "" for none) and
 // returns its raw result or its error.

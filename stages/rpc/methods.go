@@ -8,7 +8,6 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -33,6 +32,7 @@ func init() {
 		"getMinimumBalanceForRentExemption": getMinimumBalanceForRentExemption,
 		"sendTransaction":                   sendTransaction,
 		"requestAirdrop":                    requestAirdrop,
+		"simulateTransaction":               simulateTransaction,
 		// History and chain (history.go, chain.go).
 		"getTransaction":              getTransaction,
 		"getSignaturesForAddress":     getSignaturesForAddress,
@@ -624,35 +624,14 @@ func sendTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error)
 	if e != nil {
 		return nil, e
 	}
-	var raw []byte
-	var err error
-	switch c.Encoding {
-	case "", "base58":
-		if len(str) > maxBase58 {
-			return nil, invalidParams("base58 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase58, packet.Size)
-		}
-		if raw, err = base58.Decode(str); err != nil {
-			return nil, invalidParams("invalid base58 encoding: %v", err)
-		}
-	case "base64":
-		if len(str) > maxBase64 {
-			return nil, invalidParams("base64 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase64, packet.Size)
-		}
-		if raw, err = base64.StdEncoding.DecodeString(str); err != nil {
-			return nil, invalidParams("invalid base64 encoding: %v", err)
-		}
-	default:
-		return nil, invalidParams("unsupported encoding: %s. Supported encodings: base58, base64", c.Encoding)
+	raw, v, e := decodeTx(str, c.Encoding)
+	if e != nil {
+		return nil, e
 	}
-	if len(raw) > packet.Size {
-		return nil, invalidParams("decoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: %d bytes)", len(raw), packet.Size)
-	}
-	v, err := txview.Parse(raw)
-	if err != nil {
-		if txview.IsSanitize(err) {
-			return nil, invalidParams("invalid transaction: %v", err)
+	if !c.SkipPreflight {
+		if e := s.preflight(v, c.PreflightCommitment); e != nil {
+			return nil, e
 		}
-		return nil, invalidParams("failed to deserialize solana_transaction::versioned::VersionedTransaction: %v", err)
 	}
 	// A failed ledger commits nothing more: refuse rather than return a
 	// signature that will never confirm.

@@ -16,9 +16,15 @@
 // will never confirm; reads of what was committed are still served.
 // Writes do not execute anything here: sendTransaction and requestAirdrop
 // send the transaction over UDP to fetch, like any client, so it is deduplicated,
-// verified, scheduled, traced and accounted like every other. No preflight
-// is run (as with skipPreflight: true): a transaction with a bad signature
-// goes to the pipeline, which discards and counts it.
+// verified, scheduled, traced and accounted like every other. Before that,
+// sendTransaction runs Agave's preflight unless skipPreflight is set
+// (simulate.go): the signatures with the pipeline's verifier (-32003),
+// then a simulation against the committed state at preflightCommitment
+// (blockhash, already processed, fee payer, execution: -32002 with the
+// simulation as data); with skipPreflight a transaction with a bad
+// signature goes to the pipeline, which discards and counts it.
+// simulateTransaction runs the same simulation (Bank.Simulate) and
+// changes nothing.
 //
 // The server is bounded against abuse (Config): header and body sizes,
 // the connections open at once (below the descriptor limit, with room
@@ -47,6 +53,8 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/txview"
 )
 
 // Ledger is what the server reads: the committed ledger, through
@@ -62,6 +70,10 @@ type Ledger interface {
 	CommittedAccount(key banking.Pubkey) (banking.Account, bool, error)
 	DurableSlot() uint64 // the last slot synced to disk: finalized up to here
 	Err() error          // the ledger's failure (full or read-only disk, corruption), nil while healthy
+
+	// Simulate executes a transaction against the committed state,
+	// changing nothing.
+	Simulate(v txview.View) (banking.Simulation, error)
 }
 
 // Defaults of the limits in Config, for cmd/tpu's flags.
@@ -164,6 +176,12 @@ type Config struct {
 	// together. Zero means 10,000.
 	AirdropRequests int
 
+	// Verifier checks signatures for sendTransaction's preflight and
+	// simulateTransaction's sigVerify; give it the pipeline's backend, so
+	// that both accept exactly what sigverify does. Nil means the default
+	// backend (sigverify.NewBackend("")).
+	Verifier sigverify.Backend
+
 	// Version is reported by getVersion. Empty means "tpu-0.1.0".
 	Version string
 	// Logger receives the server's errors. Nil means slog.Default().
@@ -247,6 +265,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Verifier == nil {
+		c.Verifier, _ = sigverify.NewBackend("") // the default exists
 	}
 	return c
 }
@@ -591,6 +612,7 @@ type response struct {
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"` // e.g. a failed preflight's simulation
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
