@@ -39,4 +39,7 @@ echo "== fuzz FuzzParse (short)"
 # 300,000 inputs take 9-20 s on a 2-core machine.
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-300000x}" ./txview
 
+echo "== fuzz FuzzHandle (short: PubSub's client messages)"
+go test -run '^$' -fuzz '^FuzzHandle$' -fuzztime "${PUBSUB_FUZZTIME:-20000x}" ./stages/pubsub
+
 echo "== all tests passed"

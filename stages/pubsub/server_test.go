@@ -546,3 +546,35 @@ func TestClose(t *testing.T) {
 		t.Fatal("dialled a closed server")
 	}
 }
+
+// TestSlowReaderDisconnected: a client whose messages pile up past
+// QueueLen (here 50 slot subscriptions sent at once, their replies and
+// then a burst of 50 notifications each slot, against a queue of 8) is
+// disconnected and counted, not buffered.
+func TestSlowReaderDisconnected(t *testing.T) {
+	n := startNode(t, pubsub.Config{QueueLen: 8, MaxSubscriptions: 100}, banking.SyncEachSlot)
+	c := n.dial(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 50 {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"slotSubscribe"}`, i+1)
+		if c.ws.Write(ctx, websocket.MessageText, []byte(req)) != nil {
+			break // disconnected already
+		}
+	}
+	for {
+		if _, _, err := c.ws.Read(ctx); err != nil {
+			if ctx.Err() != nil {
+				t.Fatal("a slow reader was not disconnected")
+			}
+			break
+		}
+	}
+	if s := n.ps.Stats(); s.SlowReaders != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	// Its subscriptions went with it; the server serves others.
+	if id := n.dial(t).subscribe("slotSubscribe"); id == 0 {
+		t.Fatal("id 0")
+	}
+}
