@@ -86,7 +86,7 @@ func LogMessages(v txview.View, m ExecMeta) []string {
 			}
 			continue
 		}
-		id := base58.Encode(prog[:])
+		id := programID(prog)
 		l.log("Program " + id + " invoke [1]")
 		failed := m.Err.Kind == TxInstruction && int(m.Err.Index) == i
 		cost := instrUnits(v, i, in, prog)
@@ -114,6 +114,24 @@ func LogMessages(v txview.View, m ExecMeta) []string {
 		l.log("Program " + id + " success")
 	}
 	return l.msgs
+}
+
+// knownIDs holds the base58 of the programs tpu runs: encoding costs a
+// few microseconds a key.
+var knownIDs = func() map[Pubkey]string {
+	m := map[Pubkey]string{}
+	for _, k := range []Pubkey{txview.SystemProgram, txview.ComputeBudgetProgram, txview.MemoProgram, txview.MemoV1Program} {
+		m[k] = base58.Encode(k[:])
+	}
+	return m
+}()
+
+// programID returns prog in base58.
+func programID(prog *Pubkey) string {
+	if id, ok := knownIDs[*prog]; ok {
+		return id
+	}
+	return base58.Encode(prog[:])
 }
 
 // executed reports whether a transaction with error e ran its

@@ -20,7 +20,7 @@ const (
 	memo1  = "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo"
 )
 
-func b58(k Pubkey) string { return base58.Encode(k[:]) }
+func logKey(k Pubkey) string { return base58.Encode(k[:]) }
 
 // unsignedTransfer is a System transfer whose from account does not sign.
 func unsignedTransfer(from, to Pubkey, lamports uint64) txview.Ix {
@@ -57,7 +57,7 @@ func TestLogMessages(t *testing.T) {
 				"Program " + sysID + " invoke [1]",
 				"Program " + sysID + " success",
 				"Program " + memoID + " invoke [1]",
-				"Program log: Signed by " + b58(pk),
+				"Program log: Signed by " + logKey(pk),
 				`Program log: Memo (len 5): "hello"`,
 				"Program " + memoID + " consumed {m} of 205700 compute units",
 				"Program " + memoID + " success",
@@ -120,7 +120,7 @@ func TestLogMessages(t *testing.T) {
 			meta: ExecMeta{Err: InstructionError(0, InstrMissingRequiredSignature)},
 			want: []string{
 				"Program " + sysID + " invoke [1]",
-				"Transfer: `from` account " + b58(other) + " must sign",
+				"Transfer: `from` account " + logKey(other) + " must sign",
 				"Program " + sysID + " failed: missing required signature for instruction",
 			},
 		},
@@ -139,7 +139,7 @@ func TestLogMessages(t *testing.T) {
 			meta: ExecMeta{Err: InstructionError(0, InstrMissingRequiredSignature)},
 			want: []string{
 				"Program " + memoID + " invoke [1]",
-				"Program log: Signed by " + b58(pk),
+				"Program log: Signed by " + logKey(pk),
 				"Program " + memoID + " consumed {m} of 200000 compute units",
 				"Program " + memoID + " failed: missing required signature for instruction",
 			},

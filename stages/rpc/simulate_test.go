@@ -13,6 +13,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
 )
 
 type rpcError struct {
@@ -107,7 +108,7 @@ func TestPreflight(t *testing.T) {
 		{"too few lamports", poor, -32002, "Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1",
 			`{"err":{"InstructionError":[0,{"Custom":1}]},"logs":["Program 11111111111111111111111111111111 invoke [1]",` +
 				`"Transfer: insufficient lamports 999999995000, need 1000000000000","Program 11111111111111111111111111111111 failed: custom program error: 0x1"],` +
-				`"accounts":null,"unitsConsumed":150,"loadedAccountsDataSize":0,"returnData":null,"innerInstructions":null,"replacementBlockhash":null}`},
+				`"accounts":null,"unitsConsumed":150,"loadedAccountsDataSize":` + loadedSize(t, n, poor) + `,"returnData":null,"innerInstructions":null,"replacementBlockhash":null}`},
 		{"bad signature", forged, -32003, "Transaction signature verification failure", ""},
 		{"blockhash not found", stale, -32002, "Transaction simulation failed: Blockhash not found",
 			`{"err":"BlockhashNotFound","logs":[],"accounts":null,"unitsConsumed":0,"loadedAccountsDataSize":0,"returnData":null,"innerInstructions":null,"replacementBlockhash":null}`},
@@ -195,7 +196,7 @@ func TestSimulateTransaction(t *testing.T) {
 	}
 	jsonEq(t, "success", out.Value, `{"err":null,"logs":["Program 11111111111111111111111111111111 invoke [1]","Program 11111111111111111111111111111111 success"],`+
 		`"accounts":[`+acct(start-3_000_000-5_000)+`,`+acct(3_000_000)+`,`+acct(start)+`],`+
-		`"unitsConsumed":150,"loadedAccountsDataSize":0,"returnData":null,"innerInstructions":null,"replacementBlockhash":null}`)
+		`"unitsConsumed":150,"loadedAccountsDataSize":`+loadedSize(t, n, good)+`,"returnData":null,"innerInstructions":null,"replacementBlockhash":null}`)
 	if got := n.balance(t, payer.PublicKey()); got != start {
 		t.Fatalf("simulation changed the payer: %d, was %d", got, start)
 	}
@@ -209,7 +210,7 @@ func TestSimulateTransaction(t *testing.T) {
 	_ = json.Unmarshal(res, &out)
 	jsonEq(t, "failure", out.Value, `{"err":{"InstructionError":[0,{"Custom":1}]},"logs":["Program 11111111111111111111111111111111 invoke [1]",`+
 		`"Transfer: insufficient lamports `+jsonNum(start-5_000)+`, need `+jsonNum(start)+`","Program 11111111111111111111111111111111 failed: custom program error: 0x1"],`+
-		`"accounts":[null,null,null],"unitsConsumed":150,"loadedAccountsDataSize":0,"returnData":null,"innerInstructions":null,"replacementBlockhash":null}`)
+		`"accounts":[null,null,null],"unitsConsumed":150,"loadedAccountsDataSize":`+loadedSize(t, n, poor)+`,"returnData":null,"innerInstructions":null,"replacementBlockhash":null}`)
 
 	// solana-go parses the result.
 	sim, err := n.c.SimulateTransaction(ctx, poor)
@@ -260,6 +261,45 @@ func TestSimulateTransaction(t *testing.T) {
 	if _, e = rawCall(t, n, "simulateTransaction", txParams(t, good, `"accounts":{"addresses":[],"encoding":"base58"}`)); e == nil || e.Code != -32602 {
 		t.Fatalf("base58 accounts: %+v", e)
 	}
+
+	// A lookup table that does not exist fails sanitizing, as in Agave.
+	bh, err := n.c.GetLatestBlockhash(ctx, solrpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := txview.PublicKey(banking.GenesisKey(seed, 1))
+	m := txview.Message{Version: txview.V0, Payer: from, Blockhash: bh.Value.Blockhash,
+		Instructions: []txview.Ix{txview.Transfer(from, to, 3_000_000)},
+		Tables:       []txview.LookupTable{{Key: [32]byte{7}, Addresses: [][32]byte{to}}}}
+	raw, err := m.Sign(banking.GenesisKey(seed, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"simulateTransaction", "sendTransaction"} {
+		_, e = rawCall(t, n, method, `["`+base64(raw)+`",{"encoding":"base64"}]`)
+		if e == nil || e.Code != -32602 || e.Message != "invalid transaction: Transaction loads an address table account that doesn't exist" {
+			t.Fatalf("%s with a missing lookup table: %+v", method, e)
+		}
+	}
+}
+
+// loadedSize is the loaded accounts data size the bank's own simulation
+// gives tx: the runtime's figure, which RPC must report.
+func loadedSize(t *testing.T, n *node, tx *solana.Transaction) string {
+	t.Helper()
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := txview.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := n.g.Bank().Simulate(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jsonNum(sim.LoadedBytes)
 }
 
 func jsonNum(v uint64) string { b, _ := json.Marshal(v); return string(b) }
