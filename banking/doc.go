@@ -102,6 +102,24 @@
 // other processes can sign for them; the first blockhash is random per
 // ledger, so old signatures cannot replay on a new one.
 //
+// # Transaction history
+//
+// Unless Config.NoTxHistory is set, the same Pebble batch that commits a
+// slot also holds its history (history.go): each executed transaction's
+// bytes and meta (index in the slot, error, fee, compute units, unit
+// price, writable mask, its static keys' lamports before and after), an
+// index from its first signature to (slot, index), an index per static
+// key ordered newest first, and the slot's end time. So a committed slot
+// has its whole history or none; TestCrashRecovery checks it after a
+// SIGKILL. The scheduler books each transaction into a per-slot buffer
+// reused from slot to slot (no allocation per transaction); the balances
+// are read by the worker that holds the transaction's locks, before and
+// after execute (WorkBatch), since a later batch on the same worker may
+// change them before the scheduler books it. Bank.Transaction,
+// Bank.SignaturesFor and Bank.SlotTransactions read it, safely beside
+// the pipeline. It costs banking throughput (about 6 Pebble keys a
+// transaction; figures in the commit that added --tx-history).
+//
 // # Simulation and logs
 //
 // Bank.Simulate executes a transaction with the runtime's own execute

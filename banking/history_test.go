@@ -199,3 +199,42 @@ func waitCommitted(t testing.TB, c <-chan uint64, slot uint64) {
 		}
 	}
 }
+
+// FuzzStaticKeys: staticKeys never panics, and on every transaction
+// txview.Parse accepts it finds the same keys.
+func FuzzStaticKeys(f *testing.F) {
+	f.Add(transferTx(f, Pubkey{1}, gkey(0), gpub(1), 1))
+	m := txview.Message{Payer: gpub(0), Blockhash: Pubkey{1}, Instructions: []txview.Ix{txview.Transfer(gpub(0), gpub(1), 1)}, Version: txview.V0}
+	if v0, err := m.Sign(gkey(0)); err == nil {
+		f.Add(v0)
+	}
+	f.Fuzz(func(t *testing.T, tx []byte) {
+		keys, ok := staticKeys(tx)
+		v, err := txview.Parse(tx)
+		if err != nil {
+			return
+		}
+		if !ok || !slices.Equal(keys, v.StaticKeys()) {
+			t.Fatalf("staticKeys %x %v, Parse %x", keys, ok, v.StaticKeys())
+		}
+	})
+}
+
+// TestAppendHistoryAllocs: booking a transaction into the slot's history
+// allocates nothing once the buffer has grown.
+func TestAppendHistoryAllocs(t *testing.T) {
+	b := openBank(t, Config{})
+	defer b.Close()
+	tx := transferTx(t, b.LatestBlockhash(), gkey(0), gpub(1), 1)
+	bal := make([]uint64, 6)
+	b.history = make([]byte, 0, 1<<20)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if len(b.history) > 1<<19 {
+			b.history = b.history[:0]
+		}
+		b.appendHistory(tx, 1, 5000, 150, 0, 3, TxError{}, bal)
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per transaction", allocs)
+	}
+}

@@ -351,6 +351,23 @@ func TestGetSignaturesForAddress(t *testing.T) {
 	if err != nil || len(res) != 4 || res[0].Signature.String() != sigs[3] {
 		t.Fatalf("solana-go: %v %v", res, err)
 	}
+	// Bounded: each call's limit counts against the request's MaxItems
+	// (1,024), so a batch of two with the default limit of 1,000 is
+	// refused its second.
+	one := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"getSignaturesForAddress","params":[%q]}`, bob)
+	resp, err := http.Post(url, "application/json", strings.NewReader("["+one+","+one+"]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&batch)
+	resp.Body.Close()
+	if err != nil || len(batch) != 2 || batch[0].Error != nil || batch[1].Error == nil || batch[1].Error.Code != -32602 {
+		t.Fatalf("a batch of two: %+v %v", batch, err)
+	}
 	for _, c := range []struct{ params, msg string }{
 		{fmt.Sprintf(`[%q,{"limit":0}]`, bob), "Invalid limit; max 1000"},
 		{fmt.Sprintf(`[%q,{"limit":1001}]`, bob), "Invalid limit; max 1000"},

@@ -26,6 +26,22 @@
 // simulateTransaction runs the same simulation (Bank.Simulate) and
 // changes nothing.
 //
+// History (history.go) is read from the ledger's transaction history
+// (banking/history.go), through the History interface a Ledger may also
+// implement: getTransaction (json, base58, base64, binary, jsonParsed;
+// Agave's EncodedConfirmedTransactionWithStatusMeta, logMessages rebuilt
+// by banking.LogMessages; -32015 for a v0 transaction without
+// maxSupportedTransactionVersion) and getSignaturesForAddress (newest
+// first, before/until/limit up to 1,000, charged to MaxItems, one
+// history search's turn). Both refuse processed commitment, as Agave
+// does. The chain's shape (chain.go): the block height is the slot, since
+// tpu commits a block in every slot; epochs are Solana's 432,000 slots
+// without warmup; the genesis hash is slot 0's blockhash; the identity
+// is the collector key derived from the genesis seed;
+// getRecentPrioritizationFees follows Agave's prioritization fee cache
+// over the last 150 slots; nothing is ever pruned, so
+// getFirstAvailableBlock and minimumLedgerSlot are 0.
+//
 // The server is bounded against abuse (Config): header and body sizes,
 // the connections open at once (below the descriptor limit, with room
 // left for the ledger), read, write and idle timeouts, the requests in a
