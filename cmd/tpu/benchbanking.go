@@ -52,7 +52,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	costLimits := fs.Bool("cost-limits", false, "keep the block and per-account cost limits (banking-bench lifts them)")
 	ledger := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
-	txHistory := fs.Bool("tx-history", true, "keep each committed transaction and its meta in the ledger, as tpu run does")
+	txHistory := fs.Bool("tx-history", false, "keep each committed transaction and its meta in the ledger, as tpu run --no-gen does (off by default, as in tpu run with its load generator: the figures are banking's)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (generation included) to this file")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run (generation included) to this file")

@@ -93,13 +93,32 @@ type runFlags struct {
 	wsAddr                                     string // the websocket PubSub's (pubsub.go)
 }
 
+// settleDefaults gives the flags whose default depends on another one
+// their value, after parsing, where they were not given: with --no-gen
+// tpu run is a server for clients, so it runs until a signal
+// (--duration 0) and keeps transaction history (getTransaction needs
+// it); with the load generator it is a measurement run, which keeps no
+// history (it costs banking throughput: about six Pebble keys a
+// transaction).
+func settleDefaults(fs *flag.FlagSet, f *runFlags) {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	f.rateSet = set["rate"]
+	if !set["tx-history"] {
+		f.txHistory = f.noGen
+	}
+	if f.noGen && !set["duration"] {
+		f.duration = 0
+	}
+}
+
 func runRun(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu run", runHelp)
 	f := defineRunFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	fs.Visit(func(fl *flag.Flag) { f.rateSet = f.rateSet || fl.Name == "rate" })
+	settleDefaults(fs, f)
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "tpu run: unexpected argument %q\n", fs.Arg(0))
 		return 2
@@ -119,7 +138,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
 	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis (only a directory holding a tpu ledger and nothing else, or an empty one; never one another process holds)")
-	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run; 0 until a signal)")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run, default 0: until a signal)")
 	fs.BoolVar(&f.noGen, "no-gen", false, "run as a server only, without the load generator")
 	fs.Float64Var(&f.rate, "rate", 0, "send open-loop at this many transactions per second, on a fixed schedule, and measure latency from it (left out: closed-loop, as fast as the pipeline accepts)")
 	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or 60,000 per second of duration)")
@@ -148,7 +167,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.dedupMaxAge, "dedup-max-age", sigverify.DefaultDedupMaxAge, "longest the duplicate filter runs before it is reset (it is also reset when its false-positive rate reaches 0.1%)")
 	fs.DurationVar(&f.slotTime, "slot-time", stages.DefaultSlotTime, "the slot clock's period")
 	fs.StringVar(&f.syncMode, "sync", "sync", "ledger commits: sync (fsync each slot) or nosync")
-	fs.BoolVar(&f.txHistory, "tx-history", true, "keep each committed transaction and its meta in the ledger, for getTransaction and getSignaturesForAddress")
+	fs.BoolVar(&f.txHistory, "tx-history", false, "keep each committed transaction and its meta in the ledger, for getTransaction and getSignaturesForAddress (default: on with --no-gen, off with the load generator, whose throughput it costs)")
 	fs.Uint64Var(&f.blockCostLimit, "block-cost-limit", 0, "compute units per slot (0: Agave's 60M); lower it to make transactions wait in the buffer")
 	fs.Float64Var(&f.traceSample, "trace-sample", 0, "fraction of batches whose spans are recorded (0: metrics only)")
 	fs.IntVar(&f.tracerEvery, "tracer-every", 0, "flag one packet in N as a tracer, recorded end to end (0: none)")
