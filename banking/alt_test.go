@@ -301,7 +301,7 @@ func (e *altEnv) run(ixs []txview.Ix, signers ...ed25519.PrivateKey) execResult 
 		}
 		accts[i] = e.accts[k]
 	}
-	return execute(&execTx{view: v, accounts: accts, writable: shapeOf(v).writable(v), fee: FeeOf(v, cb), cb: cb, slot: e.slot})
+	return execute(&execTx{view: v, accounts: accts, writable: shapeOf(v).writable(v, nil), fee: FeeOf(v, cb), cb: cb, slot: e.slot})
 }
 
 func errString(r execResult) string { return r.err.String() }

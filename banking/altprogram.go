@@ -57,6 +57,11 @@ func init() {
 	txErrorNames[TxInvalidAddressLookupTableOwner] = "InvalidAddressLookupTableOwner"
 	txErrorNames[TxInvalidAddressLookupTableData] = "InvalidAddressLookupTableData"
 	txErrorNames[TxInvalidAddressLookupTableIndex] = "InvalidAddressLookupTableIndex"
+	// TransactionError's Display (solana-transaction-error), what RPC's
+	// "invalid transaction: ..." says.
+	txErrorText[TxInvalidAddressLookupTableOwner] = "Transaction loads an address table account with an invalid owner"
+	txErrorText[TxInvalidAddressLookupTableData] = "Transaction loads an address table account with invalid data"
+	txErrorText[TxInvalidAddressLookupTableIndex] = "Transaction address table lookup uses an invalid index"
 }
 
 // acctEdit is a change to an account's owner and data that an

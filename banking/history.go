@@ -35,8 +35,13 @@ const (
 // historyHeader is the fixed part of a history record: fee (8), compute
 // units consumed (8), compute-unit price in micro-lamports (8), writable
 // mask after demotion (8), error (8, as in the status encoding: set,
-// kind, index, instr, custom u32), number of static keys n (1). Then
-// pre-balances (8n), post-balances (8n), and the transaction's bytes.
+// kind, index, instr, custom u32), number of accounts n (1): static, then
+// loaded from lookup tables. Then pre-balances (8n), post-balances (8n),
+// the transaction's bytes, and last the addresses its lookups loaded
+// (32 each, writable then readonly: n less the static keys the
+// transaction's bytes count), as they resolved when it executed (a table
+// may change later). A record of a transaction without lookups ends with
+// its bytes.
 const historyHeader = 8 + 8 + 8 + 8 + 8 + 1
 
 // TxMeta is a committed transaction's meta, as history keeps it.
@@ -52,9 +57,13 @@ type TxMeta struct {
 	// Writable has bit i set when static key i was writable (after the
 	// bank's demotions).
 	Writable uint64
-	// Pre and Post are the lamports of each static key before the fee and
-	// after the transaction.
+	// Pre and Post are the lamports of each account, static then loaded,
+	// before the fee and after the transaction.
 	Pre, Post []uint64
+	// Loaded is the addresses the transaction's lookups loaded, as they
+	// resolved when it executed: the writable ones of every lookup, then
+	// the readonly ones (Agave's LoadedAddresses); nil without lookups.
+	Loaded []Pubkey
 	// BlockTime is the Unix time of its slot's end, in seconds; 0 if the
 	// ledger has none.
 	BlockTime int64
@@ -67,14 +76,15 @@ type TxRecord struct {
 }
 
 // appendHistory books an executed transaction into the working slot's
-// history buffer (Config.NoTxHistory: nothing). bal holds the static
-// keys' balances before, then after, the transaction: 2n values.
-func (b *Bank) appendHistory(tx []byte, index uint32, fee, units, price, writable uint64, err TxError, bal []uint64) {
+// history buffer (Config.NoTxHistory: nothing). bal holds the
+// accounts' balances (static, then loaded) before, then after, the
+// transaction: 2n values; loaded, the addresses its lookups loaded.
+func (b *Bank) appendHistory(tx []byte, index uint32, fee, units, price, writable uint64, err TxError, bal []uint64, loaded []Pubkey) {
 	if b.cfg.NoTxHistory {
 		return
 	}
 	n := len(bal) / 2
-	size := 4 + 4 + historyHeader + 8*len(bal) + len(tx)
+	size := 4 + 4 + historyHeader + 8*len(bal) + len(tx) + 32*len(loaded)
 	if cap(b.history)-len(b.history) < size {
 		b.history = append(make([]byte, 0, max(2*cap(b.history), 64<<10, size)), b.history...)
 	}
@@ -89,7 +99,27 @@ func (b *Bank) appendHistory(tx []byte, index uint32, fee, units, price, writabl
 	for _, v := range bal {
 		h = binary.LittleEndian.AppendUint64(h, v)
 	}
-	b.history = append(h, tx...)
+	h = append(h, tx...)
+	for i := range loaded {
+		h = append(h, loaded[i][:]...)
+	}
+	b.history = h
+}
+
+// splitRecord splits the part of a history record after the balances of
+// its n accounts into the transaction's bytes, its static keys and the
+// addresses its lookups loaded (historyHeader).
+func splitRecord(rest []byte, n int) (tx, static, loaded []byte, ok bool) {
+	static, ok = staticKeys(rest)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	nl := n - len(static)/32
+	if nl < 0 || 32*nl > len(rest) {
+		return nil, nil, nil, false
+	}
+	tx, loaded = rest[:len(rest)-32*nl], rest[len(rest)-32*nl:]
+	return tx, static, loaded, true
 }
 
 func appendTxError(b []byte, e TxError) []byte {
@@ -166,8 +196,10 @@ func addHistory(batch *pebble.Batch, slot uint64, h []byte) error {
 		index := binary.BigEndian.Uint32(rec)
 		v := rec[4:]
 		nk := int(v[historyHeader-1])
-		tx := v[historyHeader+16*nk:]
-		keys, ok := staticKeys(tx)
+		if len(v) < historyHeader+16*nk {
+			return fmt.Errorf("%w: malformed history record", ErrStore)
+		}
+		tx, keys, loaded, ok := splitRecord(v[historyHeader+16*nk:], nk)
 		if !ok || len(tx) < 65 {
 			return fmt.Errorf("%w: malformed history record", ErrStore)
 		}
@@ -181,10 +213,16 @@ func addHistory(batch *pebble.Batch, slot uint64, h []byte) error {
 			return fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		binary.BigEndian.PutUint32(ik[41:], ^index)
-		for ; len(keys) >= 32; keys = keys[32:] {
-			copy(ik[1:33], keys[:32])
-			if err := batch.Set(ik[:], nil, nil); err != nil {
-				return fmt.Errorf("%w: %w", ErrStore, err)
+		// Every account the transaction used, loaded ones too, as
+		// Agave's address signatures index has them (ledger
+		// blockstore.rs write_transaction_status, over the resolved
+		// message's account keys).
+		for _, keys := range [2][]byte{keys, loaded} {
+			for ; len(keys) >= 32; keys = keys[32:] {
+				copy(ik[1:33], keys[:32])
+				if err := batch.Set(ik[:], nil, nil); err != nil {
+					return fmt.Errorf("%w: %w", ErrStore, err)
+				}
 			}
 		}
 	}
@@ -213,7 +251,14 @@ func decodeHistory(slot uint64, index uint32, v []byte) (TxRecord, error) {
 		bal[i] = binary.LittleEndian.Uint64(v[historyHeader+8*i:])
 	}
 	r.Pre, r.Post = bal[:n:n], bal[n:]
-	r.Tx = bytes.Clone(v[historyHeader+16*n:])
+	tx, _, loaded, ok := splitRecord(v[historyHeader+16*n:], n)
+	if !ok {
+		return TxRecord{}, bad
+	}
+	r.Tx = bytes.Clone(tx)
+	for ; len(loaded) >= 32; loaded = loaded[32:] {
+		r.Loaded = append(r.Loaded, Pubkey(loaded[:32]))
+	}
 	return r, nil
 }
 

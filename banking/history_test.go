@@ -232,7 +232,7 @@ func TestAppendHistoryAllocs(t *testing.T) {
 		if len(b.history) > 1<<19 {
 			b.history = b.history[:0]
 		}
-		b.appendHistory(tx, 1, 5000, 150, 0, 3, TxError{}, bal)
+		b.appendHistory(tx, 1, 5000, 150, 0, 3, TxError{}, bal, nil)
 	})
 	if allocs != 0 {
 		t.Fatalf("%.1f allocations per transaction", allocs)

@@ -52,35 +52,39 @@ var lookupOutcome = [...]packet.Outcome{
 	TxInvalidAddressLookupTableIndex: packet.OutcomeLookupTableInvalidIndex,
 }
 
-// loadLookups resolves v's lookups against the tables as of the working
-// slot, as Agave's load_addresses (runtime bank/address_lookup_table.rs,
-// AddressLookupTable::lookup) does: the writable addresses of every
-// lookup, in order, then the readonly ones, appended to dst. It returns
-// dst, the last slot the tables stay usable in (estimate_last_valid_slot
-// of the earliest deactivation), and the TransactionError kind of a
-// failure (zero: none): a missing or deactivated table is
-// AddressLookupTableNotFound, an account of another owner
-// InvalidAddressLookupTableOwner, undecodable data
+// tableSource gives resolveLookups the table at a key: its entry, or nil
+// and the TransactionError kind of its absence
+// (AddressLookupTableNotFound, InvalidAddressLookupTableOwner).
+type tableSource interface {
+	table(key *Pubkey) (*tableEntry, TxErrorKind)
+}
+
+// resolveLookups resolves v's lookups against src's tables as of the
+// working slot cur, as Agave's load_addresses (runtime
+// bank/address_lookup_table.rs, AddressLookupTable::lookup) does: the
+// writable addresses of every lookup, in order, then the readonly ones,
+// appended to dst. It returns dst, the last slot the tables stay usable
+// in (estimate_last_valid_slot of the earliest deactivation), and the
+// TransactionError kind of a failure (zero: none): a missing or
+// deactivated table is AddressLookupTableNotFound, an account of another
+// owner InvalidAddressLookupTableOwner, undecodable data
 // InvalidAddressLookupTableData, an index past the active addresses
-// InvalidAddressLookupTableIndex.
-func (s *Scheduler) loadLookups(dst []Pubkey, v txview.View) ([]Pubkey, uint64, TxErrorKind) {
+// (those extended in cur are not yet active)
+// InvalidAddressLookupTableIndex. Admission (Scheduler.loadLookups) and
+// simulation (Bank.Simulate) both resolve with it.
+func resolveLookups(dst []Pubkey, v txview.View, cur uint64, src tableSource) ([]Pubkey, uint64, TxErrorKind) {
 	valid := ^uint64(0)
 	for pass := 0; pass < 2; pass++ {
 		it := v.Lookups()
 		for l, ok := it.Next(); ok; l, ok = it.Next() {
-			e := s.bank.tables[*l.Table]
+			e, fail := src.table(l.Table)
 			if e == nil {
-				if a := s.bank.lookup(l.Table); a != nil && !s.strat.writing(a) && a.Exists() {
-					// Not the program's: no worker is changing it, so
-					// its owner is safe to read.
-					return dst, 0, TxInvalidAddressLookupTableOwner
-				}
-				return dst, 0, TxAddressLookupTableNotFound
+				return dst, 0, fail
 			}
 			if e.bad {
 				return dst, 0, TxInvalidAddressLookupTableData
 			}
-			n, ok := e.meta.activeLen(s.bank.slot, len(e.addrs)/32)
+			n, ok := e.meta.activeLen(cur, len(e.addrs)/32)
 			if !ok {
 				return dst, 0, TxAddressLookupTableNotFound
 			}
@@ -100,6 +104,28 @@ func (s *Scheduler) loadLookups(dst []Pubkey, v txview.View) ([]Pubkey, uint64, 
 	return dst, valid, 0
 }
 
+// loadLookups resolves v's lookups at admission (resolveLookups) against
+// the scheduler goroutine's table index, in the working slot.
+func (s *Scheduler) loadLookups(dst []Pubkey, v txview.View) ([]Pubkey, uint64, TxErrorKind) {
+	return resolveLookups(dst, v, s.bank.slot, (*schedTables)(s))
+}
+
+// schedTables is the scheduler as a tableSource: the bank's table index.
+type schedTables Scheduler
+
+func (st *schedTables) table(key *Pubkey) (*tableEntry, TxErrorKind) {
+	s := (*Scheduler)(st)
+	if e := s.bank.tables[*key]; e != nil {
+		return e, 0
+	}
+	if a := s.bank.lookup(key); a != nil && !s.strat.writing(a) && a.Exists() {
+		// Not the program's: no worker is changing it, so its owner is
+		// safe to read.
+		return nil, TxInvalidAddressLookupTableOwner
+	}
+	return nil, TxAddressLookupTableNotFound
+}
+
 // keyAt returns account index i of t: a static key, then the loaded
 // writable, then the loaded readonly addresses.
 func (t *pendingTx) keyAt(i int) *Pubkey {
@@ -109,14 +135,19 @@ func (t *pendingTx) keyAt(i int) *Pubkey {
 	return t.view.StaticKey(i)
 }
 
-// loadedWritable returns the writable bits of t's loaded addresses:
+// loadedWritable returns the writable bits of t's loaded addresses
+// (loadedWritable).
+func (t *pendingTx) loadedWritable() uint64 { return loadedWritable(t.view, t.loaded) }
+
+// loadedWritable returns the writable bits of the addresses loaded for v
+// (loaded: writable, then readonly), numbered after the static keys:
 // those its lookups ask writable, less the reserved keys, which Agave's
 // resolved view demotes (invoked programs are always static keys).
-func (t *pendingTx) loadedWritable() uint64 {
+func loadedWritable(v txview.View, loaded []Pubkey) uint64 {
 	var w uint64
-	base := t.view.NumStaticKeys()
-	for j := 0; j < t.view.NumLookupWritable(); j++ {
-		if !IsReserved(&t.loaded[j]) {
+	base := v.NumStaticKeys()
+	for j := 0; j < v.NumLookupWritable() && j < len(loaded); j++ {
+		if !IsReserved(&loaded[j]) {
 			w |= 1 << (base + j)
 		}
 	}

@@ -99,11 +99,20 @@ func ReservedKeys() []Pubkey { return append([]Pubkey(nil), reserved[:]...) }
 // program), as Agave's SanitizedMessage::is_writable decides: requested
 // writable by the header, not a reserved key, and not invoked as a
 // program unless the upgradeable loader is among the keys
-// (demote_program_id, is_upgradeable_loader_present). The scheduler locks
-// by it and the runtime writes by it.
-func demotedWritable(v txview.View, programs uint64) uint64 {
+// (demote_program_id, is_upgradeable_loader_present). The keys are all
+// the transaction's, the addresses its lookups loaded too (loaded; nil
+// for none): a v0 message's is_upgradeable_loader_present looks at
+// account_keys_iter, static and loaded (LoadedMessage in
+// solana-message's versions/v0/loaded.rs). The scheduler locks by it and
+// the runtime writes by it.
+func demotedWritable(v txview.View, programs uint64, loaded []Pubkey) uint64 {
 	var w uint64
 	upgradeable := false
+	for i := range loaded {
+		if loaded[i] == txview.BPFLoaderUpgradeableProgram {
+			upgradeable = true
+		}
+	}
 	for i, n := 0, v.NumStaticKeys(); i < n; i++ {
 		k := v.StaticKey(i)
 		if k[0] == txview.BPFLoaderUpgradeableProgram[0] && *k == txview.BPFLoaderUpgradeableProgram {
@@ -121,7 +130,10 @@ func demotedWritable(v txview.View, programs uint64) uint64 {
 
 // IsWritable reports whether static account i of v is writable once
 // demoted (demotedWritable): what a client is told of an account's
-// writability. It does not allocate.
+// writability. It knows v's static keys only: for a v0 transaction
+// whose lookups load the upgradeable loader, the bank's answer (kept in
+// its history, TxMeta.Writable) may keep more accounts writable. It does
+// not allocate.
 func IsWritable(v txview.View, i int) bool {
 	if i < 0 || i >= v.NumStaticKeys() {
 		return false
@@ -131,5 +143,5 @@ func IsWritable(v txview.View, i int) bool {
 	for in, ok := it.Next(); ok; in, ok = it.Next() {
 		programs |= 1 << in.ProgramIndex
 	}
-	return demotedWritable(v, programs)&(1<<i) != 0
+	return demotedWritable(v, programs, nil)&(1<<i) != 0
 }

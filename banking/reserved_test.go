@@ -172,7 +172,7 @@ func TestIsWritable(t *testing.T) {
 		if got := IsWritable(v, idx); got != c.want {
 			t.Errorf("%s: IsWritable %v, want %v (requested %v)", c.name, got, c.want, v.IsWritable(idx))
 		}
-		if got := shapeOf(v).writable(v)&(1<<idx) != 0; got != c.want {
+		if got := shapeOf(v).writable(v, nil)&(1<<idx) != 0; got != c.want {
 			t.Errorf("%s: the scheduler's writability %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -200,7 +200,7 @@ func BenchmarkDemotedWritable(b *testing.B) {
 				name string
 				f    func(txview.View) uint64
 			}{
-				{"reserved", sh.writable},
+				{"reserved", func(v txview.View) uint64 { return sh.writable(v, nil) }},
 				{"builtins-only", func(v txview.View) uint64 { return builtinOnlyWritable(v, sh.programs) }},
 			} {
 				b.Run("impl="+impl.name, func(b *testing.B) {

@@ -646,7 +646,7 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	t.held, t.buf, t.n, t.resolvedIn, t.thread, t.result, t.strat = nil, nil, 0, 0, 0, execResult{}, -1
 	t.execStart, t.execEnd = 0, 0
 	t.loaded, t.altValid = append(t.loaded, s.loaded...), altValid
-	t.writable = shape.writable(v) | t.loadedWritable()
+	t.writable = shape.writable(v, s.loaded) | t.loadedWritable()
 	s.stats.Buffered++
 	return t
 }
@@ -673,9 +673,11 @@ func (sh txShape) cost(v txview.View, cb txview.ComputeBudget) TxCost {
 	return costFrom(v, cb, sh.dataLen)
 }
 
-// writable returns the static accounts a transaction may write
-// (demotedWritable, reserved.go).
-func (sh txShape) writable(v txview.View) uint64 { return demotedWritable(v, sh.programs) }
+// writable returns the static accounts a transaction may write, loaded
+// being the addresses its lookups loaded (demotedWritable, reserved.go).
+func (sh txShape) writable(v txview.View, loaded []Pubkey) uint64 {
+	return demotedWritable(v, sh.programs, loaded)
+}
 
 // hasDuplicateKey reports whether a static key appears twice (Agave:
 // AccountLoadedTwice).
@@ -937,7 +939,7 @@ func (s *Scheduler) book(t *pendingTx, bal []uint64) {
 	s.bank.markDirty(t.accounts[0]) // the fee payer pays even when demoted
 	st := Status{Slot: s.bank.slot, Err: r.err}
 	t.statuses.set(t.statusIdx, statusEntry{Status: st})
-	s.bank.appendHistory(t.view.Bytes(), uint32(s.bank.slotRecord.Transactions), t.fee.Total(), r.units, t.cb.UnitPrice, t.writable, r.err, bal)
+	s.bank.appendHistory(t.view.Bytes(), uint32(s.bank.slotRecord.Transactions), t.fee.Total(), r.units, t.cb.UnitPrice, t.writable, r.err, bal, t.loaded)
 	s.bank.recordExecuted(sig, t.blockhash, st, t.fee)
 	if r.err.IsErr() {
 		s.stats.Errors[r.err.String()]++

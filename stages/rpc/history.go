@@ -203,7 +203,7 @@ func encodeConfirmed(r banking.TxRecord, c historyConfig) (any, *Error) {
 	case "", "json":
 		out.Transaction = jsonTx(v)
 	case "jsonParsed":
-		t, e := parsedTx(v, r.Writable)
+		t, e := parsedTx(v, r.Writable, r.Loaded)
 		if e != nil {
 			return nil, e
 		}
@@ -222,7 +222,7 @@ func encodeConfirmed(r banking.TxRecord, c historyConfig) (any, *Error) {
 func metaOf(v txview.View, r banking.TxRecord) *txMeta {
 	m := &txMeta{Err: r.Err, Fee: r.Fee, PreBalances: r.Pre, PostBalances: r.Post,
 		InnerInstructions: []any{}, PreTokenBalances: []any{}, PostTokenBalances: []any{}, Rewards: []any{},
-		LoadedAddresses: &loadedAddresses{Writable: []string{}, Readonly: []string{}}, ComputeUnitsConsumed: r.Units}
+		LoadedAddresses: loadedOf(v, r.Loaded), ComputeUnitsConsumed: r.Units}
 	if r.Err.IsErr() {
 		m.Status = map[string]any{"Err": r.Err}
 	} else {
@@ -233,6 +233,23 @@ func metaOf(v txview.View, r banking.TxRecord) *txMeta {
 		m.LogMessages = []string{}
 	}
 	return m
+}
+
+// loadedOf is Agave's UiLoadedAddresses: the addresses a transaction's
+// lookups loaded when it executed (banking.TxMeta.Loaded), split into
+// the writable and the readonly ones; empty lists for a transaction
+// without lookups.
+func loadedOf(v txview.View, loaded []banking.Pubkey) *loadedAddresses {
+	out := &loadedAddresses{Writable: []string{}, Readonly: []string{}}
+	for i := range loaded {
+		k := base58.Encode(loaded[i][:])
+		if i < v.NumLookupWritable() {
+			out.Writable = append(out.Writable, k)
+		} else {
+			out.Readonly = append(out.Readonly, k)
+		}
+	}
+	return out
 }
 
 type jsonHeader struct {
@@ -363,17 +380,25 @@ const (
 )
 
 // parsedTx is Agave's jsonParsed transaction (parse_accounts,
+// parse_v0_message_accounts in transaction-status/src/parse_accounts.rs;
 // parse_ui_instruction in transaction-status/src/parse_instruction.rs):
-// accounts with their writable and signer flags, System transfers and
+// accounts with their writable and signer flags, the static ones
+// (source "transaction") then those loaded from lookup tables (source
+// "lookupTable", never signers), System transfers and
 // memos parsed, other programs partially decoded. A System instruction
 // other than Transfer that Agave would parse is an error: tpu has no
 // parser for it, and a partially decoded form would not be what Agave
 // returns.
-func parsedTx(v txview.View, writable uint64) (jsonTransaction, *Error) {
+func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTransaction, *Error) {
 	keys := keysOf(v)
 	m := parsedMessage{RecentBlockhash: base58.Encode(v.RecentBlockhash()[:]), Instructions: []any{}}
 	for i, k := range keys {
 		m.AccountKeys = append(m.AccountKeys, parsedKey{Pubkey: k, Writable: writable&(1<<i) != 0, Signer: v.IsSigner(i), Source: "transaction"})
+	}
+	for j := range loaded {
+		i := len(keys)
+		keys = append(keys, base58.Encode(loaded[j][:]))
+		m.AccountKeys = append(m.AccountKeys, parsedKey{Pubkey: keys[i], Writable: i < 64 && writable&(1<<i) != 0, Source: "lookupTable"})
 	}
 	it := v.Instructions()
 	for in, ok := it.Next(); ok; in, ok = it.Next() {

@@ -90,6 +90,10 @@ type Ledger interface {
 	// Simulate executes a transaction against the committed state,
 	// changing nothing.
 	Simulate(v txview.View) (banking.Simulation, error)
+	// Lookups resolves a v0 transaction's address-table lookups against
+	// the committed tables: the loaded addresses, or the
+	// TransactionError of a failure.
+	Lookups(v txview.View) ([]banking.Pubkey, banking.TxError, error)
 }
 
 // Defaults of the limits in Config, for cmd/tpu's flags.

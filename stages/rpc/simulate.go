@@ -102,12 +102,35 @@ func (s *Server) verify(v txview.View) (e *Error) {
 	return nil
 }
 
+// sanitize resolves v's lookup tables against the committed state, as
+// Agave's sanitize_transaction does when RPC receives a v0 transaction
+// (rpc/src/rpc.rs: SanitizedTransaction::try_create with the bank as the
+// AddressLoader), before the signatures and the simulation: a missing
+// table, a bad index, is -32602 "invalid transaction: ...".
+func (s *Server) sanitize(v txview.View) *Error {
+	if v.NumLookups() == 0 {
+		return nil
+	}
+	_, fail, err := s.cfg.Bank.Lookups(v)
+	if err != nil {
+		return &Error{Code: codeInternal, Message: err.Error()}
+	}
+	if fail.IsErr() {
+		return invalidParams("invalid transaction: %s", fail.Text())
+	}
+	return nil
+}
+
 // preflight checks a transaction as Agave's send_transaction does
-// before sending it: signatures (-32003), the node's health (-32005),
+// before sending it: its lookup tables (sanitize, -32602), signatures
+// (-32003), the node's health (-32005),
 // then a simulation against the committed state at commitment (blockhash,
 // already processed, fee payer, execution), whose failure is -32002 with
 // the simulation as data.
 func (s *Server) preflight(v txview.View, commitment string) *Error {
+	if e := s.sanitize(v); e != nil {
+		return e
+	}
 	if e := s.verify(v); e != nil {
 		return e
 	}
@@ -128,8 +151,8 @@ func (s *Server) preflight(v txview.View, commitment string) *Error {
 // Agave's check_transactions on the server's committed window (the
 // blockhash, at most MaxProcessingAge - forwardingDelay slots old at the
 // commitment's slot; the signature not already processed), then
-// Bank.Simulate. A lookup table tpu cannot resolve is a sanitize failure
-// in Agave: -32602.
+// Bank.Simulate. A lookup table that no longer resolves (a commit since
+// sanitize) is a sanitize failure in Agave: -32602.
 func (s *Server) simulate(v txview.View, commitment string) (banking.Simulation, *Error) {
 	at := s.slotAt(commitment)
 	s.mu.RLock()
@@ -151,8 +174,12 @@ func (s *Server) simulate(v txview.View, commitment string) (banking.Simulation,
 	if err != nil {
 		return sim, &Error{Code: codeInternal, Message: err.Error()}
 	}
-	if sim.Err.Kind == banking.TxAddressLookupTableNotFound && sim.Err.IsErr() {
-		return sim, invalidParams("invalid transaction: %s", sim.Err.Text())
+	switch sim.Err.Kind {
+	case banking.TxAddressLookupTableNotFound, banking.TxInvalidAddressLookupTableOwner,
+		banking.TxInvalidAddressLookupTableData, banking.TxInvalidAddressLookupTableIndex:
+		if sim.Err.IsErr() {
+			return sim, invalidParams("invalid transaction: %s", sim.Err.Text())
+		}
 	}
 	return sim, nil
 }
@@ -191,6 +218,9 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	}
 	_, v, e := decodeTx(str, c.Encoding)
 	if e != nil {
+		return nil, e
+	}
+	if e := s.sanitize(v); e != nil {
 		return nil, e
 	}
 	at := s.slotAt(c.Commitment)

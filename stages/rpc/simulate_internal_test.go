@@ -10,3 +10,9 @@ func (f *fakeLedger) Simulate(v txview.View) (banking.Simulation, error) {
 	f.read()
 	return banking.Simulation{}, nil
 }
+
+// Lookups makes the fake's every lookup resolve to nothing.
+func (f *fakeLedger) Lookups(v txview.View) ([]banking.Pubkey, banking.TxError, error) {
+	f.read()
+	return nil, banking.TxError{}, nil
+}
