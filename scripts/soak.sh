@@ -29,7 +29,11 @@
 # (pebble_kb, outside the Go runtime; its bound, banking.LedgerMemoryBound,
 # is 264 MiB: four 64 MiB memtables and an 8 MiB cache), and the packet
 # batches the pool holds (live and idle: a high-water mark, up to its
-# MaxIdle). The heap profile is taken at PROFILE_AT (600) seconds and at
+# MaxIdle), and the transactions executed per second since the sample
+# before: the status windows (the bank's and the RPC's, 151 slots of
+# signatures each) follow it, and Go maps keep their peak size, so the
+# Go heap follows the highest executed rate seen; a load that rises
+# during the run (a shared machine freeing up) reads as growth. The heap profile is taken at PROFILE_AT (600) seconds and at
 # the end (heap-Ts.pb.gz: go tool pprof -top DIR/tpu FILE).
 #
 # The verdict compares the mean of the last quarter of the samples with
@@ -274,13 +278,16 @@ done
 scrape() { curl -s --max-time 5 "$metrics" >"$dir/scrape" || :; }
 metric() { awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f\n", s + 0 }' "$dir/scrape"; }
 kb() { echo $(($(metric "$1") / 1024)); }
+executed() { awk '/^tpu_packets_total\{/ && /outcome="executed_(ok|failed)"/ { s += $NF } END { printf "%.0f\n", s + 0 }' "$dir/scrape"; }
 heap() { curl -s --max-time 10 -o "$dir/heap-$1s.pb.gz" "${metrics%/metrics}/debug/pprof/heap" || :; }
-printf '%8s %10s %6s %10s %12s %12s %12s %12s %12s %12s %12s\n' t_s rss_kb fds goroutines live_batches \
-	heap_live_kb heap_goal_kb go_mem_kb pebble_kb pebble_max_kb pool_batches | tee "$dir/samples"
+printf '%8s %10s %6s %10s %12s %12s %12s %12s %12s %12s %12s %14s\n' t_s rss_kb fds goroutines live_batches \
+	heap_live_kb heap_goal_kb go_mem_kb pebble_kb pebble_max_kb pool_batches executed_per_s | tee "$dir/samples"
 start=$(date +%s)
 k=0
 profiled=0
 t=0
+last_t=0
+last_exec=0
 while (($(date +%s) < end)); do
 	k=$((k + 1))
 	wait_s=$((start + k * SAMPLE - $(date +%s)))
@@ -290,10 +297,13 @@ while (($(date +%s) < end)); do
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$tpu/status")
 	fds=$(ls "/proc/$tpu/fd" | wc -l)
 	scrape
-	printf '%8d %10d %6d %10d %12d %12d %12d %12d %12d %12d %12d\n' "$t" "$rss" "$fds" "$(metric tpu_goroutines)" "$(metric tpu_pool_live)" \
+	exec_n=$(executed)
+	rate=$(((exec_n - last_exec) / (t > last_t ? t - last_t : 1)))
+	last_t=$t last_exec=$exec_n
+	printf '%8d %10d %6d %10d %12d %12d %12d %12d %12d %12d %12d %14d\n' "$t" "$rss" "$fds" "$(metric tpu_goroutines)" "$(metric tpu_pool_live)" \
 		"$(kb tpu_go_heap_live_bytes)" "$(kb tpu_go_heap_goal_bytes)" "$(kb tpu_go_memory_bytes)" \
 		$((($(metric tpu_pebble_memtable_bytes) + $(metric tpu_pebble_block_cache_bytes)) / 1024)) \
-		"$(kb tpu_pebble_memory_bound_bytes)" $(($(metric tpu_pool_live) + $(metric tpu_pool_idle))) | tee -a "$dir/samples"
+		"$(kb tpu_pebble_memory_bound_bytes)" $(($(metric tpu_pool_live) + $(metric tpu_pool_idle))) "$rate" | tee -a "$dir/samples"
 	if ((!profiled && t >= PROFILE_AT)); then
 		heap "$t"
 		profiled=1
