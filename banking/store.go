@@ -166,6 +166,10 @@ type store struct {
 
 	// changeListeners see each committed slot's changes (changes.go).
 	changeListeners []func(*SlotChanges)
+	// metricsMu keeps Pebble open while memory reads its metrics; shut
+	// says it is closing.
+	metricsMu sync.Mutex
+	shut      bool
 }
 
 // slotCommit is one slot's changes on their way to disk. The bank fills it
@@ -305,8 +309,11 @@ func openStore(cfg storeConfig) (*store, error) {
 		// Signatures and keys are random bytes: compression costs CPU and
 		// saves nothing.
 		FormatMajorVersion: pebble.FormatValueSeparation,
-		MemTableSize:       64 << 20,
-		FS:                 fs,
+		// Pebble's memory, bounded by these (LedgerMemoryBound).
+		MemTableSize:                ledgerMemTableSize,
+		MemTableStopWritesThreshold: ledgerMemTableStop,
+		CacheSize:                   ledgerCacheSize,
+		FS:                          fs,
 	}
 	opts.EventListener = &pebble.EventListener{
 		// A failed flush or compaction (a full or read-only disk) is
@@ -670,6 +677,9 @@ func (s *store) close() error {
 	if err != nil && !errors.Is(err, ErrStore) {
 		err = fmt.Errorf("%w: sync at close: %w", ErrStore, err)
 	}
+	s.metricsMu.Lock()
+	s.shut = true
+	s.metricsMu.Unlock()
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("%w: close: %w", ErrStore, cerr)
 	}

@@ -23,15 +23,38 @@
 # the generator's signing sustain on a small machine: most of it would be
 # shed, and a segment's signing would outlast its blockhash.)
 #
+# Each sample also scrapes /metrics for the process's memory: the Go
+# heap's live bytes and GC goal, all the Go runtime holds from the OS
+# (go_mem), and Pebble's hand-allocated memtables and block cache
+# (pebble_kb, outside the Go runtime; its bound, banking.LedgerMemoryBound,
+# is 264 MiB: four 64 MiB memtables and an 8 MiB cache), and the packet
+# batches the pool holds (live and idle: a high-water mark, up to its
+# MaxIdle), and the transactions executed per second since the sample
+# before: the status windows (the bank's and the RPC's, 151 slots of
+# signatures each) follow it, and Go maps keep their peak size, so the
+# Go heap follows the highest executed rate seen; a load that rises
+# during the run (a shared machine freeing up) reads as growth. The heap profile is taken at PROFILE_AT (600) seconds and at
+# the end (heap-Ts.pb.gz: go tool pprof -top DIR/tpu FILE).
+#
 # The verdict compares the mean of the last quarter of the samples with
 # the mean of the second quarter (the first is warm-up: the pool, the
 # status index and the ledger's caches fill). A metric grew if
 #     last > second * (1 + TOL/100) + SLACK
-# with TOL 10 (percent) for all, and SLACK 0 for RSS, 8 descriptors, 16
-# goroutines (connections come and go with the clients) and 64 live
-# batches (they follow the load from moment to moment: up to the fetch
-# and banking budgets, 64 each, can be in flight). At least 8 samples are
-# needed for a verdict.
+# with TOL 10 (percent) for all, and SLACK 8 descriptors, 16 goroutines
+# (connections come and go with the clients), 64 live batches (they
+# follow the load from moment to moment: up to the fetch and banking
+# budgets, 64 each, can be in flight), and 0 for the Go heap's live
+# bytes, go_mem, and RSS less pebble_kb (rss_beyond_pebble). Pebble's
+# memory is not flat but bounded by its configuration: its memtables
+# start at 256 KiB and double up to 64 MiB as they fill, which at the
+# soak's write rate takes hours; so pebble_kb must stay under its bound
+# at every sample instead, and RSS under rss_beyond_pebble's second
+# quarter (with TOL) plus that bound. (pebble_kb counts the memtable
+# arenas whole; a fresh one's pages are touched as it fills, so
+# rss_beyond_pebble reads low while one fills.) At least 8 samples are
+# needed for a verdict. The judging alone: scripts/soak.sh --judge
+# SAMPLES; scripts/soak.sh --self-test judges synthetic tables, flat and
+# growing.
 #
 # Environment: RATE, INVALID, SEGMENT, CLIENTS, SAMPLE, TOL, SOAK_DIR
 # (where the ledger and logs go; default a fresh temporary directory,
@@ -47,6 +70,106 @@ SEGMENT=${SEGMENT:-10s}
 CLIENTS=${CLIENTS:-4}
 SAMPLE=${SAMPLE:-10}
 TOL=${TOL:-10}
+PROFILE_AT=${PROFILE_AT:-600}
+
+# judge FILE prints the verdict on a samples table (a header line naming
+# the columns, then one line per sample) and returns 0 if all is flat, 1
+# if something grew or went over its bound, 2 if there are too few
+# samples. See the comment at the top for the rules.
+judge() {
+	awk -v tol="$TOL" '
+	NR == 1 { for (c = 1; c <= NF; c++) col[$c] = c; next }
+	{ n++; for (c = 1; c <= NF; c++) v[n, c] = $c }
+	function mean(c, from, to,   i, s) { for (i = from; i <= to; i++) s += v[i, c]; return s / (to - from + 1) }
+	# beyond: rss less what Pebble holds, per sample, in column nf + 1.
+	END {
+		if (n < 8) { printf "too few samples (%d) for a verdict: run longer\n", n; exit 2 }
+		q = int(n / 4); bad = 0
+		pebble = ("pebble_kb" in col) && ("pebble_max_kb" in col)
+		if (pebble) {
+			beyond = NF + 1
+			for (i = 1; i <= n; i++) v[i, beyond] = v[i, col["rss_kb"]] - v[i, col["pebble_kb"]]
+			col["rss_beyond_pebble_kb"] = beyond
+		}
+		# metric, slack: flat if mean(q4) <= mean(q2) * (1 + tol/100) + slack
+		nf = split("fds 8 goroutines 16 live_batches 64 heap_live_kb 0 go_mem_kb 0", flat, " ")
+		if (pebble) flat[++nf] = "rss_beyond_pebble_kb"
+		else flat[++nf] = "rss_kb"
+		flat[++nf] = 0
+		printf "%-22s %14s %14s %14s %8s\n", "metric", "mean q2", "mean q4", "limit", "verdict"
+		for (k = 1; k < nf; k += 2) {
+			name = flat[k]
+			if (!(name in col)) continue
+			c = col[name]; a = mean(c, q + 1, 2 * q); b = mean(c, n - q + 1, n)
+			limit = a * (1 + tol / 100) + flat[k + 1]
+			g = b > limit
+			printf "%-22s %14.1f %14.1f %14.1f %8s\n", name, a, b, limit, g ? "GREW" : "flat"
+			bad += g
+		}
+		if (pebble) {
+			# Pebble: under its bound at every sample; RSS: what lies
+			# beyond Pebble, flat, plus at most Pebble bound.
+			max = 0; bound = 0
+			for (i = 1; i <= n; i++) {
+				if (v[i, col["pebble_kb"]] > max) max = v[i, col["pebble_kb"]]
+				if (v[i, col["pebble_max_kb"]] > bound) bound = v[i, col["pebble_max_kb"]]
+			}
+			g = max > bound
+			printf "%-22s %14s %14.1f %14.1f %8s\n", "pebble_kb (max)", "", max, bound, g ? "OVER" : "bounded"
+			bad += g
+			c = col["rss_kb"]
+			a = mean(beyond, q + 1, 2 * q) * (1 + tol / 100) + bound; b = mean(c, n - q + 1, n)
+			g = b > a
+			printf "%-22s %14.1f %14.1f %14.1f %8s\n", "rss_kb", mean(c, q + 1, 2 * q), b, a, g ? "OVER" : "bounded"
+			bad += g
+		}
+		exit bad > 0
+	}' "$1"
+}
+
+# self_test runs judge on synthetic tables: flat ones pass, a growing
+# metric fails.
+self_test() {
+	local t fail=0 want got
+	t=$(mktemp -d)
+	# table NAME GROW: 40 samples; GROW names the column that grows by 1%
+	# a sample (or "rss_pebble": RSS and Pebble grow together under the
+	# bound, "pebble_over": Pebble past its bound, "none").
+	table() {
+		awk -v grow="$2" 'BEGIN {
+			print "t_s rss_kb fds goroutines live_batches heap_live_kb heap_goal_kb go_mem_kb pebble_kb pebble_max_kb"
+			for (i = 1; i <= 40; i++) {
+				f = 1 + (grow == "none" ? 0 : 0.01 * i); w = (i % 2) ? 1.02 : 0.98 # some noise
+				heap = 100000 * w * (grow == "heap_live_kb" ? f : 1)
+				gomem = 250000 * w * (grow == "go_mem_kb" ? f : 1)
+				pebble = 70000 + (grow == "rss_pebble" ? 3000 * i : 0) + (grow == "pebble_over" ? 20000 * i : 0)
+				rss = gomem + pebble + 20000 + (grow == "rss_kb" ? 3000 * i : 0)
+				fds = 24 + (grow == "fds" ? 2 * i : 0); gor = 30 + (grow == "goroutines" ? 2 * i : 0); live = 1 + (grow == "live_batches" ? 5 * i : 0)
+				printf "%d %d %d %d %d %d %d %d %d %d\n", 10 * i, rss, fds, gor, live, heap, 2 * heap, gomem, pebble, 270336
+			}
+		}' >"$t/$1"
+	}
+	for c in none:0 rss_pebble:0 heap_live_kb:1 go_mem_kb:1 rss_kb:1 fds:1 goroutines:1 live_batches:1 pebble_over:1; do
+		table "${c%%:*}" "${c%%:*}"
+		want=${c##*:}
+		got=0
+		judge "$t/${c%%:*}" >"$t/${c%%:*}.out" || got=$?
+		if [[ $got != "$want" ]]; then
+			echo "self-test: growing ${c%%:*}: verdict exit $got, want $want:" >&2
+			cat "$t/${c%%:*}.out" >&2
+			fail=1
+		fi
+	done
+	head -n 8 "$t/none" | judge /dev/stdin >/dev/null && { echo "self-test: 7 samples judged" >&2; fail=1; }
+	rm -rf "$t"
+	((fail == 0)) && echo "soak.sh self-test: ok"
+	return "$fail"
+}
+
+case ${1:-} in
+--self-test) self_test; exit ;;
+--judge) judge "$2"; exit ;;
+esac
 
 seconds() { # a Go-style duration (90s, 30m, 1h, 1h30m) in seconds
 	local d=$1 total=0 n unit
@@ -150,21 +273,44 @@ for c in $(seq "$CLIENTS"); do
 	pids+=("$!")
 done
 
-# Sampling.
-metric() { curl -s --max-time 5 "$metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $NF } END { print s + 0 }'; }
-printf '%8s %10s %6s %10s %12s\n' t_s rss_kb fds goroutines live_batches | tee "$dir/samples"
+# Sampling. One scrape per sample; the heap profile at PROFILE_AT
+# seconds and after the last sample.
+scrape() { curl -s --max-time 5 "$metrics" >"$dir/scrape" || :; }
+metric() { awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f\n", s + 0 }' "$dir/scrape"; }
+kb() { echo $(($(metric "$1") / 1024)); }
+executed() { awk '/^tpu_packets_total\{/ && /outcome="executed_(ok|failed)"/ { s += $NF } END { printf "%.0f\n", s + 0 }' "$dir/scrape"; }
+heap() { curl -s --max-time 10 -o "$dir/heap-$1s.pb.gz" "${metrics%/metrics}/debug/pprof/heap" || :; }
+printf '%8s %10s %6s %10s %12s %12s %12s %12s %12s %12s %12s %14s\n' t_s rss_kb fds goroutines live_batches \
+	heap_live_kb heap_goal_kb go_mem_kb pebble_kb pebble_max_kb pool_batches executed_per_s | tee "$dir/samples"
 start=$(date +%s)
 k=0
+profiled=0
+t=0
+last_t=0
+last_exec=0
 while (($(date +%s) < end)); do
 	k=$((k + 1))
 	wait_s=$((start + k * SAMPLE - $(date +%s)))
 	((wait_s <= 0)) || sleep "$wait_s" # the sampling period itself: on a grid, whatever a sample costs
 	kill -0 "$tpu" 2>/dev/null || { echo "soak.sh: tpu run died:" >&2; tail -20 "$dir/run.log" >&2; exit 1; }
+	t=$(($(date +%s) - start))
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$tpu/status")
 	fds=$(ls "/proc/$tpu/fd" | wc -l)
-	printf '%8d %10d %6d %10d %12d\n' $(($(date +%s) - start)) "$rss" "$fds" "$(metric tpu_goroutines)" "$(metric tpu_pool_live)" |
-		tee -a "$dir/samples"
+	scrape
+	exec_n=$(executed)
+	rate=$(((exec_n - last_exec) / (t > last_t ? t - last_t : 1)))
+	last_t=$t last_exec=$exec_n
+	printf '%8d %10d %6d %10d %12d %12d %12d %12d %12d %12d %12d %14d\n' "$t" "$rss" "$fds" "$(metric tpu_goroutines)" "$(metric tpu_pool_live)" \
+		"$(kb tpu_go_heap_live_bytes)" "$(kb tpu_go_heap_goal_bytes)" "$(kb tpu_go_memory_bytes)" \
+		$((($(metric tpu_pebble_memtable_bytes) + $(metric tpu_pebble_block_cache_bytes)) / 1024)) \
+		"$(kb tpu_pebble_memory_bound_bytes)" $(($(metric tpu_pool_live) + $(metric tpu_pool_idle))) "$rate" | tee -a "$dir/samples"
+	if ((!profiled && t >= PROFILE_AT)); then
+		heap "$t"
+		profiled=1
+	fi
 done
+
+heap "$t"
 
 # The load stops by itself at the end (the last segment runs out, with
 # its settling); then the server is stopped: it drains and prints its
@@ -195,27 +341,7 @@ echo "gen segments summarized: $(cat "$dir/gen.out" "$dir/gen.log" 2>/dev/null |
 grep -h '^confirmed ' "$dir/gen.out" "$dir/gen.log" 2>/dev/null | tail -3 || true
 
 # The verdict.
-if ! awk -v tol="$TOL" '
-	NR > 1 { n++; for (c = 2; c <= 5; c++) v[n, c] = $c }
-	END {
-		if (n < 8) { printf "too few samples (%d) for a verdict: run longer\n", n; exit 2 }
-		split("rss_kb fds goroutines live_batches", name, " ")
-		split("0 8 16 64", slack, " ")
-		q = int(n / 4); grew = 0
-		printf "%-14s %14s %14s %10s\n", "metric", "mean q2", "mean q4", "verdict"
-		for (c = 2; c <= 5; c++) {
-			a = 0; b = 0
-			for (i = q + 1; i <= 2 * q; i++) a += v[i, c]
-			for (i = n - q + 1; i <= n; i++) b += v[i, c]
-			a /= q; b /= q
-			bad = b > a * (1 + tol / 100) + slack[c - 1]
-			printf "%-14s %14.1f %14.1f %10s\n", name[c - 1], a, b, bad ? "GREW" : "flat"
-			grew += bad
-		}
-		exit grew > 0
-	}' "$dir/samples"; then
-	fail=1
-fi
+judge "$dir/samples" || fail=1
 if ((fail)); then
 	echo "== soak: FAIL (kept $dir)"
 	exit 1

@@ -31,6 +31,7 @@ import (
 //	                                     result forwarded, vote, rate_limited, send_error or queue_full
 //	                                     (ForwardStats; a consumer beside banking, not an outcome)
 //	tpu_goroutines                       goroutines in the process (runtime.NumGoroutine), for leak checks (scripts/soak.sh)
+//	tpu_go_*, tpu_pebble_*               the process's memory (memmetrics.go)
 //
 // With nothing in flight, received = sum of tpu_packets_total + buffered.
 
@@ -164,5 +165,5 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 	if err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
-	return nil
+	return registerMemoryMetrics(m, g.bank)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,14 @@ func serveMetrics(addr string) (*metricsServer, *otelprom.Exporter, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// The heap profile (in use and allocated, as of the last GC) for a
+	// soak to take at moments it chooses (scripts/soak.sh); only that
+	// one: not net/http/pprof, which would also serve CPU profiles and
+	// traces to whoever reaches the metrics address.
+	mux.HandleFunc("/debug/pprof/heap", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		pprof.Lookup("heap").WriteTo(w, 0)
+	})
 	m := &metricsServer{
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
 		done: make(chan struct{}),

@@ -1,6 +1,8 @@
 package trace_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -145,5 +147,37 @@ func TestLatencyRecordAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, func() { lat.Record(700 * time.Microsecond) }); n != 0 {
 		t.Fatalf("Latency.Record: %v allocations", n)
+	}
+}
+
+// TestServeHeapProfile fetches the heap profile beside /metrics: a
+// gzipped protocol buffer (pprof's format) naming the in-use samples.
+func TestServeHeapProfile(t *testing.T) {
+	p, err := trace.Setup(context.Background(), trace.Config{MetricsAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	resp, err := http.Get(strings.TrimSuffix(p.MetricsURL(), "/metrics") + "/debug/pprof/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatalf("not gzipped: %v", err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sample types' names are in the profile's string table.
+	for _, want := range []string{"inuse_space", "alloc_space"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the profile (%d bytes) names no %s", len(b), want)
+		}
 	}
 }
