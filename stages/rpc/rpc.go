@@ -328,6 +328,7 @@ type Server struct {
 	statusesOn bool
 	recent     map[[64]byte]banking.Status // statuses of the window's slots
 	sigsBySlot map[uint64][][64]byte       // slot -> its signatures, to prune recent
+	dropped    int                         // statuses deleted from recent since it was built (recent.go)
 	// loadMu serializes loading the window's statuses when indexing
 	// starts; loaded tells that it is done.
 	loadMu  sync.Mutex
@@ -551,8 +552,10 @@ func (s *Server) index(r banking.SlotRecord) error {
 		for _, sig := range s.sigsBySlot[old.Slot] {
 			delete(s.recent, sig)
 		}
+		s.dropped += len(s.sigsBySlot[old.Slot])
 		delete(s.sigsBySlot, old.Slot)
 	}
+	s.rebuildRecent()
 	on := s.statusesOn
 	s.mu.Unlock()
 	if on {
