@@ -326,9 +326,8 @@ type Server struct {
 	// costs a map entry per transaction, so it starts with the first
 	// getSignatureStatuses: a tpu nobody asks pays nothing for it.
 	statusesOn bool
-	recent     map[[64]byte]banking.Status // statuses of the window's slots
-	sigsBySlot map[uint64][][64]byte       // slot -> its signatures, to prune recent
-	dropped    int                         // statuses deleted from recent since it was built (recent.go)
+	recent     recentIndex           // statuses of the window's slots (recent.go)
+	sigsBySlot map[uint64][][64]byte // slot -> its signatures, to prune recent
 	// loadMu serializes loading the window's statuses when indexing
 	// starts; loaded tells that it is done.
 	loadMu  sync.Mutex
@@ -353,7 +352,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Hash]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{},
+		cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Hash]uint64{}, recent: newRecentIndex(), sigsBySlot: map[uint64][][64]byte{},
 		idle: make(chan struct{}), closed: make(chan struct{}), searches: make(chan struct{}, cfg.MaxSearches),
 		airdrop: airdropLimit{window: cfg.AirdropWindow, perRecipient: cfg.AirdropPerRecipient, lamports: cfg.AirdropLamports, requests: cfg.AirdropRequests},
 		now:     time.Now,
@@ -549,13 +548,11 @@ func (s *Server) index(r banking.SlotRecord) error {
 		old := s.hashes[0]
 		s.hashes = s.hashes[1:]
 		delete(s.hashSlot, old.Blockhash)
-		for _, sig := range s.sigsBySlot[old.Slot] {
-			delete(s.recent, sig)
+		for i := range s.sigsBySlot[old.Slot] {
+			s.recent.remove(&s.sigsBySlot[old.Slot][i])
 		}
-		s.dropped += len(s.sigsBySlot[old.Slot])
 		delete(s.sigsBySlot, old.Slot)
 	}
-	s.rebuildRecent()
 	on := s.statusesOn
 	s.mu.Unlock()
 	if on {
@@ -579,7 +576,7 @@ func (s *Server) indexStatuses(slot uint64) error {
 	sigs := make([][64]byte, len(sts))
 	for i, st := range sts {
 		sigs[i] = st.Signature
-		s.recent[st.Signature] = st.Status
+		s.recent.put(&sts[i].Signature, st.Status)
 	}
 	s.sigsBySlot[slot] = sigs
 	return nil

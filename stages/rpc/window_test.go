@@ -46,7 +46,7 @@ const window = banking.MaxProcessingAge + 1
 func churnIndex(t *testing.T, windows int, perSlot func(slot uint64) int) []int64 {
 	l := &churnLedger{perSlot: perSlot}
 	base := liveHeap()
-	s := &Server{cfg: Config{Bank: l}, hashSlot: map[banking.Hash]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{}, statusesOn: true}
+	s := &Server{cfg: Config{Bank: l}, hashSlot: map[banking.Hash]uint64{}, recent: newRecentIndex(), sigsBySlot: map[uint64][][64]byte{}, statusesOn: true}
 	heap := []int64{0}
 	for slot := uint64(1); slot <= uint64(windows*window); slot++ {
 		r := banking.SlotRecord{Slot: slot, Transactions: uint64(perSlot(slot))}
@@ -60,8 +60,8 @@ func churnIndex(t *testing.T, windows int, perSlot func(slot uint64) int) []int6
 			for x := slot - window + 1; x <= slot; x++ {
 				n += perSlot(x)
 			}
-			if len(s.recent) != n {
-				t.Fatalf("slot %d: %d statuses indexed, the window has %d", slot, len(s.recent), n)
+			if s.recent.len() != n {
+				t.Fatalf("slot %d: %d statuses indexed, the window has %d", slot, s.recent.len(), n)
 			}
 		}
 	}
@@ -70,7 +70,7 @@ func churnIndex(t *testing.T, windows int, perSlot func(slot uint64) int) []int6
 }
 
 // perStatus is the most the index may hold per status in the window
-// (rebuildRecent's bound).
+// (recentIndex's bound).
 const perStatus = 320
 
 // TestIndexWindowSteady drives the RPC status index through 13 windows
