@@ -41,9 +41,22 @@ type statusEntry struct {
 // did twice the work: a probe for seen and another for add, each over
 // 24-byte slots, and growth copied the keys.
 //
-// Entries live in fixed chunks, so that growing never copies them, and a
-// transaction that finishes sets its status at the index admission gave
-// it. Removed entries' indexes are reused.
+// Entries live in chunks of statusChunk, so that growing past the first
+// never copies them, and a transaction that finishes sets its status at
+// the index admission gave it. The first chunk starts at minStatusEntries
+// and doubles up to statusChunk, so that a blockhash few transactions
+// use does not hold a whole chunk. Removed entries' indexes are reused.
+//
+// Memory: it is dropped whole when its blockhash expires, so the cache
+// holds the statuses of the window's 151 blockhashes and nothing else
+// (TestStatusCacheWindowSteady and ...Burst: flat over 13 windows of
+// churn, and back to its size once a burst's blockhashes expire). For n
+// transactions under a blockhash it holds the entries, 48 bytes each,
+// in chunks: at most 2n entries below statusChunk and the last chunk's
+// 4,096 above; and 8-byte slots, a power of two from n/0.7 to 2n/0.7:
+// so 60-120 bytes an entry, plus up to 192 KiB for the last chunk when
+// n > statusChunk (statusBytes). At 800 a slot, the cache holds 151 x 64
+// KiB = 9.4 MiB (a first chunk of 4,096 entries held 30.7 MiB).
 type hashStatuses struct {
 	slot    uint64
 	offset  int
@@ -60,6 +73,9 @@ type hashStatuses struct {
 
 // statusChunk is the entries per chunk.
 const statusChunk = 4096
+
+// minStatusEntries is the first chunk's size when a table is new.
+const minStatusEntries = 64
 
 // minStatusSlots is a new table's size; it doubles at statusLoad.
 const minStatusSlots = 64
@@ -125,8 +141,16 @@ func (h *hashStatuses) insert(pos statusPos, e statusEntry) uint32 {
 		h.free = h.free[:n-1]
 	} else {
 		i = h.n
-		if i%statusChunk == 0 && int(i/statusChunk) == len(h.entries) {
-			h.entries = append(h.entries, make([]statusEntry, statusChunk))
+		if c := int(i / statusChunk); c == len(h.entries) {
+			size := statusChunk
+			if c == 0 {
+				size = minStatusEntries
+			}
+			h.entries = append(h.entries, make([]statusEntry, size))
+		} else if c == 0 && int(i) == len(h.entries[0]) {
+			grown := make([]statusEntry, 2*len(h.entries[0]))
+			copy(grown, h.entries[0])
+			h.entries[0] = grown
 		}
 		h.n++
 	}

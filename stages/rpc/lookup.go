@@ -14,7 +14,7 @@ func (s *Server) SignatureStatus(sig [64]byte) (banking.Status, bool, error) {
 		return banking.Status{}, false, err
 	}
 	s.mu.RLock()
-	if st, ok := s.recent[sig]; ok {
+	if st, ok := s.recent.get(&sig); ok {
 		s.mu.RUnlock()
 		return st, true, nil
 	}

@@ -432,7 +432,7 @@ func getSignatureStatuses(s *Server, q *call, params []json.RawMessage) (any, *E
 			return nil, e
 		}
 		parsed[i] = sig
-		if st, ok := s.recent[sig]; ok {
+		if st, ok := s.recent.get(&sig); ok {
 			out[i] = statusOf(st, s.cfg.Bank.DurableSlot())
 		} else {
 			missing = append(missing, sig)

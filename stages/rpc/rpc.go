@@ -330,8 +330,8 @@ type Server struct {
 	// costs a map entry per transaction, so it starts with the first
 	// getSignatureStatuses: a tpu nobody asks pays nothing for it.
 	statusesOn bool
-	recent     map[[64]byte]banking.Status // statuses of the window's slots
-	sigsBySlot map[uint64][][64]byte       // slot -> its signatures, to prune recent
+	recent     recentIndex           // statuses of the window's slots (recent.go)
+	sigsBySlot map[uint64][][64]byte // slot -> its signatures, to prune recent
 	// loadMu serializes loading the window's statuses when indexing
 	// starts; loaded tells that it is done.
 	loadMu  sync.Mutex
@@ -356,7 +356,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Hash]uint64{}, recent: map[[64]byte]banking.Status{}, sigsBySlot: map[uint64][][64]byte{},
+		cfg: cfg, log: cfg.Logger, hashSlot: map[banking.Hash]uint64{}, recent: newRecentIndex(), sigsBySlot: map[uint64][][64]byte{},
 		idle: make(chan struct{}), closed: make(chan struct{}), searches: make(chan struct{}, cfg.MaxSearches),
 		airdrop: airdropLimit{window: cfg.AirdropWindow, perRecipient: cfg.AirdropPerRecipient, lamports: cfg.AirdropLamports, requests: cfg.AirdropRequests},
 		now:     time.Now,
@@ -552,8 +552,8 @@ func (s *Server) index(r banking.SlotRecord) error {
 		old := s.hashes[0]
 		s.hashes = s.hashes[1:]
 		delete(s.hashSlot, old.Blockhash)
-		for _, sig := range s.sigsBySlot[old.Slot] {
-			delete(s.recent, sig)
+		for i := range s.sigsBySlot[old.Slot] {
+			s.recent.remove(&s.sigsBySlot[old.Slot][i])
 		}
 		delete(s.sigsBySlot, old.Slot)
 	}
@@ -580,7 +580,7 @@ func (s *Server) indexStatuses(slot uint64) error {
 	sigs := make([][64]byte, len(sts))
 	for i, st := range sts {
 		sigs[i] = st.Signature
-		s.recent[st.Signature] = st.Status
+		s.recent.put(&sts[i].Signature, st.Status)
 	}
 	s.sigsBySlot[slot] = sigs
 	return nil

@@ -165,7 +165,7 @@ func (s *Server) simulate(v txview.View, commitment string) (banking.Simulation,
 		return banking.Simulation{}, &Error{Code: codeInternal, Message: err.Error()}
 	}
 	s.mu.RLock()
-	_, seen := s.recent[*v.Signature(0)]
+	_, seen := s.recent.get(v.Signature(0))
 	s.mu.RUnlock()
 	if seen {
 		return banking.Simulation{Err: banking.NewTxError(banking.TxAlreadyProcessed)}, nil
