@@ -458,7 +458,12 @@ func verifierAllocs(t *testing.T, backend string) {
 		b.Next().Fill(transfer(t, byte(i)))
 	}
 	v.Verify(b) // grow the scratch space
-	a := testing.AllocsPerRun(10, func() {
+	// 100 runs: AllocsPerRun counts the whole process's mallocs and
+	// divides with truncation, so a steady allocation per batch still
+	// reads 1 or more, while a stray one elsewhere (another goroutine,
+	// on a loaded machine: 10 runs once read 1.0 under the full suite
+	// beside a soak, and never again in 9 reruns) no longer fails it.
+	a := testing.AllocsPerRun(100, func() {
 		for i := range b.Packets() {
 			b.At(i).Meta.Flags, b.At(i).Meta.Outcome = 0, 0
 		}
