@@ -280,7 +280,7 @@ func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 				f.stopping.Store(true)
 			}
 		}
-		if draining && n == 0 {
+		if draining && n == 0 && !(isTimeout(err) && queued(conn)) {
 			break // the socket is empty, or closed
 		}
 	}

@@ -14,3 +14,8 @@ import (
 func reusePort(_, _ string, _ syscall.RawConn) error {
 	return fmt.Errorf("%w: fetch sockets > 1 needs SO_REUSEPORT, which %s lacks", ErrConfig, runtime.GOOS)
 }
+
+// queued reports whether conn's receive queue holds a datagram; where it
+// cannot peek it says no, and a draining reader stops at its first empty
+// read.
+func queued(conn syscall.Conn) bool { return false }

@@ -19,3 +19,22 @@ func reusePort(_, _ string, c syscall.RawConn) error {
 	})
 	return errors.Join(err, serr)
 }
+
+// queued reports whether conn's receive queue holds a datagram, without
+// taking it or waiting (MSG_PEEK | MSG_DONTWAIT): a draining reader whose
+// read timed out asks it, since on a loaded machine the read's deadline
+// can pass before the read even looks at the socket.
+func queued(conn syscall.Conn) bool {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var b [1]byte
+	found := false
+	_ = rc.Read(func(fd uintptr) bool {
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		found = err == nil
+		return true // never wait: the answer is for now
+	})
+	return found
+}
