@@ -662,3 +662,27 @@ func refEd25519(data []byte, datas [][]byte) error {
 	}
 	return nil
 }
+
+// TestExecuteAllocs: executing a transfer allocates nothing. The scratch
+// balances once escaped to the heap because the lookup table program
+// took execute's state by pointer: one allocation per transaction.
+func TestExecuteAllocs(t *testing.T) {
+	tx := signTx(t, Pubkey{1}, gkey(0), []txview.Ix{txview.Transfer(gpub(0), gpub(1), 1)})
+	v, err := txview.Parse(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := &Account{key: gpub(0), Lamports: 1 << 40, Owner: SystemProgram}
+	to := &Account{key: gpub(1), Lamports: 1 << 40, Owner: SystemProgram}
+	sys := &Account{key: SystemProgram, Lamports: RentExemptMinimum(0), Owner: NativeLoader, Executable: true}
+	cb, _ := v.ComputeBudget()
+	etx := &execTx{view: v, accounts: []*Account{payer, to, sys}, writable: 0b011, fee: FeeOf(v, cb), cb: cb}
+	n := testing.AllocsPerRun(100, func() {
+		if r := execute(etx); r.dropped || r.err.IsErr() {
+			t.Fatalf("transfer: dropped %v, err %v", r.dropped, r.err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("execute allocated %v times per transfer", n)
+	}
+}

@@ -127,7 +127,7 @@ func execute(tx *execTx) execResult {
 	for i, a := range accts {
 		bal[i] = a.Lamports
 	}
-	st := txState{bal: bal[:n]}
+	var st txState // the lookup table program's edits (altprogram.go)
 	limit := uint64(tx.cb.UnitLimit)
 	var units uint64
 	it = tx.view.Instructions()
@@ -148,7 +148,15 @@ func execute(tx *execTx) execResult {
 		case Ed25519Program, Secp256k1Program, Secp256r1Program:
 			cost, err = precompileInstruction(tx, i, in, &prog) // precompile.go
 		case LookupTableProgram:
-			cost, err = lookupTableInstruction(tx, &st, tx.slot, i, in)
+			// The program gets a state of its own, which escape
+			// analysis sends to the heap: execute's scratch balances
+			// stay on the stack for every other transaction (with &st
+			// here, every transaction allocated them: 1 allocation per
+			// transaction in tpu bench banking).
+			alt := &txState{bal: append([]uint64(nil), bal[:n]...), edits: st.edits}
+			cost, err = lookupTableInstruction(tx, alt, tx.slot, i, in)
+			copy(bal[:n], alt.bal)
+			st.edits = alt.edits
 		default:
 			cost, err = 0, InstructionError(i, InstrUnsupportedProgramId)
 		}
