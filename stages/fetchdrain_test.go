@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
@@ -119,6 +120,12 @@ func TestQueued(t *testing.T) {
 	}
 	if !queued(conn) {
 		t.Fatal("queued took the datagram: it must only peek")
+	}
+	// The draining reader asks after its read's deadline passed, and the
+	// runtime refuses reads past a deadline: queued must look anyway.
+	conn.SetReadDeadline(time.Now().Add(-time.Second))
+	if !queued(conn) {
+		t.Fatal("past the read deadline, a queued datagram reads as none")
 	}
 	buf := make([]byte, 8)
 	if n, err := conn.Read(buf); err != nil || n != 1 {

@@ -4,6 +4,7 @@ package stages
 
 import (
 	"fmt"
+	"net"
 	"runtime"
 	"syscall"
 )
@@ -18,4 +19,4 @@ func reusePort(_, _ string, _ syscall.RawConn) error {
 // queued reports whether conn's receive queue holds a datagram; where it
 // cannot peek it says no, and a draining reader stops at its first empty
 // read.
-func queued(conn syscall.Conn) bool { return false }
+func queued(conn *net.UDPConn) bool { return false }

@@ -4,7 +4,9 @@ package stages
 
 import (
 	"errors"
+	"net"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,8 +25,13 @@ func reusePort(_, _ string, c syscall.RawConn) error {
 // queued reports whether conn's receive queue holds a datagram, without
 // taking it or waiting (MSG_PEEK | MSG_DONTWAIT): a draining reader whose
 // read timed out asks it, since on a loaded machine the read's deadline
-// can pass before the read even looks at the socket.
-func queued(conn syscall.Conn) bool {
+// can pass before the read even looks at the socket. It clears conn's
+// read deadline first (the caller sets the next): the runtime refuses
+// any read, this one too, once the deadline has passed.
+func queued(conn *net.UDPConn) bool {
+	if conn.SetReadDeadline(time.Time{}) != nil {
+		return false
+	}
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return false
