@@ -245,10 +245,12 @@ type WorkBatch struct {
 	// ended: the execute hop's queue wait and service time.
 	Sealed, Started, Finished int64
 
-	// bal holds, per transaction in order, its static keys' lamports
+	// bal holds, per transaction in order, its accounts' lamports
 	// before and after it executed (2n values), read by the worker that
-	// held its locks, for the transaction history (history.go).
-	bal []uint64
+	// held its locks, for the transaction history (history.go); only
+	// when history is kept (history), else it stays empty.
+	bal     []uint64
+	history bool
 }
 
 // Len returns the number of transactions in the batch.
@@ -859,12 +861,16 @@ func (wb *WorkBatch) run(delay time.Duration) {
 			time.Sleep(delay)
 		}
 		tx := execTx{view: t.view, accounts: t.accounts[:t.n], writable: t.writable, fee: t.fee, cb: t.cb, slot: wb.slot}
-		for _, a := range tx.accounts {
-			wb.bal = append(wb.bal, a.Lamports)
+		if wb.history {
+			for _, a := range tx.accounts {
+				wb.bal = append(wb.bal, a.Lamports)
+			}
 		}
 		t.result = execute(&tx)
-		for _, a := range tx.accounts {
-			wb.bal = append(wb.bal, a.Lamports)
+		if wb.history {
+			for _, a := range tx.accounts {
+				wb.bal = append(wb.bal, a.Lamports)
+			}
 		}
 		if traced {
 			t.execEnd = packet.Now()
@@ -886,8 +892,12 @@ func (s *Scheduler) Complete(wb *WorkBatch) {
 	bal := wb.bal
 	for _, t := range wb.txs {
 		s.strat.complete(t)
-		s.book(t, bal[:2*t.n])
-		bal = bal[2*t.n:]
+		if wb.history {
+			s.book(t, bal[:2*t.n])
+			bal = bal[2*t.n:]
+		} else {
+			s.book(t, nil) // no history: book keeps no balances
+		}
 	}
 	s.freeWorkBatch(wb)
 	if s.cost.takeFreed() && len(s.deferred) > 0 {
@@ -1136,6 +1146,7 @@ func (s *Scheduler) newWork(th int) *WorkBatch {
 		wb = &WorkBatch{txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
 	}
 	wb.thread, wb.cus, wb.slot = th, 0, s.bank.slot
+	wb.history = s.bank.HistoryEnabled()
 	return wb
 }
 
