@@ -106,3 +106,29 @@ func addAVX2(z, a, b *fe8)
 //
 //go:noescape
 func subAVX2(z, a, b *fe8)
+
+// dblAVX2 sets r = 2p as avx2Path's dblOps(r, p, true), the same value
+// (not the same limbs: it works in radix 2^25.5 throughout), in one call;
+// r may alias p. Only where hasAVX2.
+//
+//go:noescape
+func dblAVX2(r, p *ext8)
+
+// dblXYZAVX2 is dblAVX2 without T: as dblOps(r, p, false); r.T is left
+// as it was.
+//
+//go:noescape
+func dblXYZAVX2(r, p *ext8)
+
+// paddAVX2 sets r = p + q as avx2Path's paddOps, the same value, in one
+// call; r may alias p. Only where hasAVX2.
+//
+//go:noescape
+func paddAVX2(r, p *ext8, q *cached8)
+
+// sqrNAVX2 sets z = a^(2^n), n >= 1, the same value as n calls of
+// sqrAVX2, staying in radix 2^25.5 between the squares; z may alias a.
+// Only where hasAVX2.
+//
+//go:noescape
+func sqrNAVX2(z, a *fe8, n int)

@@ -1,10 +1,14 @@
 package sigverify
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha512"
 	"math/big"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -597,5 +601,152 @@ func TestLanePaths(t *testing.T) {
 	}
 	if !hasIFMA && hasAVX2 && bestPath.name != "avx2x4" {
 		t.Errorf("CPU has AVX2 but the default path is %s", bestPath.name)
+	}
+}
+
+// diffLane returns the first lane in which a and b are different field
+// elements, or -1.
+func diffLane(a, b *fe8) int {
+	for j := 0; j < lanes; j++ {
+		if !eqLane(a, b, j) {
+			return j
+		}
+	}
+	return -1
+}
+
+// diffPoint returns the first coordinate (0..3, X Y Z T) and lane in
+// which p and q differ as field elements (T only if withT), or -1, -1.
+func diffPoint(p, q *ext8, withT bool) (int, int) {
+	ps := []*fe8{&p.X, &p.Y, &p.Z, &p.T}
+	qs := []*fe8{&q.X, &q.Y, &q.Z, &q.T}
+	if !withT {
+		ps, qs = ps[:3], qs[:3]
+	}
+	for c := range ps {
+		if j := diffLane(ps[c], qs[c]); j >= 0 {
+			return c, j
+		}
+	}
+	return -1, -1
+}
+
+// TestAVX2Point checks the avx2x4 path's one-call doubling, addition and
+// repeated squaring (radix 2^25.5 between input and output) against the
+// portable formulas: the same value in every lane, loose, in place and
+// not, on random loose coordinates and at the limb bounds. It checks
+// too that its comparison sees a result one off in one lane. Skipped
+// where the CPU lacks AVX2.
+func TestAVX2Point(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(18, 19))
+	edges := []uint64{0, 1, 19, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
+	fe := func(n int) fe8 {
+		f := randFe(rng)
+		if n%3 == 0 {
+			for i := range f {
+				for j := range f[i] {
+					f[i][j] = edges[rng.IntN(len(edges))]
+				}
+			}
+		}
+		return f
+	}
+	loose := func(op string, p *ext8) {
+		t.Helper()
+		for _, f := range []*fe8{&p.X, &p.Y, &p.Z, &p.T} {
+			checkLoose(t, op, f)
+		}
+	}
+	for n := 0; n < 600; n++ {
+		p := ext8{fe(n), fe(n), fe(n), fe(n)}
+		q := cached8{fe(n), fe(n), fe(n), fe(n)}
+		for _, withT := range []bool{false, true} {
+			var got, want ext8
+			avx2Path.dbl(&got, &p, withT)
+			portablePath.dblOps(&want, &p, withT)
+			loose("dbl", &got)
+			if c, j := diffPoint(&got, &want, withT); c >= 0 {
+				t.Fatalf("dbl(withT %v) coordinate %d lane %d: one call %x, portable %x", withT, c, j, got, want)
+			}
+			in := p
+			avx2Path.dbl(&in, &in, withT)
+			if !withT {
+				in.T = got.T
+			}
+			if in != got {
+				t.Fatalf("dbl(withT %v) in place: %x, want %x", withT, in, got)
+			}
+			// The comparison sees a wrong result.
+			bad := got
+			bad.Z[0][n%lanes]++
+			if c, j := diffPoint(&bad, &want, withT); c != 2 || j != n%lanes {
+				t.Fatalf("a wrong Z in lane %d went unseen (%d, %d)", n%lanes, c, j)
+			}
+		}
+		var got, want ext8
+		avx2Path.padd(&got, &p, &q)
+		portablePath.paddOps(&want, &p, &q)
+		loose("padd", &got)
+		if c, j := diffPoint(&got, &want, true); c >= 0 {
+			t.Fatalf("padd coordinate %d lane %d: one call %x, portable %x", c, j, got, want)
+		}
+		in := p
+		avx2Path.padd(&in, &in, &q)
+		if in != got {
+			t.Fatalf("padd in place: %x, want %x", in, got)
+		}
+		bad := got
+		bad.T[3][n%lanes] ^= 1 << 40
+		if c, j := diffPoint(&bad, &want, true); c != 3 || j != n%lanes {
+			t.Fatalf("a wrong T in lane %d went unseen (%d, %d)", n%lanes, c, j)
+		}
+
+		a := p.X
+		for _, k := range []int{1, 2, 5, 50} {
+			var got, want fe8
+			sqrNAVX2(&got, &a, k)
+			portablePath.sqrN(&want, &a, k)
+			checkLoose(t, "sqrN", &got)
+			if j := diffLane(&got, &want); j >= 0 {
+				t.Fatalf("sqrN(%x, %d) lane %d: %x, want %x", a, k, j, got.bytes(j), want.bytes(j))
+			}
+			in := a
+			sqrNAVX2(&in, &in, k)
+			if in != got {
+				t.Fatalf("sqrN(%d) in place: %x, want %x", k, in, got)
+			}
+		}
+	}
+}
+
+// TestAVX2Generated checks that lanes_avx2_gen.go reproduces the
+// committed lanes_avx2_amd64.s exactly. Skipped with -short or without
+// the go command.
+func TestAVX2Generated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the generator is not run")
+	}
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to run the generator with")
+	}
+	tmp := filepath.Join(t.TempDir(), "avx2.s")
+	cmd := exec.Command(gocmd, "run", "lanes_avx2_gen.go", tmp)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run lanes_avx2_gen.go: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("lanes_avx2_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("lanes_avx2_amd64.s differs from what lanes_avx2_gen.go writes: run go generate ./stages/sigverify")
 	}
 }
