@@ -308,11 +308,11 @@ func genAddSub(name string, sub bool) {
 //   - mul25, sqr25: the inputs' limbs below 2^27, so 2a (odd times odd
 //     weighs 2^1 more than its column) is below 2^28 and 19b below 2^32:
 //     VPMULUDQ's 32-bit operands. A term is at most 2 * 19 * 2^54, a
-//     column of 10 terms below 380 * 2^54 < 2^63. The carry chain from
-//     limb 0 to 9 (limb 9's carry, below 2^38, times 19 into limb 0, by
-//     shifts since it exceeds 32 bits) and limb 0 once more into limb 1
-//     leaves limb 1 below 2^25 + 2^17 and every other limb below its 2^26
-//     or 2^25.
+//     column of 10 terms below 380 * 2^54 < 2^63. The carries (see
+//     carry25; limb 9's carry, below 2^38, goes times 19 into limb 0 by
+//     shifts since it exceeds 32 bits) leave limb 1 below 2^25 + 2^17,
+//     limb 5 below 2^25 + 2^12 and every other limb below its 2^26 or
+//     2^25.
 //   - add25, sub25: a + b, or a + 4p - b (4p's limbs, 2^28 - 76, 2^27 -
 //     4, 2^28 - 4, ..., exceed a tight b's, so no limb goes negative):
 //     below 2^29; then one parallel carry pass (each limb's carry, below
@@ -441,30 +441,37 @@ func times19(reg string, from int) {
 }
 
 // carry25 carries the columns Y0..Y9 (below 2^63) into 26- and 25-bit
-// limbs, as genCarry, and stores them in the slot at R10.
+// limbs and stores them in the slot at R10: two chains side by side, 0
+// to 4 and 4 to 9 then 0 (ref10's order), so that the serial part is 7
+// steps rather than 11. Limb 4's second carry is below 2^12 and limb 0's
+// second below 2^17: limb 5 ends below 2^25 + 2^12, limb 1 below 2^25 +
+// 2^17, the others below their 2^26 or 2^25.
 func carry25() {
 	ones("Y13", 38) // 2^26 - 1
 	ones("Y15", 39) // 2^25 - 1
-	for k := 0; k < 10; k++ {
+	step := func(k int, c string) {
 		w, m := 26, "Y13"
 		if k%2 == 1 {
 			w, m = 25, "Y15"
 		}
-		p("VPSRLQ $%d, %s, Y10", w, y(k))
+		p("VPSRLQ $%d, %s, %s", w, y(k), c)
 		p("VPAND %s, %s, %s", m, y(k), y(k))
 		if k < 9 {
-			p("VPADDQ Y10, %s, %s", y(k+1), y(k+1))
-			continue
+			p("VPADDQ %s, %s, %s", c, y(k+1), y(k+1))
+			return
 		}
-		p("VPSLLQ $4, Y10, Y11")
-		p("VPADDQ Y11, Y0, Y0")
-		p("VPSLLQ $1, Y10, Y11")
-		p("VPADDQ Y11, Y0, Y0")
-		p("VPADDQ Y10, Y0, Y0")
+		p("VPSLLQ $4, %s, Y12", c)
+		p("VPADDQ Y12, Y0, Y0")
+		p("VPSLLQ $1, %s, Y12", c)
+		p("VPADDQ Y12, Y0, Y0")
+		p("VPADDQ %s, Y0, Y0", c)
 	}
-	p("VPSRLQ $26, Y0, Y10")
-	p("VPAND Y13, Y0, Y0")
-	p("VPADDQ Y10, Y1, Y1")
+	for _, k := range [][2]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}, {4, 8}} {
+		step(k[0], "Y10")
+		step(k[1], "Y11")
+	}
+	step(9, "Y11")
+	step(0, "Y10")
 	for k := 0; k < 10; k++ {
 		p("VMOVDQU %s, %d(R10)", y(k), 32*k)
 	}
