@@ -299,28 +299,31 @@ func genAddSub(name string, sub bool) {
 // doubling or an addition is small enough to stay in the instruction
 // cache (inlined, a doubling was about 30 KB, and slower).
 //
-// Bounds. A slot is tight when its even limbs are below 2^27 and its odd
-// limbs below 2^26. Each helper takes tight inputs and returns tight
-// outputs:
+// Bounds. The helpers' outputs are of two kinds. A carried slot has
+// every limb below 2^26 + 2^9 and its odd limbs below 2^26; a sum
+// (add25's output) has every limb below 2^27 + 2^10.
 //
 //   - split25: limb i of a loose radix-2^51 limb (below 2^52) gives limbs
-//     2i (its low 26 bits) and 2i+1 (the rest): both below 2^26.
-//   - mul25, sqr25: the inputs' limbs below 2^27, so 2a (odd times odd
-//     weighs 2^1 more than its column) is below 2^28 and 19b below 2^32:
-//     VPMULUDQ's 32-bit operands. A term is at most 2 * 19 * 2^54, a
-//     column of 10 terms below 380 * 2^54 < 2^63. The carries (see
-//     carry25; limb 9's carry, below 2^38, goes times 19 into limb 0 by
-//     shifts since it exceeds 32 bits) leave limb 1 below 2^25 + 2^17,
-//     limb 5 below 2^25 + 2^12 and every other limb below its 2^26 or
-//     2^25.
-//   - add25, sub25: a + b, or a + 4p - b (4p's limbs, 2^28 - 76, 2^27 -
-//     4, 2^28 - 4, ..., exceed a tight b's, so no limb goes negative):
-//     below 2^29; then one parallel carry pass (each limb's carry, below
-//     2^4, into the next, limb 9's times 19 into limb 0): below 2^26 +
-//     2^9.
-//   - join25: limb 2i + limb 2i+1 * 2^26, with limbs 2i below 2^26 + 2^9
-//     and 2i+1 below 2^25 + 2^17: below 2^51 + 2^43 + 2^26 + 2^9 < 2^52,
-//     loose.
+//     2i (its low 26 bits) and 2i+1 (the rest): both below 2^26, carried.
+//   - mul25, sqr25 take carried slots or sums (limbs below 2^27.5), so 2a
+//     (odd times odd weighs 2^1 more than its column) is below 2^28.5 and
+//     19b below 2^32: VPMULUDQ's 32-bit operands. A term is at most 2 *
+//     19 * 2^55, a column of 10 terms below 380 * 2^55 < 2^64. The carries
+//     (see carry25; limb 9's carry, below 2^39, goes times 19 into limb 0
+//     by shifts since it exceeds 32 bits) leave limb 1 below 2^25 + 2^18,
+//     limb 5 below 2^25 + 2^13 and every other limb below its 2^26 or
+//     2^25: carried.
+//   - add25: a + b, limbwise, no carry: two carried slots give a sum.
+//     Where both are mul25 or sqr25 outputs, its odd limbs are below
+//     2^26 + 2^19.
+//   - sub25: a + 4p - b, a carried or a sum, b carried or a sum of two
+//     mul25 or sqr25 outputs: 4p's limbs (2^28 - 76, then 2^27 - 4 for odd
+//     limbs and 2^28 - 4 for even) exceed b's, so no limb goes negative;
+//     below 2^29. Then one parallel carry pass (each limb's carry, below
+//     2^4, into the next, limb 9's times 19 into limb 0): limbs below
+//     2^26 + 2^9, odd limbs below 2^25 + 2^4: carried.
+//   - join25 takes a mul25 or sqr25 output: limb 2i + limb 2i+1 * 2^26 is
+//     below 2^26 + (2^25 + 2^18) 2^26 < 2^52, loose.
 //
 // Register use of the helpers: R8 and R9 point at the input slots, R10 at
 // the output slot, R11 at a scratch slot of the caller's frame (19 times
@@ -424,8 +427,16 @@ func genHelpers25() {
 	p("RET")
 	out.WriteString("\n")
 
-	genAddSub25("add25", false)
-	genAddSub25("sub25", true)
+	out.WriteString("// add25<>: R10 = R8 + R9, slots, without a carry.\n")
+	out.WriteString("TEXT ·add25<>(SB), NOSPLIT, $0\n")
+	for k := 0; k < 10; k++ {
+		p("VMOVDQU %d(R8), Y0", 32*k)
+		p("VPADDQ %d(R9), Y0, Y0", 32*k)
+		p("VMOVDQU Y0, %d(R10)", 32*k)
+	}
+	p("RET")
+	out.WriteString("\n")
+	genSub25()
 }
 
 // times19 writes 19 times limbs from..9 of the slot at reg into the
@@ -477,42 +488,31 @@ func carry25() {
 	}
 }
 
-// genAddSub25 writes add25 (R10 = R8 + R9) or sub25 (R10 = R8 + 4p -
-// R9), then the parallel carry pass; R10 may alias R8 or R9.
-func genAddSub25(name string, sub bool) {
-	op := "+"
-	if sub {
-		op = "-"
-	}
-	fmt.Fprintf(&out, "// %s<>: R10 = R8 %s R9, slots.\n", name, op)
-	fmt.Fprintf(&out, "TEXT ·%s<>(SB), NOSPLIT, $0\n", name)
-	if sub {
-		// 4p: 2^28 - 4 for even limbs, 2^27 - 4 for odd, 2^28 - 76 for
-		// limb 0.
-		ones("Y10", 38)
-		p("VPSLLQ $2, Y10, Y10")
-		ones("Y11", 39)
-		p("VPSLLQ $2, Y11, Y11")
-		p("MOVQ $72, AX")
-		p("MOVQ AX, X12")
-		p("VPBROADCASTQ X12, Y12")
-		p("VPSUBQ Y12, Y10, Y12")
-	}
+// genSub25 writes sub25 (R10 = R8 + 4p - R9) and its parallel carry
+// pass; R10 may alias R8 or R9.
+func genSub25() {
+	out.WriteString("// sub25<>: R10 = R8 - R9, slots.\n")
+	out.WriteString("TEXT ·sub25<>(SB), NOSPLIT, $0\n")
+	// 4p: 2^28 - 4 for even limbs, 2^27 - 4 for odd, 2^28 - 76 for limb 0.
+	ones("Y10", 38)
+	p("VPSLLQ $2, Y10, Y10")
+	ones("Y11", 39)
+	p("VPSLLQ $2, Y11, Y11")
+	p("MOVQ $72, AX")
+	p("MOVQ AX, X12")
+	p("VPBROADCASTQ X12, Y12")
+	p("VPSUBQ Y12, Y10, Y12")
 	for k := 0; k < 10; k++ {
 		p("VMOVDQU %d(R8), %s", 32*k, y(k))
-		if sub {
-			c := "Y10"
-			switch {
-			case k == 0:
-				c = "Y12"
-			case k%2 == 1:
-				c = "Y11"
-			}
-			p("VPADDQ %s, %s, %s", c, y(k), y(k))
-			p("VPSUBQ %d(R9), %s, %s", 32*k, y(k), y(k))
-		} else {
-			p("VPADDQ %d(R9), %s, %s", 32*k, y(k), y(k))
+		c := "Y10"
+		switch {
+		case k == 0:
+			c = "Y12"
+		case k%2 == 1:
+			c = "Y11"
 		}
+		p("VPADDQ %s, %s, %s", c, y(k), y(k))
+		p("VPSUBQ %d(R9), %s, %s", 32*k, y(k), y(k))
 	}
 	// The parallel carry pass, limb 9 first so that each limb is masked
 	// before the carry from below is added: Y12 keeps limb 9's carry.
@@ -636,6 +636,8 @@ func genDbl(withT bool) {
 	call25("sqr25", xx, x, -1)
 	call25("sqr25", yy, yy0, -1)
 	call25("sqr25", zz2, z, -1)
+	// Sums (add25, no carry) go only into mul25, sqr25 or sub25's first
+	// operand, except h, a sum of two squares, fit for sub25's second.
 	call25("add25", zz2, zz2, zz2)
 	call25("add25", s, x, yy0)
 	call25("sqr25", s, s, -1)
@@ -673,6 +675,7 @@ func genPadd() {
 	splitIn(ymx, "DX", coordY)
 	splitIn(z2, "DX", coordZ)
 	splitIn(t2d, "DX", coordT)
+	// Sums (add25, no carry) go only into mul25.
 	call25("sub25", t, py, px)
 	call25("mul25", a, t, ymx)
 	call25("add25", t, py, px)
