@@ -19,9 +19,10 @@ var hasAVX2 = cpu.X86.HasAVX2
 var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
-// limb of an fe8. A pass takes about 6.2 voi signatures' time, so 7 or
-// more go in the lanes.
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 7}
+// limb of an fe8. A pass takes about 5.3 voi signatures' time
+// (BENCHMARKS.md: 1.5x voi for 64 signatures, 8 passes), so 6 or more go
+// in the lanes.
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 6}
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {
