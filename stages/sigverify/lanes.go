@@ -110,6 +110,7 @@ type laneScratch struct {
 	aOK  [lanes]bool     // A decompressed
 	negA table8
 	a, q ext8
+	q25  ext25 // q on the avx2x4 path (ladder25)
 	c    cached8
 }
 
@@ -199,18 +200,22 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	q.X = fe8{}
 	q.Y, q.Z = feOne, feOne
 	q.T = fe8{}
-	for i := 63; i >= 0; i-- {
-		if i < 63 {
-			f.dbl(q, q, false)
-			f.dbl(q, q, false)
-			f.dbl(q, q, false)
-			f.dbl(q, q, true)
-		}
-		s.negA.pick(&s.c, &s.kd, i)
-		f.padd(q, q, &s.c)
-		if i%2 == 0 {
-			pickBase(&s.c, &s.sd, i/2)
+	if f.kind == pathAVX2 {
+		s.ladder25()
+	} else {
+		for i := 63; i >= 0; i-- {
+			if i < 63 {
+				f.dbl(q, q, false)
+				f.dbl(q, q, false)
+				f.dbl(q, q, false)
+				f.dbl(q, q, true)
+			}
+			s.negA.pick(&s.c, &s.kd, i)
 			f.padd(q, q, &s.c)
+			if i%2 == 0 {
+				pickBase(&s.c, &s.sd, i/2)
+				f.padd(q, q, &s.c)
+			}
 		}
 	}
 
@@ -229,6 +234,29 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 		}
 		checks[j].ok = ok
 	}
+}
+
+// ladder25 is verify's loop of doublings and additions on the avx2x4
+// path, the same steps with q kept in radix 2^25.5 (s.q25) from start to
+// end, so that each operation splits and joins only the added point.
+func (s *laneScratch) ladder25() {
+	q := &s.q25
+	toExt25AVX2(q, &s.q)
+	for i := 63; i >= 0; i-- {
+		if i < 63 {
+			dblXYZ25AVX2(q)
+			dblXYZ25AVX2(q)
+			dblXYZ25AVX2(q)
+			dbl25AVX2(q)
+		}
+		s.negA.pick(&s.c, &s.kd, i)
+		padd25AVX2(q, &s.c)
+		if i%2 == 0 {
+			pickBase(&s.c, &s.sd, i/2)
+			padd25AVX2(q, &s.c)
+		}
+	}
+	fromExt25AVX2(&s.q, q)
 }
 
 // pick sets c, lane by lane, to digit d[j][i] times the table's point:

@@ -133,3 +133,29 @@ func paddAVX2(r, p *ext8, q *cached8)
 //
 //go:noescape
 func sqrNAVX2(z, a *fe8, n int)
+
+// dbl25AVX2 sets p = 2p, as dblAVX2 on the ext8 p stands for. Only
+// where hasAVX2.
+//
+//go:noescape
+func dbl25AVX2(p *ext25)
+
+// dblXYZ25AVX2 is dbl25AVX2 without T (left stale), as dblXYZAVX2.
+//
+//go:noescape
+func dblXYZ25AVX2(p *ext25)
+
+// padd25AVX2 sets p = p + q, as paddAVX2. Only where hasAVX2.
+//
+//go:noescape
+func padd25AVX2(p *ext25, q *cached8)
+
+// toExt25AVX2 sets r to p in radix 2^25.5. Only where hasAVX2.
+//
+//go:noescape
+func toExt25AVX2(r *ext25, p *ext8)
+
+// fromExt25AVX2 sets r to p in radix 2^51, loose. Only where hasAVX2.
+//
+//go:noescape
+func fromExt25AVX2(r *ext8, p *ext25)

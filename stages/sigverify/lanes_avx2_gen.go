@@ -27,6 +27,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 )
 
 var out bytes.Buffer
@@ -43,9 +44,13 @@ func main() {
 	genAddSub("addAVX2", false)
 	genAddSub("subAVX2", true)
 	genHelpers25()
-	genDbl(false)
-	genDbl(true)
-	genPadd()
+	genDbl(false, false)
+	genDbl(true, false)
+	genPadd(false)
+	genDbl(false, true)
+	genDbl(true, true)
+	genPadd(true)
+	genConv()
 	genSqrN()
 	if err := os.WriteFile(outName, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -545,24 +550,39 @@ func genSub25() {
 }
 
 // A one-call operation's frame: the two halves of slot s at (2 s + h)
-// 320 for half h, then the scratch slot. Each field operation is done on
+// 320 for half h, then the scratch slot. An ext25 has the same layout:
+// coordinate c, half h at (2 c + h) 320. Each field operation is done on
 // half 0, then on half 1: the two calls are independent, so the CPU
 // overlaps them (done one half after the other, a chain of squares waits
 // on each square's carry chain). The caller keeps DI (output), SI and DX
-// (inputs), CX and R11 (the scratch slot) across the helper calls.
+// (inputs), BX (an ext25), CX and R11 (the scratch slot) across the
+// helper calls.
 
 // at returns the frame offset of half h of slot s.
 func at(s, h int) int { return slot * (2*s + h) }
+
+// ext is the first of the four slots numbers that stand for the
+// coordinates X, Y, Z, T of an ext25, at BX, rather than frame slots.
+const ext = 100
+
+// addr returns the address of half h of slot s: in the frame at R13, or
+// for s >= ext coordinate s - ext of the ext25 at BX.
+func addr(s, h int) string {
+	if s >= ext {
+		return fmt.Sprintf("%d(BX)", at(s-ext, h))
+	}
+	return fmt.Sprintf("%d(R13)", at(s, h))
+}
 
 // call25 writes calls of helper with R8, R9, R10 at the slots a, b, dst
 // (b < 0: none), for each half.
 func call25(helper string, dst, a, b int) {
 	for h := 0; h < 2; h++ {
-		p("LEAQ %d(R13), R8", at(a, h))
+		p("LEAQ %s, R8", addr(a, h))
 		if b >= 0 {
-			p("LEAQ %d(R13), R9", at(b, h))
+			p("LEAQ %s, R9", addr(b, h))
 		}
-		p("LEAQ %d(R13), R10", at(dst, h))
+		p("LEAQ %s, R10", addr(dst, h))
 		p("CALL ·%s<>(SB)", helper)
 	}
 }
@@ -571,7 +591,7 @@ func call25(helper string, dst, a, b int) {
 func splitIn(s int, reg string, off int) {
 	for h := 0; h < 2; h++ {
 		p("LEAQ %d(%s), R12", off+32*h, reg)
-		p("LEAQ %d(R13), R10", at(s, h))
+		p("LEAQ %s, R10", addr(s, h))
 		p("CALL ·split25<>(SB)")
 	}
 }
@@ -579,23 +599,24 @@ func splitIn(s int, reg string, off int) {
 // joinOut writes the join of slot s into the fe8 at off(DI).
 func joinOut(s int, off int) {
 	for h := 0; h < 2; h++ {
-		p("LEAQ %d(R13), R8", at(s, h))
+		p("LEAQ %s, R8", addr(s, h))
 		p("LEAQ %d(DI), R12", off+32*h)
 		p("CALL ·join25<>(SB)")
 	}
 }
 
-// prologue loads the arguments and points R11 at the scratch slot after
-// slots 0..n-1.
-func prologue(name, args string, argSize, n int, regs ...string) {
+// prologue loads the arguments (names, 8 bytes each, into regs; one
+// into BX is an ext25, rounded up to 32 bytes) and points R11 at the
+// scratch slot after frame slots 0..n-1.
+func prologue(name, args string, n int, names, regs []string) {
 	fmt.Fprintf(&out, "// func %s(%s)\n", name, args)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-%d\n", name, at(n, 1)+32, argSize)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-%d\n", name, at(n, 1)+32, 8*len(names))
 	for i, r := range regs {
-		names := []string{"r", "p", "q"}
-		if name == "sqrNAVX2" {
-			names = []string{"z", "a", "n"}
-		}
 		p("MOVQ %s+%d(FP), %s", names[i], 8*i, r)
+		if r == "BX" {
+			p("ADDQ $31, BX")
+			p("ANDQ $~31, BX")
+		}
 	}
 	// R13: the frame rounded up to 32 bytes, so that no slot's limb
 	// straddles a cache line.
@@ -620,19 +641,29 @@ const (
 )
 
 // genDbl writes dblAVX2(r, p *ext8) or, without T, dblXYZAVX2: dblOps's
-// formula, in radix 2^25.5.
-func genDbl(withT bool) {
+// formula, in radix 2^25.5. With in25 it writes dbl25AVX2(p *ext25) or
+// dblXYZ25AVX2, the same on an ext25 in place: the inputs are its slots,
+// no split, and the last multiplies write its slots, no join (each after
+// the last read of the coordinate it replaces).
+func genDbl(withT, in25 bool) {
 	name := "dblXYZAVX2"
 	if withT {
 		name = "dblAVX2"
 	}
-	const (
-		x, yy0, z, xx, yy, zz2, s, h, g, e, ff, rx, ry, rz, rt = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14
-	)
-	prologue(name, "r, p *ext8", 16, 15, "DI", "SI")
-	splitIn(x, "SI", coordX)
-	splitIn(yy0, "SI", coordY)
-	splitIn(z, "SI", coordZ)
+	x, yy0, z := 0, 1, 2
+	const xx, yy, zz2, s, h, g, e, ff = 3, 4, 5, 6, 7, 8, 9, 10
+	rx, ry, rz, rt := 11, 12, 13, 14
+	if in25 {
+		name = strings.TrimSuffix(name, "AVX2") + "25AVX2"
+		x, yy0, z = ext+0, ext+1, ext+2
+		rx, ry, rz, rt = ext+0, ext+1, ext+2, ext+3
+		prologue(name, "p *ext25", 15, []string{"p"}, []string{"BX"})
+	} else {
+		prologue(name, "r, p *ext8", 15, []string{"r", "p"}, []string{"DI", "SI"})
+		splitIn(x, "SI", coordX)
+		splitIn(yy0, "SI", coordY)
+		splitIn(z, "SI", coordZ)
+	}
 	call25("sqr25", xx, x, -1)
 	call25("sqr25", yy, yy0, -1)
 	call25("sqr25", zz2, z, -1)
@@ -648,29 +679,41 @@ func genDbl(withT bool) {
 	call25("mul25", rx, e, ff)
 	call25("mul25", ry, h, g)
 	call25("mul25", rz, g, ff)
-	joinOut(rx, coordX)
-	joinOut(ry, coordY)
-	joinOut(rz, coordZ)
 	if withT {
 		call25("mul25", rt, e, h)
-		joinOut(rt, coordT)
+	}
+	if !in25 {
+		joinOut(rx, coordX)
+		joinOut(ry, coordY)
+		joinOut(rz, coordZ)
+		if withT {
+			joinOut(rt, coordT)
+		}
 	}
 	epilogue()
 }
 
 // genPadd writes paddAVX2(r, p *ext8, q *cached8): paddOps's formula, in
-// radix 2^25.5.
-func genPadd() {
+// radix 2^25.5. With in25 it writes padd25AVX2(p *ext25, q *cached8), the
+// same on an ext25 in place, as genDbl.
+func genPadd(in25 bool) {
+	px, py, pz, pt := 0, 1, 2, 3
 	const (
-		px, py, pz, pt, ypx, ymx, z2, t2d = 0, 1, 2, 3, 4, 5, 6, 7
-		t, a, b, c, d, e, ff, g, h        = 8, 9, 10, 11, 12, 13, 14, 15, 16
-		rx, ry, rz, rt                    = 17, 18, 19, 20
+		ypx, ymx, z2, t2d          = 4, 5, 6, 7
+		t, a, b, c, d, e, ff, g, h = 8, 9, 10, 11, 12, 13, 14, 15, 16
 	)
-	prologue("paddAVX2", "r, p *ext8, q *cached8", 24, 21, "DI", "SI", "DX")
-	splitIn(px, "SI", coordX)
-	splitIn(py, "SI", coordY)
-	splitIn(pz, "SI", coordZ)
-	splitIn(pt, "SI", coordT)
+	rx, ry, rz, rt := 17, 18, 19, 20
+	if in25 {
+		px, py, pz, pt = ext+0, ext+1, ext+2, ext+3
+		rx, ry, rz, rt = ext+0, ext+1, ext+2, ext+3
+		prologue("padd25AVX2", "p *ext25, q *cached8", 21, []string{"p", "q"}, []string{"BX", "DX"})
+	} else {
+		prologue("paddAVX2", "r, p *ext8, q *cached8", 21, []string{"r", "p", "q"}, []string{"DI", "SI", "DX"})
+		splitIn(px, "SI", coordX)
+		splitIn(py, "SI", coordY)
+		splitIn(pz, "SI", coordZ)
+		splitIn(pt, "SI", coordT)
+	}
 	splitIn(ypx, "DX", coordX)
 	splitIn(ymx, "DX", coordY)
 	splitIn(z2, "DX", coordZ)
@@ -690,17 +733,34 @@ func genPadd() {
 	call25("mul25", ry, g, h)
 	call25("mul25", rt, e, h)
 	call25("mul25", rz, ff, g)
-	joinOut(rx, coordX)
-	joinOut(ry, coordY)
-	joinOut(rz, coordZ)
-	joinOut(rt, coordT)
+	if !in25 {
+		joinOut(rx, coordX)
+		joinOut(ry, coordY)
+		joinOut(rz, coordZ)
+		joinOut(rt, coordT)
+	}
+	epilogue()
+}
+
+// genConv writes toExt25AVX2(r *ext25, p *ext8) (four splits) and
+// fromExt25AVX2(r *ext8, p *ext25) (four joins).
+func genConv() {
+	prologue("toExt25AVX2", "r *ext25, p *ext8", 0, []string{"r", "p"}, []string{"BX", "SI"})
+	for c := 0; c < 4; c++ {
+		splitIn(ext+c, "SI", c*fe8Size)
+	}
+	epilogue()
+	prologue("fromExt25AVX2", "r *ext8, p *ext25", 0, []string{"r", "p"}, []string{"DI", "BX"})
+	for c := 0; c < 4; c++ {
+		joinOut(ext+c, c*fe8Size)
+	}
 	epilogue()
 }
 
 // genSqrN writes sqrNAVX2(z, a *fe8, n int): a split once, squared n
 // times in radix 2^25.5 (n >= 1), joined once.
 func genSqrN() {
-	prologue("sqrNAVX2", "z, a *fe8, n int", 24, 1, "DI", "SI", "CX")
+	prologue("sqrNAVX2", "z, a *fe8, n int", 1, []string{"z", "a", "n"}, []string{"DI", "SI", "CX"})
 	splitIn(0, "SI", 0)
 	out.WriteString("sqr:\n")
 	call25("sqr25", 0, 0, -1)

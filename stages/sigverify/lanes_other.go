@@ -33,6 +33,11 @@ func dblAVX2(r, p *ext8)              { panic("sigverify: no avx2x4 path on this
 func dblXYZAVX2(r, p *ext8)           { panic("sigverify: no avx2x4 path on this platform") }
 func paddAVX2(r, p *ext8, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }
 func sqrNAVX2(z, a *fe8, n int)       { panic("sigverify: no avx2x4 path on this platform") }
+func dbl25AVX2(p *ext25)              { panic("sigverify: no avx2x4 path on this platform") }
+func dblXYZ25AVX2(p *ext25)           { panic("sigverify: no avx2x4 path on this platform") }
+func padd25AVX2(p *ext25, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }
+func toExt25AVX2(r *ext25, p *ext8)   { panic("sigverify: no avx2x4 path on this platform") }
+func fromExt25AVX2(r *ext8, p *ext25) { panic("sigverify: no avx2x4 path on this platform") }
 
 // avx2Path is nil: there is no avx2x4 path here.
 var avx2Path *lanePath

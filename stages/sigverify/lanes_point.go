@@ -86,6 +86,14 @@ func (f *lanePath) sqr(z, a *fe8) {
 // y = Y/Z, xy = T/Z, on -x^2 + y^2 = 1 + d x^2 y^2.
 type ext8 struct{ X, Y, Z, T fe8 }
 
+// ext25 is an ext8 as the avx2x4 assembly keeps it between operations:
+// each coordinate in radix 2^25.5 (10 limbs of 26 and 25 bits), as two
+// halves of 4 lanes, limb-major, at the first 32-byte boundary inside
+// (the assembly rounds the address up; hence the 32 bytes more). Only
+// that assembly reads or writes it; toExt25AVX2 and fromExt25AVX2
+// convert.
+type ext25 [4*2*10*4 + 4]uint64
+
 // cached8 is eight points in the form additions take: (Y+X, Y-X, 2Z, 2dT).
 type cached8 struct{ YpX, YmX, Z2, T2d fe8 }
 

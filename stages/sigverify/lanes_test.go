@@ -750,3 +750,68 @@ func TestAVX2Generated(t *testing.T) {
 		t.Fatal("lanes_avx2_amd64.s differs from what lanes_avx2_gen.go writes: run go generate ./stages/sigverify")
 	}
 }
+
+// TestAVX2Ext25 checks the avx2x4 path's operations on a point kept in
+// radix 2^25.5 (ext25, as ladder25 keeps q): the round trip through
+// ext25 gives back the same limbs, and doublings and additions on an
+// ext25 give the values of the portable formulas, loose, over a chain of
+// operations as the ladder does them. It checks too that its comparison
+// sees a result one off. Skipped where the CPU lacks AVX2.
+func TestAVX2Ext25(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(20, 21))
+	// The ext25 at each offset from 8-byte alignment up to 32: the
+	// assembly rounds up to 32 bytes inside the 32 bytes of slack.
+	var buf [len(ext25{}) + 3]uint64
+	for n := 0; n < 300; n++ {
+		p := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		q := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		e := (*ext25)(buf[n%4:])
+		var back ext8
+		toExt25AVX2(e, &p)
+		fromExt25AVX2(&back, e)
+		if back != p {
+			t.Fatalf("round trip: %x, want %x", back, p)
+		}
+		// A chain: dbl without T, dbl, padd, checked after each step.
+		want := p
+		steps := []string{"dblXYZ", "dbl", "padd", "dblXYZ", "padd"}
+		for _, op := range steps {
+			withT := true
+			switch op {
+			case "dblXYZ":
+				dblXYZ25AVX2(e)
+				portablePath.dblOps(&want, &want, false)
+				withT = false
+			case "dbl":
+				dbl25AVX2(e)
+				portablePath.dblOps(&want, &want, true)
+			case "padd":
+				padd25AVX2(e, &q)
+				portablePath.paddOps(&want, &want, &q)
+			}
+			var got ext8
+			fromExt25AVX2(&got, e)
+			for _, f := range []*fe8{&got.X, &got.Y, &got.Z, &got.T} {
+				checkLoose(t, op, f)
+			}
+			if c, j := diffPoint(&got, &want, withT); c >= 0 {
+				t.Fatalf("%s (step of %v) coordinate %d lane %d: %x, portable %x", op, steps, c, j, got, want)
+			}
+			if !withT {
+				// T is stale after a doubling without T: the next step is
+				// a doubling (which reads X, Y, Z only) or, after dbl,
+				// an addition that needs T; keep want's T equal to the
+				// point's so the chain stays comparable.
+				want.T = got.T
+			}
+			bad := got
+			bad.Y[1][n%lanes] += 1 << 20
+			if c, j := diffPoint(&bad, &want, withT); c != 1 || j != n%lanes {
+				t.Fatalf("a wrong Y in lane %d went unseen (%d, %d)", n%lanes, c, j)
+			}
+		}
+	}
+}
