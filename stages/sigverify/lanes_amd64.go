@@ -19,10 +19,10 @@ var hasAVX2 = cpu.X86.HasAVX2
 var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
-// limb of an fe8. A pass takes about 5.3 voi signatures' time
-// (BENCHMARKS.md: 1.5x voi for 64 signatures, 8 passes), so 6 or more go
-// in the lanes.
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 6}
+// limb of an fe8. A pass takes about 4-4.5 voi signatures' time
+// (BENCHMARKS.md: 1.8-2.0x voi for 64 signatures, 8 passes), so 5 or
+// more go in the lanes.
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 5}
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {

@@ -815,3 +815,72 @@ func TestAVX2Ext25(t *testing.T) {
 		}
 	}
 }
+
+// TestPick checks pick and pickBase lane by lane for every digit: the
+// identity for 0, the entry for a positive digit, the entry with Y+X and
+// Y-X swapped and 2dT negated for a negative one.
+func TestPick(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 23))
+	var tab table8
+	for k := range tab.c {
+		tab.c[k] = cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		tab.negT[k] = randFe(rng)
+	}
+	lane := func(f *fe8, j int) [5]uint64 {
+		return [5]uint64{f[0][j], f[1][j], f[2][j], f[3][j], f[4][j]}
+	}
+	check := func(what string, v int, c *cached8, j int, want [4][5]uint64) {
+		t.Helper()
+		got := [4][5]uint64{lane(&c.YpX, j), lane(&c.YmX, j), lane(&c.Z2, j), lane(&c.T2d, j)}
+		if got != want {
+			t.Fatalf("%s digit %d lane %d: %x, want %x", what, v, j, got, want)
+		}
+	}
+	one := [5]uint64{1}
+	idWant := [4][5]uint64{one, one, {2}, {}}
+	var d [lanes][64]int8
+	for v := -8; v <= 8; v++ {
+		for j := range d {
+			d[j][3] = int8(v + j - 4) // other lanes other digits
+			if d[j][3] < -8 || d[j][3] > 8 {
+				d[j][3] = 0
+			}
+		}
+		var c cached8
+		tab.pick(&c, &d, 3)
+		for j := range d {
+			w := int(d[j][3])
+			want := idWant
+			switch {
+			case w > 0:
+				e := &tab.c[w-1]
+				want = [4][5]uint64{lane(&e.YpX, j), lane(&e.YmX, j), lane(&e.Z2, j), lane(&e.T2d, j)}
+			case w < 0:
+				e := &tab.c[-w-1]
+				want = [4][5]uint64{lane(&e.YmX, j), lane(&e.YpX, j), lane(&e.Z2, j), lane(&tab.negT[-w-1], j)}
+			}
+			check("pick", w, &c, j, want)
+		}
+	}
+	var db [lanes][32]int8
+	for v := -128; v <= 127; v++ {
+		for j := range db {
+			db[j][7] = int8(v + 31*j)
+		}
+		var c cached8
+		pickBase(&c, &db, 7)
+		for j := range db {
+			w := int(db[j][7])
+			want := idWant
+			switch {
+			case w > 0:
+				e := &baseTable[w-1]
+				want = [4][5]uint64{e.ypx, e.ymx, e.z2, e.t2d}
+			case w < 0:
+				e := &baseTable[-w-1]
+				want = [4][5]uint64{e.ymx, e.ypx, e.z2, e.negT2d}
+			}
+			check("pickBase", w, &c, j, want)
+		}
+	}
+}
