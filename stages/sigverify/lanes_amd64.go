@@ -150,6 +150,12 @@ func dblXYZ25AVX2(p *ext25)
 //go:noescape
 func padd25AVX2(p *ext25, q *cached8)
 
+// paddXYZ25AVX2 is padd25AVX2 without T (left stale): for an addition
+// that a doubling follows, which reads X, Y, Z only.
+//
+//go:noescape
+func paddXYZ25AVX2(p *ext25, q *cached8)
+
 // toExt25AVX2 sets r to p in radix 2^25.5. Only where hasAVX2.
 //
 //go:noescape

@@ -46,10 +46,11 @@ func main() {
 	genHelpers25()
 	genDbl(false, false)
 	genDbl(true, false)
-	genPadd(false)
+	genPadd(false, true)
 	genDbl(false, true)
 	genDbl(true, true)
-	genPadd(true)
+	genPadd(true, true)
+	genPadd(true, false)
 	genConv()
 	genSqrN()
 	if err := os.WriteFile(outName, out.Bytes(), 0o644); err != nil {
@@ -695,8 +696,9 @@ func genDbl(withT, in25 bool) {
 
 // genPadd writes paddAVX2(r, p *ext8, q *cached8): paddOps's formula, in
 // radix 2^25.5. With in25 it writes padd25AVX2(p *ext25, q *cached8), the
-// same on an ext25 in place, as genDbl.
-func genPadd(in25 bool) {
+// same on an ext25 in place, as genDbl, or without T paddXYZ25AVX2 (its
+// last multiply, T = E H, left out).
+func genPadd(in25, withT bool) {
 	px, py, pz, pt := 0, 1, 2, 3
 	const (
 		ypx, ymx, z2, t2d          = 4, 5, 6, 7
@@ -706,7 +708,11 @@ func genPadd(in25 bool) {
 	if in25 {
 		px, py, pz, pt = ext+0, ext+1, ext+2, ext+3
 		rx, ry, rz, rt = ext+0, ext+1, ext+2, ext+3
-		prologue("padd25AVX2", "p *ext25, q *cached8", 21, []string{"p", "q"}, []string{"BX", "DX"})
+		name := "padd25AVX2"
+		if !withT {
+			name = "paddXYZ25AVX2"
+		}
+		prologue(name, "p *ext25, q *cached8", 21, []string{"p", "q"}, []string{"BX", "DX"})
 	} else {
 		prologue("paddAVX2", "r, p *ext8, q *cached8", 21, []string{"r", "p", "q"}, []string{"DI", "SI", "DX"})
 		splitIn(px, "SI", coordX)
@@ -731,7 +737,9 @@ func genPadd(in25 bool) {
 	call25("add25", h, b, a)
 	call25("mul25", rx, e, ff)
 	call25("mul25", ry, g, h)
-	call25("mul25", rt, e, h)
+	if withT {
+		call25("mul25", rt, e, h)
+	}
 	call25("mul25", rz, ff, g)
 	if !in25 {
 		joinOut(rx, coordX)

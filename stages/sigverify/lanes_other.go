@@ -36,6 +36,9 @@ func sqrNAVX2(z, a *fe8, n int)       { panic("sigverify: no avx2x4 path on this
 func dbl25AVX2(p *ext25)              { panic("sigverify: no avx2x4 path on this platform") }
 func dblXYZ25AVX2(p *ext25)           { panic("sigverify: no avx2x4 path on this platform") }
 func padd25AVX2(p *ext25, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }
+func paddXYZ25AVX2(p *ext25, q *cached8) {
+	panic("sigverify: no avx2x4 path on this platform")
+}
 func toExt25AVX2(r *ext25, p *ext8)   { panic("sigverify: no avx2x4 path on this platform") }
 func fromExt25AVX2(r *ext8, p *ext25) { panic("sigverify: no avx2x4 path on this platform") }
 

@@ -755,7 +755,8 @@ func TestAVX2Generated(t *testing.T) {
 // radix 2^25.5 (ext25, as ladder25 keeps q): the round trip through
 // ext25 gives back the same limbs, and doublings and additions on an
 // ext25 give the values of the portable formulas, loose, over a chain of
-// operations as the ladder does them. It checks too that its comparison
+// operations as the ladder does them (those without T checked on X, Y,
+// Z). It checks too that its comparison
 // sees a result one off. Skipped where the CPU lacks AVX2.
 func TestAVX2Ext25(t *testing.T) {
 	if !hasAVX2 {
@@ -777,7 +778,7 @@ func TestAVX2Ext25(t *testing.T) {
 		}
 		// A chain: dbl without T, dbl, padd, checked after each step.
 		want := p
-		steps := []string{"dblXYZ", "dbl", "padd", "dblXYZ", "padd"}
+		steps := []string{"dblXYZ", "dbl", "padd", "paddXYZ", "dblXYZ", "dbl", "padd"}
 		for _, op := range steps {
 			withT := true
 			switch op {
@@ -791,6 +792,10 @@ func TestAVX2Ext25(t *testing.T) {
 			case "padd":
 				padd25AVX2(e, &q)
 				portablePath.paddOps(&want, &want, &q)
+			case "paddXYZ":
+				paddXYZ25AVX2(e, &q)
+				portablePath.paddOps(&want, &want, &q)
+				withT = false
 			}
 			var got ext8
 			fromExt25AVX2(&got, e)
