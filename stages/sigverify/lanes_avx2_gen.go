@@ -329,7 +329,8 @@ func genAddSub(name string, sub bool) {
 //     2^4, into the next, limb 9's times 19 into limb 0): limbs below
 //     2^26 + 2^9, odd limbs below 2^25 + 2^4: carried.
 //   - join25 takes a mul25 or sqr25 output: limb 2i + limb 2i+1 * 2^26 is
-//     below 2^26 + (2^25 + 2^18) 2^26 < 2^52, loose.
+//     below 2^26 + (2^25 + 2^18) 2^26 < 2^52, loose; or a split25 output,
+//     whose limbs it gives back.
 //
 // Register use of the helpers: R8 and R9 point at the input slots, R10 at
 // the output slot, R11 at a scratch slot of the caller's frame (19 times
