@@ -110,6 +110,7 @@ type laneScratch struct {
 	aOK  [lanes]bool     // A decompressed
 	negA table8
 	a, q ext8
+	q25  ext25 // q on the avx2x4 path (ladder25)
 	c    cached8
 }
 
@@ -199,18 +200,22 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	q.X = fe8{}
 	q.Y, q.Z = feOne, feOne
 	q.T = fe8{}
-	for i := 63; i >= 0; i-- {
-		if i < 63 {
-			f.dbl(q, q, false)
-			f.dbl(q, q, false)
-			f.dbl(q, q, false)
-			f.dbl(q, q, true)
-		}
-		s.negA.pick(&s.c, &s.kd, i)
-		f.padd(q, q, &s.c)
-		if i%2 == 0 {
-			pickBase(&s.c, &s.sd, i/2)
+	if f.kind == pathAVX2 {
+		s.ladder25()
+	} else {
+		for i := 63; i >= 0; i-- {
+			if i < 63 {
+				f.dbl(q, q, false)
+				f.dbl(q, q, false)
+				f.dbl(q, q, false)
+				f.dbl(q, q, true)
+			}
+			s.negA.pick(&s.c, &s.kd, i)
 			f.padd(q, q, &s.c)
+			if i%2 == 0 {
+				pickBase(&s.c, &s.sd, i/2)
+				f.padd(q, q, &s.c)
+			}
 		}
 	}
 
@@ -231,21 +236,51 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	}
 }
 
+// ladder25 is verify's loop of doublings and additions on the avx2x4
+// path, the same steps with q kept in radix 2^25.5 (s.q25) from start to
+// end, so that each operation splits and joins only the added point. An
+// addition that a doubling follows (or the end: verify reads X, Y, Z)
+// leaves T out, as the doublings but the last of four do: 64 multiplies
+// fewer.
+func (s *laneScratch) ladder25() {
+	q := &s.q25
+	toExt25AVX2(q, &s.q)
+	for i := 63; i >= 0; i-- {
+		if i < 63 {
+			dblXYZ25AVX2(q)
+			dblXYZ25AVX2(q)
+			dblXYZ25AVX2(q)
+			dbl25AVX2(q)
+		}
+		s.negA.pick(&s.c, &s.kd, i)
+		if i%2 == 1 {
+			paddXYZ25AVX2(q, &s.c)
+			continue
+		}
+		padd25AVX2(q, &s.c)
+		pickBase(&s.c, &s.sd, i/2)
+		paddXYZ25AVX2(q, &s.c)
+	}
+	fromExt25AVX2(&s.q, q)
+}
+
 // pick sets c, lane by lane, to digit d[j][i] times the table's point:
 // the identity for 0, an entry, or an entry negated (Y+X and Y-X
-// swapped, 2dT negated) for a negative digit.
+// swapped, 2dT negated) for a negative digit. It chooses by indexing, not
+// by branches: the digits are random, so branches would be mispredicted
+// about half the time.
 func (t *table8) pick(c *cached8, d *[lanes][64]int8, i int) {
+	ents := [9]*cached8{&identity, &t.c[0], &t.c[1], &t.c[2], &t.c[3], &t.c[4], &t.c[5], &t.c[6], &t.c[7]}
+	negs := [9]*fe8{&identity.T2d, &t.negT[0], &t.negT[1], &t.negT[2], &t.negT[3], &t.negT[4], &t.negT[5], &t.negT[6], &t.negT[7]}
 	for j := 0; j < lanes; j++ {
-		v := d[j][i]
-		e := &identity
-		ypx, ymx, t2d := &e.YpX, &e.YmX, &e.T2d
-		if v > 0 {
-			e = &t.c[v-1]
-			ypx, ymx, t2d = &e.YpX, &e.YmX, &e.T2d
-		} else if v < 0 {
-			e = &t.c[-v-1]
-			ypx, ymx, t2d = &e.YmX, &e.YpX, &t.negT[-v-1]
-		}
+		v := int(d[j][i])
+		m := v >> 63 // -1 for a negative digit, else 0
+		a := (v ^ m) - m
+		sg := m & 1
+		e := ents[a]
+		yx := [2]*fe8{&e.YpX, &e.YmX}
+		ypx, ymx := yx[sg], yx[sg^1]
+		t2d := [2]*fe8{&e.T2d, negs[a]}[sg]
 		for l := 0; l < 5; l++ {
 			c.YpX[l][j] = ypx[l][j]
 			c.YmX[l][j] = ymx[l][j]
@@ -255,27 +290,33 @@ func (t *table8) pick(c *cached8, d *[lanes][64]int8, i int) {
 	}
 }
 
+// baseIdentity is the neutral point as a baseEntry: (1, 1, 2, 0), and 0
+// negated.
+var baseIdentity = baseEntry{ypx: [5]uint64{1}, ymx: [5]uint64{1}, z2: [5]uint64{2}}
+
+// baseSel is the entry of each absolute digit 0..128: baseIdentity, then
+// baseTable's.
+var baseSel = func() (s [129]*baseEntry) {
+	s[0] = &baseIdentity
+	for k := 1; k < len(s); k++ {
+		s[k] = &baseTable[k-1]
+	}
+	return s
+}()
+
 // pickBase sets c, lane by lane, to digit d[j][i] times B: the identity
-// for 0, an entry of baseTable, or an entry negated for a negative digit.
+// for 0, an entry of baseTable, or an entry negated for a negative digit;
+// by indexing, as pick.
 func pickBase(c *cached8, d *[lanes][32]int8, i int) {
 	for j := 0; j < lanes; j++ {
 		v := int(d[j][i])
-		if v == 0 {
-			for l := 0; l < 5; l++ {
-				c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j] = 0, 0, 0, 0
-			}
-			c.YpX[0][j], c.YmX[0][j], c.Z2[0][j] = 1, 1, 2
-			continue
-		}
-		neg := v < 0
-		if neg {
-			v = -v
-		}
-		e := &baseTable[v-1]
-		ypx, ymx, t2d := &e.ypx, &e.ymx, &e.t2d
-		if neg {
-			ypx, ymx, t2d = &e.ymx, &e.ypx, &e.negT2d
-		}
+		m := v >> 63 // -1 for a negative digit, else 0
+		a := (v ^ m) - m
+		sg := m & 1
+		e := baseSel[a]
+		yx := [2]*[5]uint64{&e.ypx, &e.ymx}
+		ypx, ymx := yx[sg], yx[sg^1]
+		t2d := [2]*[5]uint64{&e.t2d, &e.negT2d}[sg]
 		for l := 0; l < 5; l++ {
 			c.YpX[l][j] = ypx[l]
 			c.YmX[l][j] = ymx[l]

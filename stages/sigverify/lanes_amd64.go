@@ -19,9 +19,10 @@ var hasAVX2 = cpu.X86.HasAVX2
 var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
-// limb of an fe8. A pass takes about 6.2 voi signatures' time, so 7 or
+// limb of an fe8. A pass takes about 4-4.5 voi signatures' time
+// (BENCHMARKS.md: 1.8-2.0x voi for 64 signatures, 8 passes), so 5 or
 // more go in the lanes.
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 7}
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 5}
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {
@@ -106,3 +107,61 @@ func addAVX2(z, a, b *fe8)
 //
 //go:noescape
 func subAVX2(z, a, b *fe8)
+
+// dblAVX2 sets r = 2p as avx2Path's dblOps(r, p, true), the same value
+// (not the same limbs: it works in radix 2^25.5 throughout), in one call;
+// r may alias p. Only where hasAVX2.
+//
+//go:noescape
+func dblAVX2(r, p *ext8)
+
+// dblXYZAVX2 is dblAVX2 without T: as dblOps(r, p, false); r.T is left
+// as it was.
+//
+//go:noescape
+func dblXYZAVX2(r, p *ext8)
+
+// paddAVX2 sets r = p + q as avx2Path's paddOps, the same value, in one
+// call; r may alias p. Only where hasAVX2.
+//
+//go:noescape
+func paddAVX2(r, p *ext8, q *cached8)
+
+// sqrNAVX2 sets z = a^(2^n), n >= 1, the same value as n calls of
+// sqrAVX2, staying in radix 2^25.5 between the squares; z may alias a.
+// Only where hasAVX2.
+//
+//go:noescape
+func sqrNAVX2(z, a *fe8, n int)
+
+// dbl25AVX2 sets p = 2p, as dblAVX2 on the ext8 p stands for. Only
+// where hasAVX2.
+//
+//go:noescape
+func dbl25AVX2(p *ext25)
+
+// dblXYZ25AVX2 is dbl25AVX2 without T (left stale), as dblXYZAVX2.
+//
+//go:noescape
+func dblXYZ25AVX2(p *ext25)
+
+// padd25AVX2 sets p = p + q, as paddAVX2. Only where hasAVX2.
+//
+//go:noescape
+func padd25AVX2(p *ext25, q *cached8)
+
+// paddXYZ25AVX2 is padd25AVX2 without T (left stale): for an addition
+// that a doubling follows, which reads X, Y, Z only.
+//
+//go:noescape
+func paddXYZ25AVX2(p *ext25, q *cached8)
+
+// toExt25AVX2 sets r to p in radix 2^25.5. Only where hasAVX2.
+//
+//go:noescape
+func toExt25AVX2(r *ext25, p *ext8)
+
+// fromExt25AVX2 sets r to p in radix 2^51, loose. Only where hasAVX2.
+//
+//go:noescape
+func fromExt25AVX2(r *ext8, p *ext25)

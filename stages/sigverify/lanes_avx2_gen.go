@@ -27,6 +27,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 )
 
 var out bytes.Buffer
@@ -42,11 +43,31 @@ func main() {
 	genMul(true)
 	genAddSub("addAVX2", false)
 	genAddSub("subAVX2", true)
-	if err := os.WriteFile("lanes_avx2_amd64.s", out.Bytes(), 0o644); err != nil {
+	genHelpers25()
+	genDbl(false, false)
+	genDbl(true, false)
+	genPadd(false, true)
+	genDbl(false, true)
+	genDbl(true, true)
+	genPadd(true, true)
+	genPadd(true, false)
+	genConv()
+	genSqrN()
+	if err := os.WriteFile(outName, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
+
+// The output goes to lanes_avx2_amd64.s, or to the file named by the
+// first argument (TestAVX2Generated compares the two).
+func init() {
+	if len(os.Args) > 1 {
+		outName = os.Args[1]
+	}
+}
+
+var outName = "lanes_avx2_amd64.s"
 
 // ones sets r to all ones, shifted right by s: 2^(64-s) - 1 per lane.
 func ones(r string, s int) {
@@ -272,4 +293,488 @@ func genAddSub(name string, sub bool) {
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")
+}
+
+// The one-call operations (dblAVX2, dblXYZAVX2, paddAVX2, sqrNAVX2) keep
+// their intermediate values in radix 2^25.5 in the frame: each input is
+// split once, each output joined once, and the field operations between
+// are calls to file-local helpers that work on one half (4 lanes) of an
+// element in that radix. A slot is 10 limbs of 4 lanes, 320 bytes, limb
+// k at 32 k; limb k weighs 2^ceil(25.5 k), 26 bits for even k and 25 for
+// odd k. The helpers are called, not inlined, so that the code of a
+// doubling or an addition is small enough to stay in the instruction
+// cache (inlined, a doubling was about 30 KB, and slower).
+//
+// Bounds. The helpers' outputs are of two kinds. A carried slot has
+// every limb below 2^26 + 2^9 and its odd limbs below 2^26; a sum
+// (add25's output) has every limb below 2^27 + 2^10.
+//
+//   - split25: limb i of a loose radix-2^51 limb (below 2^52) gives limbs
+//     2i (its low 26 bits) and 2i+1 (the rest): both below 2^26, carried.
+//   - mul25, sqr25 take carried slots or sums (limbs below 2^27.5), so 2a
+//     (odd times odd weighs 2^1 more than its column) is below 2^28.5 and
+//     19b below 2^32: VPMULUDQ's 32-bit operands. A term is at most 2 *
+//     19 * 2^55, a column of 10 terms below 380 * 2^55 < 2^64. The carries
+//     (see carry25; limb 9's carry, below 2^39, goes times 19 into limb 0
+//     by shifts since it exceeds 32 bits) leave limb 1 below 2^25 + 2^18,
+//     limb 5 below 2^25 + 2^13 and every other limb below its 2^26 or
+//     2^25: carried.
+//   - add25: a + b, limbwise, no carry: two carried slots give a sum.
+//     Where both are mul25 or sqr25 outputs, its odd limbs are below
+//     2^26 + 2^19.
+//   - sub25: a + 4p - b, a carried or a sum, b carried or a sum of two
+//     mul25 or sqr25 outputs: 4p's limbs (2^28 - 76, then 2^27 - 4 for odd
+//     limbs and 2^28 - 4 for even) exceed b's, so no limb goes negative;
+//     below 2^29. Then one parallel carry pass (each limb's carry, below
+//     2^4, into the next, limb 9's times 19 into limb 0): limbs below
+//     2^26 + 2^9, odd limbs below 2^25 + 2^4: carried.
+//   - join25 takes a mul25 or sqr25 output: limb 2i + limb 2i+1 * 2^26 is
+//     below 2^26 + (2^25 + 2^18) 2^26 < 2^52, loose; or a split25 output,
+//     whose limbs it gives back.
+//
+// Register use of the helpers: R8 and R9 point at the input slots, R10 at
+// the output slot, R11 at a scratch slot of the caller's frame (19 times
+// an operand's limbs); split25 reads the half of an fe8 at R12, join25
+// writes the half of an fe8 at R12. They clobber AX and Y0-Y15 and leave
+// the other general registers alone.
+const slot = 320
+
+// genHelpers25 writes the helpers.
+func genHelpers25() {
+	out.WriteString("// split25<>: the slot at R10 = the half of an fe8 at R12.\n")
+	out.WriteString("TEXT ·split25<>(SB), NOSPLIT, $0\n")
+	ones("Y13", 38)
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU %d(R12), Y0", 64*i)
+		p("VPAND Y13, Y0, Y1")
+		p("VPSRLQ $26, Y0, Y2")
+		p("VMOVDQU Y1, %d(R10)", 32*(2*i))
+		p("VMOVDQU Y2, %d(R10)", 32*(2*i+1))
+	}
+	p("RET")
+	out.WriteString("\n")
+
+	out.WriteString("// join25<>: the half of an fe8 at R12 = the slot at R8.\n")
+	out.WriteString("TEXT ·join25<>(SB), NOSPLIT, $0\n")
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU %d(R8), Y0", 32*(2*i))
+		p("VMOVDQU %d(R8), Y1", 32*(2*i+1))
+		p("VPSLLQ $26, Y1, Y1")
+		p("VPADDQ Y1, Y0, Y0")
+		p("VMOVDQU Y0, %d(R12)", 64*i)
+	}
+	p("RET")
+	out.WriteString("\n")
+
+	out.WriteString("// mul25<>: R10 = R8 * R9, slots; R10 may alias R8 or R9.\n")
+	out.WriteString("TEXT ·mul25<>(SB), NOSPLIT, $0\n")
+	times19("R9", 1)
+	for i := 0; i < 10; i++ {
+		p("VMOVDQU %d(R8), Y10", 32*i)
+		if i%2 == 1 {
+			p("VPADDQ Y10, Y10, Y11")
+		}
+		for j := 0; j < 10; j++ {
+			k := (i + j) % 10
+			a := "Y10"
+			if i%2 == 1 && j%2 == 1 {
+				a = "Y11"
+			}
+			b := fmt.Sprintf("%d(R9)", 32*j)
+			if i+j >= 10 {
+				b = fmt.Sprintf("%d(R11)", 32*j)
+			}
+			if i == 0 {
+				p("VPMULUDQ %s, %s, %s", b, a, y(k))
+				continue
+			}
+			p("VPMULUDQ %s, %s, Y12", b, a)
+			p("VPADDQ Y12, %s, %s", y(k), y(k))
+		}
+	}
+	carry25()
+	p("RET")
+	out.WriteString("\n")
+
+	out.WriteString("// sqr25<>: R10 = R8 * R8, slots; R10 may alias R8.\n")
+	out.WriteString("TEXT ·sqr25<>(SB), NOSPLIT, $0\n")
+	times19("R8", 5)
+	for k := 0; k < 10; k++ {
+		p("VPXOR %s, %s, %s", y(k), y(k), y(k))
+	}
+	// Each cross product a_i a_j, i < j, once with a_i doubled (Y11), or
+	// quadrupled (Y12) when both are odd; the squares with a_i, or a_i
+	// doubled when i is odd.
+	for i := 0; i < 10; i++ {
+		p("VMOVDQU %d(R8), Y10", 32*i)
+		p("VPADDQ Y10, Y10, Y11")
+		if i%2 == 1 {
+			p("VPADDQ Y11, Y11, Y12")
+		}
+		for j := i; j < 10; j++ {
+			a := "Y11"
+			switch {
+			case i == j && i%2 == 0:
+				a = "Y10"
+			case i == j:
+				a = "Y11"
+			case i%2 == 1 && j%2 == 1:
+				a = "Y12"
+			}
+			b := fmt.Sprintf("%d(R8)", 32*j)
+			if i+j >= 10 {
+				b = fmt.Sprintf("%d(R11)", 32*j)
+			}
+			k := (i + j) % 10
+			p("VPMULUDQ %s, %s, Y13", b, a)
+			p("VPADDQ Y13, %s, %s", y(k), y(k))
+		}
+	}
+	carry25()
+	p("RET")
+	out.WriteString("\n")
+
+	out.WriteString("// add25<>: R10 = R8 + R9, slots, without a carry.\n")
+	out.WriteString("TEXT ·add25<>(SB), NOSPLIT, $0\n")
+	for k := 0; k < 10; k++ {
+		p("VMOVDQU %d(R8), Y0", 32*k)
+		p("VPADDQ %d(R9), Y0, Y0", 32*k)
+		p("VMOVDQU Y0, %d(R10)", 32*k)
+	}
+	p("RET")
+	out.WriteString("\n")
+	genSub25()
+}
+
+// times19 writes 19 times limbs from..9 of the slot at reg into the
+// scratch slot at R11 (limbs below 2^27: the products fit 32 bits).
+func times19(reg string, from int) {
+	p("MOVQ $19, AX")
+	p("MOVQ AX, X14")
+	p("VPBROADCASTQ X14, Y14")
+	for j := from; j < 10; j++ {
+		p("VPMULUDQ %d(%s), Y14, Y0", 32*j, reg)
+		p("VMOVDQU Y0, %d(R11)", 32*j)
+	}
+}
+
+// carry25 carries the columns Y0..Y9 (below 2^63) into 26- and 25-bit
+// limbs and stores them in the slot at R10: two chains side by side, 0
+// to 4 and 4 to 9 then 0 (ref10's order), so that the serial part is 7
+// steps rather than 11. Limb 4's second carry is below 2^12 and limb 0's
+// second below 2^17: limb 5 ends below 2^25 + 2^12, limb 1 below 2^25 +
+// 2^17, the others below their 2^26 or 2^25.
+func carry25() {
+	ones("Y13", 38) // 2^26 - 1
+	ones("Y15", 39) // 2^25 - 1
+	step := func(k int, c string) {
+		w, m := 26, "Y13"
+		if k%2 == 1 {
+			w, m = 25, "Y15"
+		}
+		p("VPSRLQ $%d, %s, %s", w, y(k), c)
+		p("VPAND %s, %s, %s", m, y(k), y(k))
+		if k < 9 {
+			p("VPADDQ %s, %s, %s", c, y(k+1), y(k+1))
+			return
+		}
+		p("VPSLLQ $4, %s, Y12", c)
+		p("VPADDQ Y12, Y0, Y0")
+		p("VPSLLQ $1, %s, Y12", c)
+		p("VPADDQ Y12, Y0, Y0")
+		p("VPADDQ %s, Y0, Y0", c)
+	}
+	for _, k := range [][2]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}, {4, 8}} {
+		step(k[0], "Y10")
+		step(k[1], "Y11")
+	}
+	step(9, "Y11")
+	step(0, "Y10")
+	for k := 0; k < 10; k++ {
+		p("VMOVDQU %s, %d(R10)", y(k), 32*k)
+	}
+}
+
+// genSub25 writes sub25 (R10 = R8 + 4p - R9) and its parallel carry
+// pass; R10 may alias R8 or R9.
+func genSub25() {
+	out.WriteString("// sub25<>: R10 = R8 - R9, slots.\n")
+	out.WriteString("TEXT ·sub25<>(SB), NOSPLIT, $0\n")
+	// 4p: 2^28 - 4 for even limbs, 2^27 - 4 for odd, 2^28 - 76 for limb 0.
+	ones("Y10", 38)
+	p("VPSLLQ $2, Y10, Y10")
+	ones("Y11", 39)
+	p("VPSLLQ $2, Y11, Y11")
+	p("MOVQ $72, AX")
+	p("MOVQ AX, X12")
+	p("VPBROADCASTQ X12, Y12")
+	p("VPSUBQ Y12, Y10, Y12")
+	for k := 0; k < 10; k++ {
+		p("VMOVDQU %d(R8), %s", 32*k, y(k))
+		c := "Y10"
+		switch {
+		case k == 0:
+			c = "Y12"
+		case k%2 == 1:
+			c = "Y11"
+		}
+		p("VPADDQ %s, %s, %s", c, y(k), y(k))
+		p("VPSUBQ %d(R9), %s, %s", 32*k, y(k), y(k))
+	}
+	// The parallel carry pass, limb 9 first so that each limb is masked
+	// before the carry from below is added: Y12 keeps limb 9's carry.
+	ones("Y10", 38) // 2^26 - 1
+	ones("Y11", 39) // 2^25 - 1
+	for k := 9; k >= 0; k-- {
+		w, m, c := 26, "Y10", "Y13"
+		if k%2 == 1 {
+			w, m = 25, "Y11"
+		}
+		if k == 9 {
+			c = "Y12"
+		}
+		p("VPSRLQ $%d, %s, %s", w, y(k), c)
+		p("VPAND %s, %s, %s", m, y(k), y(k))
+		if k < 9 {
+			p("VPADDQ Y13, %s, %s", y(k+1), y(k+1))
+		}
+	}
+	p("VPSLLQ $4, Y12, Y13")
+	p("VPADDQ Y13, Y0, Y0")
+	p("VPSLLQ $1, Y12, Y13")
+	p("VPADDQ Y13, Y0, Y0")
+	p("VPADDQ Y12, Y0, Y0")
+	for k := 0; k < 10; k++ {
+		p("VMOVDQU %s, %d(R10)", y(k), 32*k)
+	}
+	p("RET")
+	out.WriteString("\n")
+}
+
+// A one-call operation's frame: the two halves of slot s at (2 s + h)
+// 320 for half h, then the scratch slot. An ext25 has the same layout:
+// coordinate c, half h at (2 c + h) 320. Each field operation is done on
+// half 0, then on half 1: the two calls are independent, so the CPU
+// overlaps them (done one half after the other, a chain of squares waits
+// on each square's carry chain). The caller keeps DI (output), SI and DX
+// (inputs), BX (an ext25), CX and R11 (the scratch slot) across the
+// helper calls.
+
+// at returns the frame offset of half h of slot s.
+func at(s, h int) int { return slot * (2*s + h) }
+
+// ext is the first of the four slots numbers that stand for the
+// coordinates X, Y, Z, T of an ext25, at BX, rather than frame slots.
+const ext = 100
+
+// addr returns the address of half h of slot s: in the frame at R13, or
+// for s >= ext coordinate s - ext of the ext25 at BX.
+func addr(s, h int) string {
+	if s >= ext {
+		return fmt.Sprintf("%d(BX)", at(s-ext, h))
+	}
+	return fmt.Sprintf("%d(R13)", at(s, h))
+}
+
+// call25 writes calls of helper with R8, R9, R10 at the slots a, b, dst
+// (b < 0: none), for each half.
+func call25(helper string, dst, a, b int) {
+	for h := 0; h < 2; h++ {
+		p("LEAQ %s, R8", addr(a, h))
+		if b >= 0 {
+			p("LEAQ %s, R9", addr(b, h))
+		}
+		p("LEAQ %s, R10", addr(dst, h))
+		p("CALL ·%s<>(SB)", helper)
+	}
+}
+
+// splitIn writes the split of the fe8 at off(reg) into slot s.
+func splitIn(s int, reg string, off int) {
+	for h := 0; h < 2; h++ {
+		p("LEAQ %d(%s), R12", off+32*h, reg)
+		p("LEAQ %s, R10", addr(s, h))
+		p("CALL ·split25<>(SB)")
+	}
+}
+
+// joinOut writes the join of slot s into the fe8 at off(DI).
+func joinOut(s int, off int) {
+	for h := 0; h < 2; h++ {
+		p("LEAQ %s, R8", addr(s, h))
+		p("LEAQ %d(DI), R12", off+32*h)
+		p("CALL ·join25<>(SB)")
+	}
+}
+
+// prologue loads the arguments (names, 8 bytes each, into regs; one
+// into BX is an ext25, rounded up to 32 bytes) and points R11 at the
+// scratch slot after frame slots 0..n-1.
+func prologue(name, args string, n int, names, regs []string) {
+	fmt.Fprintf(&out, "// func %s(%s)\n", name, args)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-%d\n", name, at(n, 1)+32, 8*len(names))
+	for i, r := range regs {
+		p("MOVQ %s+%d(FP), %s", names[i], 8*i, r)
+		if r == "BX" {
+			p("ADDQ $31, BX")
+			p("ANDQ $~31, BX")
+		}
+	}
+	// R13: the frame rounded up to 32 bytes, so that no slot's limb
+	// straddles a cache line.
+	p("LEAQ 31(SP), R13")
+	p("ANDQ $~31, R13")
+	p("LEAQ %d(R13), R11", at(n, 0))
+}
+
+func epilogue() {
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// Offsets of an ext8's and a cached8's coordinates.
+const (
+	fe8Size = 320
+	coordX  = 0 * fe8Size // X, or Y+X
+	coordY  = 1 * fe8Size // Y, or Y-X
+	coordZ  = 2 * fe8Size // Z, or 2Z
+	coordT  = 3 * fe8Size // T, or 2dT
+)
+
+// genDbl writes dblAVX2(r, p *ext8) or, without T, dblXYZAVX2: dblOps's
+// formula, in radix 2^25.5. With in25 it writes dbl25AVX2(p *ext25) or
+// dblXYZ25AVX2, the same on an ext25 in place: the inputs are its slots,
+// no split, and the last multiplies write its slots, no join (each after
+// the last read of the coordinate it replaces).
+func genDbl(withT, in25 bool) {
+	name := "dblXYZAVX2"
+	if withT {
+		name = "dblAVX2"
+	}
+	x, yy0, z := 0, 1, 2
+	const xx, yy, zz2, s, h, g, e, ff = 3, 4, 5, 6, 7, 8, 9, 10
+	rx, ry, rz, rt := 11, 12, 13, 14
+	if in25 {
+		name = strings.TrimSuffix(name, "AVX2") + "25AVX2"
+		x, yy0, z = ext+0, ext+1, ext+2
+		rx, ry, rz, rt = ext+0, ext+1, ext+2, ext+3
+		prologue(name, "p *ext25", 15, []string{"p"}, []string{"BX"})
+	} else {
+		prologue(name, "r, p *ext8", 15, []string{"r", "p"}, []string{"DI", "SI"})
+		splitIn(x, "SI", coordX)
+		splitIn(yy0, "SI", coordY)
+		splitIn(z, "SI", coordZ)
+	}
+	call25("sqr25", xx, x, -1)
+	call25("sqr25", yy, yy0, -1)
+	call25("sqr25", zz2, z, -1)
+	// Sums (add25, no carry) go only into mul25, sqr25 or sub25's first
+	// operand, except h, a sum of two squares, fit for sub25's second.
+	call25("add25", zz2, zz2, zz2)
+	call25("add25", s, x, yy0)
+	call25("sqr25", s, s, -1)
+	call25("add25", h, yy, xx)  // YY + XX
+	call25("sub25", g, yy, xx)  // YY - XX
+	call25("sub25", e, s, h)    // 2XY
+	call25("sub25", ff, zz2, g) // 2Z^2 - (YY - XX)
+	call25("mul25", rx, e, ff)
+	call25("mul25", ry, h, g)
+	call25("mul25", rz, g, ff)
+	if withT {
+		call25("mul25", rt, e, h)
+	}
+	if !in25 {
+		joinOut(rx, coordX)
+		joinOut(ry, coordY)
+		joinOut(rz, coordZ)
+		if withT {
+			joinOut(rt, coordT)
+		}
+	}
+	epilogue()
+}
+
+// genPadd writes paddAVX2(r, p *ext8, q *cached8): paddOps's formula, in
+// radix 2^25.5. With in25 it writes padd25AVX2(p *ext25, q *cached8), the
+// same on an ext25 in place, as genDbl, or without T paddXYZ25AVX2 (its
+// last multiply, T = E H, left out).
+func genPadd(in25, withT bool) {
+	px, py, pz, pt := 0, 1, 2, 3
+	const (
+		ypx, ymx, z2, t2d          = 4, 5, 6, 7
+		t, a, b, c, d, e, ff, g, h = 8, 9, 10, 11, 12, 13, 14, 15, 16
+	)
+	rx, ry, rz, rt := 17, 18, 19, 20
+	if in25 {
+		px, py, pz, pt = ext+0, ext+1, ext+2, ext+3
+		rx, ry, rz, rt = ext+0, ext+1, ext+2, ext+3
+		name := "padd25AVX2"
+		if !withT {
+			name = "paddXYZ25AVX2"
+		}
+		prologue(name, "p *ext25, q *cached8", 21, []string{"p", "q"}, []string{"BX", "DX"})
+	} else {
+		prologue("paddAVX2", "r, p *ext8, q *cached8", 21, []string{"r", "p", "q"}, []string{"DI", "SI", "DX"})
+		splitIn(px, "SI", coordX)
+		splitIn(py, "SI", coordY)
+		splitIn(pz, "SI", coordZ)
+		splitIn(pt, "SI", coordT)
+	}
+	splitIn(ypx, "DX", coordX)
+	splitIn(ymx, "DX", coordY)
+	splitIn(z2, "DX", coordZ)
+	splitIn(t2d, "DX", coordT)
+	// Sums (add25, no carry) go only into mul25.
+	call25("sub25", t, py, px)
+	call25("mul25", a, t, ymx)
+	call25("add25", t, py, px)
+	call25("mul25", b, t, ypx)
+	call25("mul25", c, pt, t2d)
+	call25("mul25", d, pz, z2)
+	call25("sub25", e, b, a)
+	call25("sub25", ff, d, c)
+	call25("add25", g, d, c)
+	call25("add25", h, b, a)
+	call25("mul25", rx, e, ff)
+	call25("mul25", ry, g, h)
+	if withT {
+		call25("mul25", rt, e, h)
+	}
+	call25("mul25", rz, ff, g)
+	if !in25 {
+		joinOut(rx, coordX)
+		joinOut(ry, coordY)
+		joinOut(rz, coordZ)
+		joinOut(rt, coordT)
+	}
+	epilogue()
+}
+
+// genConv writes toExt25AVX2(r *ext25, p *ext8) (four splits) and
+// fromExt25AVX2(r *ext8, p *ext25) (four joins).
+func genConv() {
+	prologue("toExt25AVX2", "r *ext25, p *ext8", 0, []string{"r", "p"}, []string{"BX", "SI"})
+	for c := 0; c < 4; c++ {
+		splitIn(ext+c, "SI", c*fe8Size)
+	}
+	epilogue()
+	prologue("fromExt25AVX2", "r *ext8, p *ext25", 0, []string{"r", "p"}, []string{"DI", "BX"})
+	for c := 0; c < 4; c++ {
+		joinOut(ext+c, c*fe8Size)
+	}
+	epilogue()
+}
+
+// genSqrN writes sqrNAVX2(z, a *fe8, n int): a split once, squared n
+// times in radix 2^25.5 (n >= 1), joined once.
+func genSqrN() {
+	prologue("sqrNAVX2", "z, a *fe8, n int", 1, []string{"z", "a", "n"}, []string{"DI", "SI", "CX"})
+	splitIn(0, "SI", 0)
+	out.WriteString("sqr:\n")
+	call25("sqr25", 0, 0, -1)
+	p("DECQ CX")
+	p("JNZ sqr")
+	joinOut(0, 0)
+	epilogue()
 }

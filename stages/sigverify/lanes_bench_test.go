@@ -30,6 +30,16 @@ func BenchmarkLaneOps(b *testing.B) {
 			}
 		})
 	}
+	// A chain of 100 squares in one call (the avx2x4 path stays in radix
+	// 2^25.5 between them): per op, 100 squares.
+	for _, p := range lanePaths() {
+		b.Run("op=sqrN100/path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.sqrN(&x, &x, 100)
+			}
+		})
+	}
 	// The point operations, and for comparison the same formulas by one
 	// call per field operation (what every path but ifma8 does).
 	e := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}

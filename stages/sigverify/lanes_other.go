@@ -25,10 +25,22 @@ func paddIFMA(r, p *ext8, q *cached8) { panic("sigverify: no ifma8 path on this 
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath
 
-func mulAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
-func addAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
-func subAVX2(z, a, b *fe8) { panic("sigverify: no avx2x4 path on this platform") }
-func sqrAVX2(z, a *fe8)    { panic("sigverify: no avx2x4 path on this platform") }
+func mulAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
+func addAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
+func subAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
+func sqrAVX2(z, a *fe8)               { panic("sigverify: no avx2x4 path on this platform") }
+func dblAVX2(r, p *ext8)              { panic("sigverify: no avx2x4 path on this platform") }
+func dblXYZAVX2(r, p *ext8)           { panic("sigverify: no avx2x4 path on this platform") }
+func paddAVX2(r, p *ext8, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }
+func sqrNAVX2(z, a *fe8, n int)       { panic("sigverify: no avx2x4 path on this platform") }
+func dbl25AVX2(p *ext25)              { panic("sigverify: no avx2x4 path on this platform") }
+func dblXYZ25AVX2(p *ext25)           { panic("sigverify: no avx2x4 path on this platform") }
+func padd25AVX2(p *ext25, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }
+func paddXYZ25AVX2(p *ext25, q *cached8) {
+	panic("sigverify: no avx2x4 path on this platform")
+}
+func toExt25AVX2(r *ext25, p *ext8)   { panic("sigverify: no avx2x4 path on this platform") }
+func fromExt25AVX2(r *ext8, p *ext25) { panic("sigverify: no avx2x4 path on this platform") }
 
 // avx2Path is nil: there is no avx2x4 path here.
 var avx2Path *lanePath

@@ -86,6 +86,14 @@ func (f *lanePath) sqr(z, a *fe8) {
 // y = Y/Z, xy = T/Z, on -x^2 + y^2 = 1 + d x^2 y^2.
 type ext8 struct{ X, Y, Z, T fe8 }
 
+// ext25 is an ext8 as the avx2x4 assembly keeps it between operations:
+// each coordinate in radix 2^25.5 (10 limbs of 26 and 25 bits), as two
+// halves of 4 lanes, limb-major, at the first 32-byte boundary inside
+// (the assembly rounds the address up; hence the 32 bytes more). Only
+// that assembly reads or writes it; toExt25AVX2 and fromExt25AVX2
+// convert.
+type ext25 [4*2*10*4 + 4]uint64
+
 // cached8 is eight points in the form additions take: (Y+X, Y-X, 2Z, 2dT).
 type cached8 struct{ YpX, YmX, Z2, T2d fe8 }
 
@@ -177,13 +185,17 @@ func (f *lanePath) toCached(c *cached8, p *ext8) {
 }
 
 // padd sets r = p + q (extended + cached, 8M); r may alias p. The ifma8
-// path does it in one assembly call, the same operations as paddOps.
+// and avx2x4 paths do it in one assembly call, the same operations as
+// paddOps.
 func (f *lanePath) padd(r, p *ext8, q *cached8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		paddIFMA(r, p, q)
-		return
+	case pathAVX2:
+		paddAVX2(r, p, q)
+	default:
+		f.paddOps(r, p, q)
 	}
-	f.paddOps(r, p, q)
 }
 
 // paddOps is padd by calls to the path's field operations.
@@ -208,18 +220,21 @@ func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 
 // dbl sets r = 2p (4S + 3M, and a fourth M for T if withT); r may alias
 // p. The formula reads X, Y, Z only, so T may be left stale when the next
-// operation is another doubling. The ifma8 path does it in one assembly
-// call, the same operations as dblOps.
+// operation is another doubling. The ifma8 and avx2x4 paths do it in one
+// assembly call, the same operations as dblOps.
 func (f *lanePath) dbl(r, p *ext8, withT bool) {
-	if f.kind == pathIFMA {
-		if withT {
-			dblIFMA(r, p)
-		} else {
-			dblXYZIFMA(r, p)
-		}
-		return
+	switch {
+	case f.kind == pathIFMA && withT:
+		dblIFMA(r, p)
+	case f.kind == pathIFMA:
+		dblXYZIFMA(r, p)
+	case f.kind == pathAVX2 && withT:
+		dblAVX2(r, p)
+	case f.kind == pathAVX2:
+		dblXYZAVX2(r, p)
+	default:
+		f.dblOps(r, p, withT)
 	}
-	f.dblOps(r, p, withT)
 }
 
 // dblOps is dbl by calls to the path's field operations.
@@ -244,8 +259,13 @@ func (f *lanePath) dblOps(r, p *ext8, withT bool) {
 	}
 }
 
-// sqrN sets z = a^(2^n), n >= 1.
+// sqrN sets z = a^(2^n), n >= 1. The avx2x4 path does it in one
+// assembly call.
 func (f *lanePath) sqrN(z, a *fe8, n int) {
+	if f.kind == pathAVX2 && n >= 1 { // the assembly's loop needs n >= 1
+		sqrNAVX2(z, a, n)
+		return
+	}
 	f.sqr(z, a)
 	for i := 1; i < n; i++ {
 		f.sqr(z, z)

@@ -1,10 +1,14 @@
 package sigverify
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha512"
 	"math/big"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -597,5 +601,291 @@ func TestLanePaths(t *testing.T) {
 	}
 	if !hasIFMA && hasAVX2 && bestPath.name != "avx2x4" {
 		t.Errorf("CPU has AVX2 but the default path is %s", bestPath.name)
+	}
+}
+
+// diffLane returns the first lane in which a and b are different field
+// elements, or -1.
+func diffLane(a, b *fe8) int {
+	for j := 0; j < lanes; j++ {
+		if !eqLane(a, b, j) {
+			return j
+		}
+	}
+	return -1
+}
+
+// diffPoint returns the first coordinate (0..3, X Y Z T) and lane in
+// which p and q differ as field elements (T only if withT), or -1, -1.
+func diffPoint(p, q *ext8, withT bool) (int, int) {
+	ps := []*fe8{&p.X, &p.Y, &p.Z, &p.T}
+	qs := []*fe8{&q.X, &q.Y, &q.Z, &q.T}
+	if !withT {
+		ps, qs = ps[:3], qs[:3]
+	}
+	for c := range ps {
+		if j := diffLane(ps[c], qs[c]); j >= 0 {
+			return c, j
+		}
+	}
+	return -1, -1
+}
+
+// TestAVX2Point checks the avx2x4 path's one-call doubling, addition and
+// repeated squaring (radix 2^25.5 between input and output) against the
+// portable formulas: the same value in every lane, loose, in place and
+// not, on random loose coordinates and at the limb bounds. It checks
+// too that its comparison sees a result one off in one lane. Skipped
+// where the CPU lacks AVX2.
+func TestAVX2Point(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(18, 19))
+	edges := []uint64{0, 1, 19, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
+	fe := func(n int) fe8 {
+		f := randFe(rng)
+		if n%3 == 0 {
+			for i := range f {
+				for j := range f[i] {
+					f[i][j] = edges[rng.IntN(len(edges))]
+				}
+			}
+		}
+		return f
+	}
+	loose := func(op string, p *ext8) {
+		t.Helper()
+		for _, f := range []*fe8{&p.X, &p.Y, &p.Z, &p.T} {
+			checkLoose(t, op, f)
+		}
+	}
+	for n := 0; n < 600; n++ {
+		p := ext8{fe(n), fe(n), fe(n), fe(n)}
+		q := cached8{fe(n), fe(n), fe(n), fe(n)}
+		for _, withT := range []bool{false, true} {
+			var got, want ext8
+			avx2Path.dbl(&got, &p, withT)
+			portablePath.dblOps(&want, &p, withT)
+			loose("dbl", &got)
+			if c, j := diffPoint(&got, &want, withT); c >= 0 {
+				t.Fatalf("dbl(withT %v) coordinate %d lane %d: one call %x, portable %x", withT, c, j, got, want)
+			}
+			in := p
+			avx2Path.dbl(&in, &in, withT)
+			if !withT {
+				in.T = got.T
+			}
+			if in != got {
+				t.Fatalf("dbl(withT %v) in place: %x, want %x", withT, in, got)
+			}
+			// The comparison sees a wrong result.
+			bad := got
+			bad.Z[0][n%lanes]++
+			if c, j := diffPoint(&bad, &want, withT); c != 2 || j != n%lanes {
+				t.Fatalf("a wrong Z in lane %d went unseen (%d, %d)", n%lanes, c, j)
+			}
+		}
+		var got, want ext8
+		avx2Path.padd(&got, &p, &q)
+		portablePath.paddOps(&want, &p, &q)
+		loose("padd", &got)
+		if c, j := diffPoint(&got, &want, true); c >= 0 {
+			t.Fatalf("padd coordinate %d lane %d: one call %x, portable %x", c, j, got, want)
+		}
+		in := p
+		avx2Path.padd(&in, &in, &q)
+		if in != got {
+			t.Fatalf("padd in place: %x, want %x", in, got)
+		}
+		bad := got
+		bad.T[3][n%lanes] ^= 1 << 40
+		if c, j := diffPoint(&bad, &want, true); c != 3 || j != n%lanes {
+			t.Fatalf("a wrong T in lane %d went unseen (%d, %d)", n%lanes, c, j)
+		}
+
+		a := p.X
+		for _, k := range []int{1, 2, 5, 50} {
+			var got, want fe8
+			sqrNAVX2(&got, &a, k)
+			portablePath.sqrN(&want, &a, k)
+			checkLoose(t, "sqrN", &got)
+			if j := diffLane(&got, &want); j >= 0 {
+				t.Fatalf("sqrN(%x, %d) lane %d: %x, want %x", a, k, j, got.bytes(j), want.bytes(j))
+			}
+			in := a
+			sqrNAVX2(&in, &in, k)
+			if in != got {
+				t.Fatalf("sqrN(%d) in place: %x, want %x", k, in, got)
+			}
+		}
+	}
+}
+
+// TestAVX2Generated checks that lanes_avx2_gen.go reproduces the
+// committed lanes_avx2_amd64.s exactly. Skipped with -short or without
+// the go command.
+func TestAVX2Generated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the generator is not run")
+	}
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to run the generator with")
+	}
+	tmp := filepath.Join(t.TempDir(), "avx2.s")
+	cmd := exec.Command(gocmd, "run", "lanes_avx2_gen.go", tmp)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run lanes_avx2_gen.go: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("lanes_avx2_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("lanes_avx2_amd64.s differs from what lanes_avx2_gen.go writes: run go generate ./stages/sigverify")
+	}
+}
+
+// TestAVX2Ext25 checks the avx2x4 path's operations on a point kept in
+// radix 2^25.5 (ext25, as ladder25 keeps q): the round trip through
+// ext25 gives back the same limbs, and doublings and additions on an
+// ext25 give the values of the portable formulas, loose, over a chain of
+// operations as the ladder does them (those without T checked on X, Y,
+// Z). It checks too that its comparison
+// sees a result one off. Skipped where the CPU lacks AVX2.
+func TestAVX2Ext25(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(20, 21))
+	// The ext25 at each offset from 8-byte alignment up to 32: the
+	// assembly rounds up to 32 bytes inside the 32 bytes of slack.
+	var buf [len(ext25{}) + 3]uint64
+	for n := 0; n < 300; n++ {
+		p := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		q := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		e := (*ext25)(buf[n%4:])
+		var back ext8
+		toExt25AVX2(e, &p)
+		fromExt25AVX2(&back, e)
+		if back != p {
+			t.Fatalf("round trip: %x, want %x", back, p)
+		}
+		// A chain: dbl without T, dbl, padd, checked after each step.
+		want := p
+		steps := []string{"dblXYZ", "dbl", "padd", "paddXYZ", "dblXYZ", "dbl", "padd"}
+		for _, op := range steps {
+			withT := true
+			switch op {
+			case "dblXYZ":
+				dblXYZ25AVX2(e)
+				portablePath.dblOps(&want, &want, false)
+				withT = false
+			case "dbl":
+				dbl25AVX2(e)
+				portablePath.dblOps(&want, &want, true)
+			case "padd":
+				padd25AVX2(e, &q)
+				portablePath.paddOps(&want, &want, &q)
+			case "paddXYZ":
+				paddXYZ25AVX2(e, &q)
+				portablePath.paddOps(&want, &want, &q)
+				withT = false
+			}
+			var got ext8
+			fromExt25AVX2(&got, e)
+			for _, f := range []*fe8{&got.X, &got.Y, &got.Z, &got.T} {
+				checkLoose(t, op, f)
+			}
+			if c, j := diffPoint(&got, &want, withT); c >= 0 {
+				t.Fatalf("%s (step of %v) coordinate %d lane %d: %x, portable %x", op, steps, c, j, got, want)
+			}
+			if !withT {
+				// T is stale after a doubling without T: the next step is
+				// a doubling (which reads X, Y, Z only) or, after dbl,
+				// an addition that needs T; keep want's T equal to the
+				// point's so the chain stays comparable.
+				want.T = got.T
+			}
+			bad := got
+			bad.Y[1][n%lanes] += 1 << 20
+			if c, j := diffPoint(&bad, &want, withT); c != 1 || j != n%lanes {
+				t.Fatalf("a wrong Y in lane %d went unseen (%d, %d)", n%lanes, c, j)
+			}
+		}
+	}
+}
+
+// TestPick checks pick and pickBase lane by lane for every digit: the
+// identity for 0, the entry for a positive digit, the entry with Y+X and
+// Y-X swapped and 2dT negated for a negative one.
+func TestPick(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 23))
+	var tab table8
+	for k := range tab.c {
+		tab.c[k] = cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		tab.negT[k] = randFe(rng)
+	}
+	lane := func(f *fe8, j int) [5]uint64 {
+		return [5]uint64{f[0][j], f[1][j], f[2][j], f[3][j], f[4][j]}
+	}
+	check := func(what string, v int, c *cached8, j int, want [4][5]uint64) {
+		t.Helper()
+		got := [4][5]uint64{lane(&c.YpX, j), lane(&c.YmX, j), lane(&c.Z2, j), lane(&c.T2d, j)}
+		if got != want {
+			t.Fatalf("%s digit %d lane %d: %x, want %x", what, v, j, got, want)
+		}
+	}
+	one := [5]uint64{1}
+	idWant := [4][5]uint64{one, one, {2}, {}}
+	var d [lanes][64]int8
+	for v := -8; v <= 8; v++ {
+		for j := range d {
+			d[j][3] = int8(v + j - 4) // other lanes other digits
+			if d[j][3] < -8 || d[j][3] > 8 {
+				d[j][3] = 0
+			}
+		}
+		var c cached8
+		tab.pick(&c, &d, 3)
+		for j := range d {
+			w := int(d[j][3])
+			want := idWant
+			switch {
+			case w > 0:
+				e := &tab.c[w-1]
+				want = [4][5]uint64{lane(&e.YpX, j), lane(&e.YmX, j), lane(&e.Z2, j), lane(&e.T2d, j)}
+			case w < 0:
+				e := &tab.c[-w-1]
+				want = [4][5]uint64{lane(&e.YmX, j), lane(&e.YpX, j), lane(&e.Z2, j), lane(&tab.negT[-w-1], j)}
+			}
+			check("pick", w, &c, j, want)
+		}
+	}
+	var db [lanes][32]int8
+	for v := -128; v <= 127; v++ {
+		for j := range db {
+			db[j][7] = int8(v + 31*j)
+		}
+		var c cached8
+		pickBase(&c, &db, 7)
+		for j := range db {
+			w := int(db[j][7])
+			want := idWant
+			switch {
+			case w > 0:
+				e := &baseTable[w-1]
+				want = [4][5]uint64{e.ypx, e.ymx, e.z2, e.t2d}
+			case w < 0:
+				e := &baseTable[-w-1]
+				want = [4][5]uint64{e.ymx, e.ypx, e.z2, e.negT2d}
+			}
+			check("pickBase", w, &c, j, want)
+		}
 	}
 }
