@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -416,6 +417,150 @@ func TestVerifierRunsAtMostWorkers(t *testing.T) {
 	}
 	for _, b := range batches {
 		b.Release()
+	}
+}
+
+// whereBackend tells the Verifier's checks apart by who makes them:
+// Verify's caller (Verifier.help on the stack) or a pooled task. before,
+// if set, runs first in every check, and may hold it.
+type whereBackend struct {
+	Backend
+	before         func(caller bool)
+	caller, pooled atomic.Int32
+	in, max        atomic.Int32
+}
+
+func (w *whereBackend) Verify(pub *[32]byte, msg []byte, sig *[64]byte) bool {
+	n := w.in.Add(1)
+	defer w.in.Add(-1)
+	for m := w.max.Load(); n > m && !w.max.CompareAndSwap(m, n); m = w.max.Load() {
+	}
+	caller := calledFrom("(*Verifier).help")
+	if caller {
+		w.caller.Add(1)
+	} else {
+		w.pooled.Add(1)
+	}
+	if w.before != nil {
+		w.before(caller)
+	}
+	return w.Backend.Verify(pub, msg, sig)
+}
+
+// calledFrom reports whether the function named fn (its name ends so) is
+// on the calling goroutine's stack.
+func calledFrom(fn string) bool {
+	var pcs [64]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, fn) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+func transfers(t *testing.T, pool *packet.Pool, n int) *packet.Batch {
+	b := pool.Get()
+	for i := 0; i < n; i++ {
+		b.Next().Fill(transfer(t, byte(i)))
+	}
+	return b
+}
+
+// TestVerifyCallerChecks: a Verify pass worth one task is checked on the
+// caller's goroutine, waking no pooled task (one worker, or a pass of one
+// chunk); a larger one goes to the pooled tasks. Every check is made
+// once, and the caller counts among the tasks.
+func TestVerifyCallerChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		workers, n     int
+		caller, pooled int32
+	}{
+		{"one worker", 1, 64, 64, 0},
+		{"one chunk", 2, 8, 8, 0},
+		{"fewer than two tasks' worth", 3, 15, 15, 0},
+		{"two workers", 2, 64, 0, 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newVerifier(t, VerifyConfig{Workers: tc.workers})
+			w := &whereBackend{Backend: v.backend}
+			v.backend = w
+			pool, _ := packet.NewPool(packet.Config{BatchCap: 64})
+			b := transfers(t, pool, tc.n)
+			defer b.Release()
+			st := v.Verify(b)
+			if st.Verified != tc.n || st.Signatures != tc.n {
+				t.Errorf("stats %+v, want %d verified", st, tc.n)
+			}
+			if want := max(1, min(tc.workers, tc.n/8)); st.Tasks != want {
+				t.Errorf("%d tasks, want %d", st.Tasks, want)
+			}
+			if c, p := w.caller.Load(), w.pooled.Load(); c != tc.caller || p != tc.pooled {
+				t.Errorf("the caller checked %d, pooled tasks %d; want %d and %d", c, p, tc.caller, tc.pooled)
+			}
+		})
+	}
+}
+
+// TestVerifyCallerCountsAsWorker: Verify's caller checks only while fewer
+// than Workers tasks run: with both workers busy on a started pass, it
+// waits, even for a pass worth one task, and the pooled tasks check its
+// pass after the older one; no more than Workers checks ever run at once.
+func TestVerifyCallerCountsAsWorker(t *testing.T) {
+	v := newVerifier(t, VerifyConfig{Workers: 2, MinTaskSignatures: 1})
+	entered, release := make(chan struct{}, 64), make(chan struct{})
+	w := &whereBackend{Backend: v.backend, before: func(bool) {
+		entered <- struct{}{}
+		<-release
+	}}
+	v.backend = w
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 32})
+	a, b := transfers(t, pool, 24), transfers(t, pool, 8)
+	defer a.Release()
+	defer b.Release()
+	done := make(chan *Pass, 1)
+	pa := v.Start(func(p *Pass) { done <- p }, a)
+	for i := 0; i < 2; i++ {
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d checks got in within 10s, want 2", i)
+		}
+	}
+	verified := make(chan VerifyStats)
+	go func() { verified <- v.Verify(b) }()
+	// Verify has decided whether to join once its pass is queued behind
+	// the first (which still has a chunk no task has claimed), while the
+	// first pass's tasks are held: wait for that, then let them go.
+	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		v.mu.Lock()
+		queued := len(v.queue)
+		v.mu.Unlock()
+		if queued == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d passes queued after 10s, want 2", queued)
+		}
+	}
+	close(release)
+	st := <-verified
+	if st.Verified != 8 || st.Tasks != 0 {
+		t.Errorf("Verify's stats %+v, want 8 verified by tasks already running", st)
+	}
+	if p := <-done; p != pa || p.Stats().Verified != 24 {
+		t.Errorf("the started pass: %+v", p.Stats())
+	}
+	if c := w.caller.Load(); c != 0 {
+		t.Errorf("Verify's caller checked %d signatures with every worker busy", c)
+	}
+	if m := w.max.Load(); m > 2 {
+		t.Errorf("%d checks ran at once, want at most 2", m)
 	}
 }
 
