@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -726,15 +727,22 @@ func timeCases(b *testing.B, cases []func()) (warm, cold []time.Duration) {
 
 // BenchmarkVerifyScaling measures what this machine allows the two
 // workers of BenchmarkVerifyBatchEfficiency, with neither a pool nor a
-// Verifier: hw-eff-% is the rate of one goroutine checking the batch's
-// signatures chunk by chunk (lane passes, for lanes) while a second does
-// the same, against its rate alone, both over long runs released
-// together by a spin, so that no wake-up is timed: the cores' own
-// scaling (shared caches, clocks, the hypervisor). wake-us is the median
-// time from a channel send to the goroutine it wakes running, when that
-// goroutine is parked on an idle core; on a VM whose idle vCPU halts, the
-// sender spends most of it in the wake-up (send-us). A pass of two
-// workers takes at least one wake-up more than a pass of one.
+// Verifier:
+//
+//   - hw-eff-%: the rate of one goroutine checking the batch chunk by
+//     chunk (lane passes, for lanes) while a second does the same,
+//     against its rate alone, both released together by a spin, so that
+//     no wake-up is timed;
+//   - wake-us: the median time from a channel send to the goroutine it
+//     wakes running, parked on an idle core; on a VM whose idle vCPU
+//     halts, the sender spends most of it in the wake-up (send-us);
+//   - where threads can be pinned (linux), cpuA-us and cpuB-us: a chunk's
+//     time on each of the first two CPUs alone, and cpuA-both-us and
+//     cpuB-both-us with both busy: the cores need not be alike on a VM;
+//     ceiling-eff-% is then the best efficiency a 64-signature batch can
+//     have in 8 chunks of 8, its best split between the two CPUs with
+//     both busy against one worker on the faster CPU alone, with no
+//     other cost, and divisible-eff-% the same for work divisible at will.
 func BenchmarkVerifyScaling(b *testing.B) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		b.Skip("needs GOMAXPROCS >= 2")
@@ -747,18 +755,21 @@ func BenchmarkVerifyScaling(b *testing.B) {
 		checks[i] = sigCheck{pub: v.StaticKey(0), sig: v.Signature(0), msg: v.Message()}
 	}
 	const rounds = 8 // batches per timed run, each way
+	batch := func() {
+		for i := 0; i < len(checks); i += chunkSignatures {
+			c := checks[i : i+chunkSignatures]
+			if m, ok := backend.(multiBackend); ok {
+				m.verifyChecks(c)
+				continue
+			}
+			for j := range c {
+				c[j].ok = backend.Verify(c[j].pub, c[j].msg, c[j].sig)
+			}
+		}
+	}
 	run := func() {
 		for range rounds {
-			for i := 0; i < len(checks); i += chunkSignatures {
-				c := checks[i : i+chunkSignatures]
-				if m, ok := backend.(multiBackend); ok {
-					m.verifyChecks(c)
-					continue
-				}
-				for j := range c {
-					c[j].ok = backend.Verify(c[j].pub, c[j].msg, c[j].sig)
-				}
-			}
+			batch()
 		}
 	}
 	wake, woke := make(chan time.Time), make(chan time.Duration)
@@ -768,8 +779,42 @@ func BenchmarkVerifyScaling(b *testing.B) {
 		}
 	}()
 	defer close(wake)
+	cpus, pin, pinned := pinCPUs()
 	var alone, together time.Duration
+	var cpuAlone, cpuBoth [2]time.Duration
 	var lat, send []time.Duration
+	// both runs f on two goroutines at once, released together by a
+	// spin, pinned to cpus if pinned, and returns how long each took.
+	both := func(f func()) (took [2]time.Duration) {
+		var ready, wg sync.WaitGroup
+		var start atomic.Bool
+		ready.Add(2)
+		for w := range took {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if pinned {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					unpin, err := pin(cpus[w])
+					if err != nil {
+						b.Error(err)
+					}
+					defer unpin()
+				}
+				ready.Done()
+				for !start.Load() {
+				}
+				t := time.Now()
+				f()
+				took[w] = time.Since(t)
+			}()
+		}
+		ready.Wait()
+		start.Store(true)
+		wg.Wait()
+		return took
+	}
 	for b.Loop() {
 		t := time.Now()
 		run()
@@ -782,27 +827,26 @@ func BenchmarkVerifyScaling(b *testing.B) {
 		send = append(send, time.Since(t))
 		lat = append(lat, <-woke)
 
-		var ready sync.WaitGroup
-		var start atomic.Bool
-		var took [2]time.Duration
-		var wg sync.WaitGroup
-		ready.Add(2)
-		for w := range took {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ready.Done()
-				for !start.Load() {
+		took := both(run)
+		together += (took[0] + took[1]) / 2
+
+		if pinned {
+			runtime.LockOSThread()
+			for w, cpu := range cpus {
+				unpin, err := pin(cpu)
+				if err != nil {
+					b.Fatal(err)
 				}
 				t := time.Now()
-				run()
-				took[w] = time.Since(t)
-			}()
+				batch()
+				cpuAlone[w] += time.Since(t)
+				unpin()
+			}
+			runtime.UnlockOSThread()
+			took := both(batch)
+			cpuBoth[0] += took[0]
+			cpuBoth[1] += took[1]
 		}
-		ready.Wait()
-		start.Store(true)
-		wg.Wait()
-		together += (took[0] + took[1]) / 2
 	}
 	median := func(d []time.Duration) float64 {
 		slices.Sort(d)
@@ -811,6 +855,24 @@ func BenchmarkVerifyScaling(b *testing.B) {
 	b.ReportMetric(100*float64(alone)/float64(together), "hw-eff-%")
 	b.ReportMetric(median(lat), "wake-us")
 	b.ReportMetric(median(send), "send-us")
+	if !pinned {
+		return
+	}
+	chunks := len(checks) / chunkSignatures
+	perChunk := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(b.N*chunks) }
+	a := [2]float64{perChunk(cpuAlone[0]), perChunk(cpuAlone[1])}
+	w := [2]float64{perChunk(cpuBoth[0]), perChunk(cpuBoth[1])}
+	b.ReportMetric(a[0], "cpuA-us")
+	b.ReportMetric(a[1], "cpuB-us")
+	b.ReportMetric(w[0], "cpuA-both-us")
+	b.ReportMetric(w[1], "cpuB-both-us")
+	one := float64(chunks) * min(a[0], a[1])
+	two := math.Inf(1)
+	for k := 0; k <= chunks; k++ {
+		two = min(two, max(float64(k)*w[0], float64(chunks-k)*w[1]))
+	}
+	b.ReportMetric(100*one/(2*two), "ceiling-eff-%")
+	b.ReportMetric(100*one/(2*float64(chunks)/(1/w[0]+1/w[1])), "divisible-eff-%")
 }
 
 func batchTransfers(b *testing.B) [][]byte {
