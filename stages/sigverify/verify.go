@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/ants/v2"
 
@@ -52,7 +53,7 @@ type VerifyStats struct {
 	BadSignature int // discarded: a signature failed
 	Signatures   int // signatures checked
 	SimpleVotes  int // passed packets flagged as simple votes
-	Tasks        int // tasks started for it (0: tasks already running took it up)
+	Tasks        int // tasks started for it, Verify's caller included (0: tasks already running took it up)
 	Panics       int // signature checks that panicked: each fails its signature (BadSignature)
 }
 
@@ -71,7 +72,8 @@ func (s *VerifyStats) Add(o VerifyStats) {
 
 // Verifier parses and signature-checks whole batches, spreading the
 // signature checks over a pool of workers in tasks of many signatures.
-// Verify checks a set of batches and waits; Start checks them without
+// Verify checks a set of batches and waits (a set worth one task it
+// checks on the caller's goroutine); Start checks them without
 // waiting, so that the caller can prepare the next set while the workers
 // check this one (at most MaxPasses at once). It reuses its scratch
 // space, so neither allocates in steady state. A Verifier is not safe for
@@ -98,10 +100,11 @@ type Verifier struct {
 
 	// sync is Verify's pass, and synced its done: a buffered channel
 	// rather than a WaitGroup, so that the pass is back before Verify
-	// returns.
+	// returns. syncs counts the dones sent, for the tasks that linger.
 	sync   *Pass
 	synced chan struct{}
 	syncFn func(*Pass)
+	syncs  atomic.Uint64
 }
 
 // MaxPasses is how many passes a caller should have under way at once:
@@ -175,7 +178,10 @@ func NewVerifier(cfg VerifyConfig) (*Verifier, error) {
 	}
 	v.pool = pool
 	v.sync = v.newPass()
-	v.syncFn = func(*Pass) { v.synced <- struct{}{} }
+	v.syncFn = func(*Pass) {
+		v.synced <- struct{}{}
+		v.syncs.Add(1)
+	}
 	return v, nil
 }
 
@@ -194,6 +200,9 @@ func (v *Verifier) newPass() *Pass { return &Pass{v: v} }
 // work is one task: it checks chunks of signatures, oldest pass first,
 // until no pass has any left to claim. Whoever checks a pass's last
 // signature applies its verdicts and hands it to its done function.
+//
+// A task that runs out of chunks while another still checks the last of
+// Verify's pass lingers for the done (see linger) before it leaves.
 //
 // A panic in the backend fails the signature being checked and no other
 // (see check), so every claimed chunk is accounted for. A panic anywhere
@@ -217,18 +226,47 @@ func (v *Verifier) work() {
 			v.invoke()
 		}
 	}()
+	var (
+		gen  uint64        // syncs before the last chunk of Verify's pass this task checked
+		took time.Duration // how long that chunk took; 0: the pass is done, or was not Verify's
+	)
 	for {
-		p, start, end := v.claim()
+		p, start, end := v.claim(nil)
 		if p == nil {
 			drained = true
+			v.linger(gen, took)
 			return
+		}
+		var t time.Time
+		if p == v.sync {
+			gen, t = v.syncs.Load(), time.Now()
 		}
 		for i := start; i < end; {
 			i = v.check(p, i, end)
 		}
+		took = 0
 		if p.left.Add(int64(start-end)) == 0 {
 			p.finish()
+		} else if p == v.sync {
+			took = time.Since(t)
 		}
+	}
+}
+
+// linger waits, for at most twice took, until Verify's pass is done
+// (syncs moves past gen), spinning: the chunks still being checked began
+// at most about took ago, and may run slower on another core (this VM's
+// two vCPUs differ by up to 20%). The task checking the last of them then
+// readies Verify's sleeping caller while no P is idle, so the runtime has
+// no idle P to wake for it: on a VM whose idle vCPU halts, that wake-up
+// costs the waker 5-30 us (BenchmarkVerifyScaling), on the pass's
+// critical path. The lingering task is no longer counted as running, but
+// no pass is left to claim, and Verify's caller, asleep, starts none.
+func (v *Verifier) linger(gen uint64, took time.Duration) {
+	if took <= 0 {
+		return
+	}
+	for deadline := time.Now().Add(2 * took); v.syncs.Load() == gen && time.Now().Before(deadline); {
 	}
 }
 
@@ -281,23 +319,29 @@ func (v *Verifier) invoke() {
 	}
 }
 
-// claim takes the next chunk of the oldest pass with signatures left. With
-// none left anywhere it returns a nil pass, and the calling task is done:
-// it is no longer counted as running. A pass leaves the queue with its
-// last chunk, so a pass in the queue always has one.
-func (v *Verifier) claim() (p *Pass, start, end int) {
+// claim takes the next chunk of the oldest pass with signatures left, or,
+// for Verify's caller, of its own pass (own). With none left there it
+// returns a nil pass, and the calling task is done: it is no longer
+// counted as running. A pass leaves the queue with its last chunk, so a
+// pass in the queue always has one.
+func (v *Verifier) claim(own *Pass) (p *Pass, start, end int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.queue) == 0 {
+	switch {
+	case own != nil && own.next < len(own.sigs):
+		p = own
+	case own == nil && len(v.queue) > 0:
+		p = v.queue[0]
+	default:
 		v.running--
 		return nil, 0, 0
 	}
-	p = v.queue[0]
 	start = p.next
 	end = min(start+chunkSignatures, len(p.sigs))
 	p.next = end
 	if end == len(p.sigs) {
-		v.queue = slices.Delete(v.queue, 0, 1) // a few passes at most
+		i := slices.Index(v.queue, p) // a few passes at most
+		v.queue = slices.Delete(v.queue, i, i+1)
 	}
 	return p, start, end
 }
@@ -311,13 +355,45 @@ func (v *Verifier) claim() (p *Pass, start, end int) {
 // packet.FlagSimpleVote. It borrows the batches: the caller must hold the
 // sole reference of each while Verify runs, and the packets' bytes must
 // not change until it returns.
+//
+// A pass worth one task (Workers is 1, or the pass has fewer signatures
+// than two tasks warrant, see MinTaskSignatures) is checked on the
+// caller's goroutine, as the one task, when fewer than Workers run: it
+// wakes no pooled task, which on a VM whose idle vCPU halts costs the
+// waker and the woken tens of microseconds each. A larger pass goes to
+// the pooled tasks while the caller sleeps: a task readied by a goroutine
+// that keeps running waits in that P's next slot, which an idle P steals
+// only after a usleep(3) (the runtime's runqgrab), 60-100 us on this VM,
+// so the caller blocking at once is what lets the idle P's task start as
+// soon as it wakes.
 func (v *Verifier) Verify(batches ...*packet.Batch) VerifyStats {
 	p := v.sync
-	v.start(p, v.syncFn, batches)
+	if v.start(p, v.syncFn, batches, true) {
+		v.help(p)
+	}
 	<-v.synced
 	st := p.stats
 	v.reset(p)
 	return st
+}
+
+// help checks p, Verify's own pass, on the caller's goroutine, counted as
+// its one running task, until no chunk is left to claim. A panic in the
+// backend fails the signature being checked (see check); p's done
+// function is Verify's, which does not panic.
+func (v *Verifier) help(p *Pass) {
+	for {
+		q, start, end := v.claim(p)
+		if q == nil {
+			return
+		}
+		for i := start; i < end; {
+			i = v.check(p, i, end)
+		}
+		if p.left.Add(int64(start-end)) == 0 {
+			p.finish()
+		}
+	}
 }
 
 // Start does what Verify does without waiting: it parses the batches
@@ -335,7 +411,7 @@ func (v *Verifier) Start(done func(*Pass), batches ...*packet.Batch) *Pass {
 	} else {
 		p = v.newPass()
 	}
-	v.start(p, done, batches)
+	v.start(p, done, batches, false)
 	return p
 }
 
@@ -352,8 +428,10 @@ func (v *Verifier) reset(p *Pass) {
 	p.sigs, p.pkts, p.stats, p.done = p.sigs[:0], p.pkts[:0], VerifyStats{}, nil
 }
 
-// start parses the batches into p and starts its tasks.
-func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
+// start parses the batches into p and starts its tasks. With join, a pass
+// that gets one task gets the caller: start reports whether it did, and
+// the caller must then help.
+func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch, join bool) (joined bool) {
 	p.done = done
 	st := &p.stats
 	for _, b := range batches {
@@ -392,7 +470,7 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
 	n := len(p.sigs)
 	if n == 0 {
 		p.finish()
-		return
+		return false
 	}
 	p.left.Store(int64(n))
 	p.next = 0
@@ -406,9 +484,13 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch) {
 	st.Tasks = tasks
 	v.queue = append(v.queue, p)
 	v.mu.Unlock()
+	if join && tasks == 1 {
+		return true
+	}
 	for i := 0; i < tasks; i++ {
 		v.invoke()
 	}
+	return false
 }
 
 // finish applies the verdicts, then hands the pass to its done function.
