@@ -28,7 +28,11 @@ func main() {
 	genDbl(true)
 	genDbl(false)
 	genPadd()
-	if err := os.WriteFile("lanes_ifma_amd64.s", out.Bytes(), 0o644); err != nil {
+	name := "lanes_ifma_amd64.s"
+	if len(os.Args) > 1 {
+		name = os.Args[1] // TestGenerated compares the two
+	}
+	if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

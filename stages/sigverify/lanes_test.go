@@ -722,32 +722,37 @@ func TestAVX2Point(t *testing.T) {
 	}
 }
 
-// TestAVX2Generated checks that lanes_avx2_gen.go reproduces the
-// committed lanes_avx2_amd64.s exactly. Skipped with -short or without
-// the go command.
-func TestAVX2Generated(t *testing.T) {
+// TestGenerated checks that lanes_ifma_gen.go and lanes_avx2_gen.go
+// reproduce the committed lanes_ifma_amd64.s and lanes_avx2_amd64.s
+// exactly. Skipped with -short or without the go command.
+func TestGenerated(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the generator is not run")
+		t.Skip("-short: the generators are not run")
 	}
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command to run the generator with")
+		t.Skip("no go command to run the generators with")
 	}
-	tmp := filepath.Join(t.TempDir(), "avx2.s")
-	cmd := exec.Command(gocmd, "run", "lanes_avx2_gen.go", tmp)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go run lanes_avx2_gen.go: %v\n%s", err, out)
-	}
-	got, err := os.ReadFile(tmp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile("lanes_avx2_amd64.s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("lanes_avx2_amd64.s differs from what lanes_avx2_gen.go writes: run go generate ./stages/sigverify")
+	for _, path := range []string{"ifma", "avx2"} {
+		t.Run(path, func(t *testing.T) {
+			gen, asm := "lanes_"+path+"_gen.go", "lanes_"+path+"_amd64.s"
+			tmp := filepath.Join(t.TempDir(), asm)
+			cmd := exec.Command(gocmd, "run", gen, tmp)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("go run %s: %v\n%s", gen, err, out)
+			}
+			got, err := os.ReadFile(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(asm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s differs from what %s writes: run go generate ./stages/sigverify", asm, gen)
+			}
+		})
 	}
 }
 
