@@ -1180,3 +1180,73 @@ func TestVerifierMultiPanic(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerifyStreamEfficiency drives the Verifier as the sigverify
+// stage does: a stream of 64-packet batches, each one pass, started with
+// Start while up to MaxPasses are under way, so that a worker finds the
+// next pass's chunks when it finishes one and never sleeps between
+// batches. It reports the 2-worker efficiency of the stream,
+// time(1 worker) / (2 x time(2 workers)), the two interleaved in every
+// op, and each one's time per batch.
+func BenchmarkVerifyStreamEfficiency(b *testing.B) {
+	const batches = 16 // per stream
+	txs := batchTransfers(b)
+	stream := func(workers int) func() {
+		v := newVerifier(b, VerifyConfig{Workers: workers})
+		pool, _ := packet.NewPool(packet.Config{})
+		var bs [MaxPasses]*packet.Batch
+		for i := range bs {
+			bs[i] = pool.Get()
+			for _, tx := range txs {
+				bs[i].Next().Fill(tx)
+			}
+		}
+		b.Cleanup(func() {
+			for _, batch := range bs {
+				batch.Release()
+			}
+		})
+		done := make(chan *Pass, MaxPasses)
+		fn := func(p *Pass) { done <- p }
+		start := func(batch *packet.Batch) {
+			for i := range batch.Packets() {
+				batch.At(i).Meta.Flags, batch.At(i).Meta.Outcome = 0, 0
+			}
+			v.Start(fn, batch)
+		}
+		return func() {
+			for i := range bs {
+				start(bs[i])
+			}
+			// Passes finish oldest first (TestVerifierOldestPassFirst):
+			// the pass that is done frees its batch for the next start.
+			for n := MaxPasses; n < batches+MaxPasses; n++ {
+				p := <-done
+				if st := p.Stats(); st.Verified != len(txs) {
+					b.Fatalf("%+v", st)
+				}
+				v.Recycle(p)
+				if n < batches {
+					start(bs[n%MaxPasses])
+				}
+			}
+		}
+	}
+	one, two := stream(1), stream(2)
+	one() // grow every pass's scratch space: b.Loop counts from here
+	two()
+	var t1, t2 time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		one()
+		t1 += time.Since(start)
+		start = time.Now()
+		two()
+		t2 += time.Since(start)
+	}
+	b.ReportMetric(100*float64(t1)/(2*float64(t2)), "stream-eff-%")
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(b.N*batches) }
+	b.ReportMetric(per(t1), "verifier-1-us/batch")
+	b.ReportMetric(per(t2), "verifier-2-us/batch")
+}
