@@ -28,11 +28,9 @@ func main() {
 	genDbl(true)
 	genDbl(false)
 	genPadd()
-	name := "lanes_ifma_amd64.s"
-	if len(os.Args) > 1 {
-		name = os.Args[1] // TestGenerated compares the two
-	}
-	if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
+	// Into the current directory: go generate runs it in the package's,
+	// TestGenerated in a temporary one, to compare.
+	if err := os.WriteFile("lanes_ifma_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

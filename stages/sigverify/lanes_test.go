@@ -736,12 +736,18 @@ func TestGenerated(t *testing.T) {
 	for _, path := range []string{"ifma", "avx2"} {
 		t.Run(path, func(t *testing.T) {
 			gen, asm := "lanes_"+path+"_gen.go", "lanes_"+path+"_amd64.s"
-			tmp := filepath.Join(t.TempDir(), asm)
-			cmd := exec.Command(gocmd, "run", gen, tmp)
+			abs, err := filepath.Abs(gen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The generator writes asm into its working directory.
+			dir := t.TempDir()
+			cmd := exec.Command(gocmd, "run", abs)
+			cmd.Dir = dir
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("go run %s: %v\n%s", gen, err, out)
 			}
-			got, err := os.ReadFile(tmp)
+			got, err := os.ReadFile(filepath.Join(dir, asm))
 			if err != nil {
 				t.Fatal(err)
 			}
