@@ -42,4 +42,9 @@ go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-300000x}" ./txview
 echo "== fuzz FuzzHandle (short: PubSub's client messages)"
 go test -run '^$' -fuzz '^FuzzHandle$' -fuzztime "${PUBSUB_FUZZTIME:-20000x}" ./stages/pubsub
 
+echo "== fuzz FuzzLanesDifferential (short: the lanes verifier against voi)"
+# Every lane path this CPU runs (portable, avx2x4, ifma8), lane by lane;
+# 5,000 inputs take about 10 s.
+go test -run '^$' -fuzz '^FuzzLanesDifferential$' -fuzztime "${LANES_FUZZTIME:-5000x}" ./stages/sigverify
+
 echo "== all tests passed"
