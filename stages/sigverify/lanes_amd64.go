@@ -20,8 +20,8 @@ var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
 // limb of an fe8. A pass takes about 4-4.5 voi signatures' time
-// (BENCHMARKS.md: 1.8-2.0x voi for 64 signatures, 8 passes), so 5 or
-// more go in the lanes.
+// (BENCHMARKS.md: 1.72x voi, median, for 64 signatures, 8 passes), so 5
+// or more go in the lanes.
 var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 5}
 
 // bestPath is the fastest lane path this CPU runs.

@@ -777,9 +777,23 @@ func TestAVX2Ext25(t *testing.T) {
 	// The ext25 at each offset from 8-byte alignment up to 32: the
 	// assembly rounds up to 32 bytes inside the 32 bytes of slack.
 	var buf [len(ext25{}) + 3]uint64
+	// Every third point and added point has limbs at the edges of the
+	// loose bound, as in TestAVX2Point.
+	edges := []uint64{0, 1, 19, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
+	fe := func(n int) fe8 {
+		f := randFe(rng)
+		if n%3 == 0 {
+			for i := range f {
+				for j := range f[i] {
+					f[i][j] = edges[rng.IntN(len(edges))]
+				}
+			}
+		}
+		return f
+	}
 	for n := 0; n < 300; n++ {
-		p := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
-		q := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+		p := ext8{fe(n), fe(n), fe(n), fe(n)}
+		q := cached8{fe(n), fe(n), fe(n), fe(n)}
 		e := (*ext25)(buf[n%4:])
 		var back ext8
 		toExt25AVX2(e, &p)

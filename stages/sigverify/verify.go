@@ -253,7 +253,11 @@ func (v *Verifier) work() {
 	}
 }
 
-// linger waits, for at most twice took, until Verify's pass is done
+// maxLinger caps a linger: about two lane chunks on the slowest
+// assembly path (avx2x4, ~0.2 ms a chunk).
+const maxLinger = 500 * time.Microsecond
+
+// linger waits, for at most twice took (and maxLinger), until Verify's pass is done
 // (syncs moves past gen), spinning: the chunks still being checked began
 // at most about took ago, and may run slower on another core (this VM's
 // two vCPUs differ by up to 20%). The task checking the last of them then
@@ -266,7 +270,9 @@ func (v *Verifier) linger(gen uint64, took time.Duration) {
 	if took <= 0 {
 		return
 	}
-	for deadline := time.Now().Add(2 * took); v.syncs.Load() == gen && time.Now().Before(deadline); {
+	// took is wall time: a chunk whose task was descheduled reads long,
+	// so the spin is capped as well.
+	for deadline := time.Now().Add(min(2*took, maxLinger)); v.syncs.Load() == gen && time.Now().Before(deadline); {
 	}
 }
 
@@ -356,10 +362,11 @@ func (v *Verifier) claim(own *Pass) (p *Pass, start, end int) {
 // sole reference of each while Verify runs, and the packets' bytes must
 // not change until it returns.
 //
-// A pass worth one task (Workers is 1, or the pass has fewer signatures
-// than two tasks warrant, see MinTaskSignatures) is checked on the
-// caller's goroutine, as the one task, when fewer than Workers run: it
-// wakes no pooled task, which on a VM whose idle vCPU halts costs the
+// A pass that gets one task (Workers is 1, the pass has fewer signatures
+// than two tasks warrant, see MinTaskSignatures, or only one of Workers
+// is free: tasks of Start's passes run, and take this pass's chunks too
+// once theirs are claimed) is checked on the caller's goroutine, as that
+// one task: it wakes no pooled task, which on a VM whose idle vCPU halts costs the
 // waker and the woken tens of microseconds each. A larger pass goes to
 // the pooled tasks while the caller sleeps: a task readied by a goroutine
 // that keeps running waits in that P's next slot, which an idle P steals

@@ -1208,26 +1208,33 @@ func BenchmarkVerifyStreamEfficiency(b *testing.B) {
 		})
 		done := make(chan *Pass, MaxPasses)
 		fn := func(p *Pass) { done <- p }
-		start := func(batch *packet.Batch) {
-			for i := range batch.Packets() {
-				batch.At(i).Meta.Flags, batch.At(i).Meta.Outcome = 0, 0
+		// of[i] is the pass bs[i] is in: with two workers a younger pass
+		// can finish first (its last chunk's task ran on while the older
+		// one's was descheduled), so a done pass frees its own batch.
+		var of [MaxPasses]*Pass
+		start := func(i int) {
+			for j := range bs[i].Packets() {
+				bs[i].At(j).Meta.Flags, bs[i].At(j).Meta.Outcome = 0, 0
 			}
-			v.Start(fn, batch)
+			of[i] = v.Start(fn, bs[i])
 		}
 		return func() {
 			for i := range bs {
-				start(bs[i])
+				start(i)
 			}
-			// Passes finish oldest first (TestVerifierOldestPassFirst):
-			// the pass that is done frees its batch for the next start.
 			for n := MaxPasses; n < batches+MaxPasses; n++ {
 				p := <-done
 				if st := p.Stats(); st.Verified != len(txs) {
 					b.Fatalf("%+v", st)
 				}
+				i := slices.Index(of[:], p)
+				if i < 0 {
+					b.Fatal("a pass no batch is in is done")
+				}
+				of[i] = nil
 				v.Recycle(p)
 				if n < batches {
-					start(bs[n%MaxPasses])
+					start(i)
 				}
 			}
 		}
