@@ -439,7 +439,8 @@ func genHelpers25() {
 }
 
 // times19 writes 19 times limbs from..9 of the slot at reg into the
-// scratch slot at R11 (limbs below 2^27: the products fit 32 bits).
+// scratch slot at R11 (limbs below 2^27 + 2^10, a sum's bound: the
+// products, below 2^31.3, fit 32 bits).
 func times19(reg string, from int) {
 	p("MOVQ $19, AX")
 	p("MOVQ AX, X14")
@@ -450,7 +451,8 @@ func times19(reg string, from int) {
 	}
 }
 
-// carry25 carries the columns Y0..Y9 (below 2^63) into 26- and 25-bit
+// carry25 carries the columns Y0..Y9 (below 380 * 2^55 < 2^64, see
+// Bounds; logical shifts) into 26- and 25-bit
 // limbs and stores them in the slot at R10: two chains side by side, 0
 // to 4 and 4 to 9 then 0 (ref10's order), so that the serial part is 7
 // steps rather than 11. Limb 4's second carry is below 2^12 and limb 0's
