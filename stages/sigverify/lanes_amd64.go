@@ -108,19 +108,6 @@ func addAVX2(z, a, b *fe8)
 //go:noescape
 func subAVX2(z, a, b *fe8)
 
-// dblAVX2 sets r = 2p as avx2Path's dblOps(r, p, true), the same value
-// (not the same limbs: it works in radix 2^25.5 throughout), in one call;
-// r may alias p. Only where hasAVX2.
-//
-//go:noescape
-func dblAVX2(r, p *ext8)
-
-// dblXYZAVX2 is dblAVX2 without T: as dblOps(r, p, false); r.T is left
-// as it was.
-//
-//go:noescape
-func dblXYZAVX2(r, p *ext8)
-
 // paddAVX2 sets r = p + q as avx2Path's paddOps, the same value, in one
 // call; r may alias p. Only where hasAVX2.
 //
@@ -134,13 +121,13 @@ func paddAVX2(r, p *ext8, q *cached8)
 //go:noescape
 func sqrNAVX2(z, a *fe8, n int)
 
-// dbl25AVX2 sets p = 2p, as dblAVX2 on the ext8 p stands for. Only
-// where hasAVX2.
+// dbl25AVX2 sets p = 2p, the value of dblOps(p, p, true) on the ext8 p
+// stands for. Only where hasAVX2.
 //
 //go:noescape
 func dbl25AVX2(p *ext25)
 
-// dblXYZ25AVX2 is dbl25AVX2 without T (left stale), as dblXYZAVX2.
+// dblXYZ25AVX2 is dbl25AVX2 without T (left stale): dblOps(p, p, false).
 //
 //go:noescape
 func dblXYZ25AVX2(p *ext25)

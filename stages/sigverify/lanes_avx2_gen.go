@@ -27,7 +27,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 )
 
 var out bytes.Buffer
@@ -44,11 +43,9 @@ func main() {
 	genAddSub("addAVX2", false)
 	genAddSub("subAVX2", true)
 	genHelpers25()
-	genDbl(false, false)
-	genDbl(true, false)
 	genPadd(false, true)
-	genDbl(false, true)
-	genDbl(true, true)
+	genDbl(false)
+	genDbl(true)
 	genPadd(true, true)
 	genPadd(true, false)
 	genConv()
@@ -287,7 +284,7 @@ func genAddSub(name string, sub bool) {
 	out.WriteString("\n")
 }
 
-// The one-call operations (dblAVX2, dblXYZAVX2, paddAVX2, sqrNAVX2) keep
+// The one-call operations (dbl25AVX2, dblXYZ25AVX2, paddAVX2, padd25AVX2, paddXYZ25AVX2, sqrNAVX2) keep
 // their intermediate values in radix 2^25.5 in the frame: each input is
 // split once, each output joined once, and the field operations between
 // are calls to file-local helpers that work on one half (4 lanes) of an
@@ -636,30 +633,20 @@ const (
 	coordT  = 3 * fe8Size // T, or 2dT
 )
 
-// genDbl writes dblAVX2(r, p *ext8) or, without T, dblXYZAVX2: dblOps's
-// formula, in radix 2^25.5. With in25 it writes dbl25AVX2(p *ext25) or
-// dblXYZ25AVX2, the same on an ext25 in place: the inputs are its slots,
-// no split, and the last multiplies write its slots, no join (each after
-// the last read of the coordinate it replaces).
-func genDbl(withT, in25 bool) {
-	name := "dblXYZAVX2"
+// genDbl writes dbl25AVX2(p *ext25) or, without T, dblXYZ25AVX2:
+// dblOps's formula, in radix 2^25.5, on an ext25 in place: the inputs are
+// its slots, no split, and the last multiplies write its slots, no join
+// (each after the last read of the coordinate it replaces). (An ext8
+// doubling is not written: the ladder, ladder25, doubles only ext25s.)
+func genDbl(withT bool) {
+	name := "dblXYZ25AVX2"
 	if withT {
-		name = "dblAVX2"
+		name = "dbl25AVX2"
 	}
-	x, yy0, z := 0, 1, 2
+	x, yy0, z := ext+0, ext+1, ext+2
 	const xx, yy, zz2, s, h, g, e, ff = 3, 4, 5, 6, 7, 8, 9, 10
-	rx, ry, rz, rt := 11, 12, 13, 14
-	if in25 {
-		name = strings.TrimSuffix(name, "AVX2") + "25AVX2"
-		x, yy0, z = ext+0, ext+1, ext+2
-		rx, ry, rz, rt = ext+0, ext+1, ext+2, ext+3
-		prologue(name, "p *ext25", 15, []string{"p"}, []string{"BX"})
-	} else {
-		prologue(name, "r, p *ext8", 15, []string{"r", "p"}, []string{"DI", "SI"})
-		splitIn(x, "SI", coordX)
-		splitIn(yy0, "SI", coordY)
-		splitIn(z, "SI", coordZ)
-	}
+	rx, ry, rz, rt := ext+0, ext+1, ext+2, ext+3
+	prologue(name, "p *ext25", 15, []string{"p"}, []string{"BX"})
 	call25("sqr25", xx, x, -1)
 	call25("sqr25", yy, yy0, -1)
 	call25("sqr25", zz2, z, -1)
@@ -677,14 +664,6 @@ func genDbl(withT, in25 bool) {
 	call25("mul25", rz, g, ff)
 	if withT {
 		call25("mul25", rt, e, h)
-	}
-	if !in25 {
-		joinOut(rx, coordX)
-		joinOut(ry, coordY)
-		joinOut(rz, coordZ)
-		if withT {
-			joinOut(rt, coordT)
-		}
 	}
 	epilogue()
 }

@@ -29,8 +29,6 @@ func mulAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this
 func addAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
 func subAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
 func sqrAVX2(z, a *fe8)               { panic("sigverify: no avx2x4 path on this platform") }
-func dblAVX2(r, p *ext8)              { panic("sigverify: no avx2x4 path on this platform") }
-func dblXYZAVX2(r, p *ext8)           { panic("sigverify: no avx2x4 path on this platform") }
 func paddAVX2(r, p *ext8, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }
 func sqrNAVX2(z, a *fe8, n int)       { panic("sigverify: no avx2x4 path on this platform") }
 func dbl25AVX2(p *ext25)              { panic("sigverify: no avx2x4 path on this platform") }

@@ -220,18 +220,16 @@ func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 
 // dbl sets r = 2p (4S + 3M, and a fourth M for T if withT); r may alias
 // p. The formula reads X, Y, Z only, so T may be left stale when the next
-// operation is another doubling. The ifma8 and avx2x4 paths do it in one
-// assembly call, the same operations as dblOps.
+// operation is another doubling. The ifma8 path does it in one assembly
+// call, the same operations as dblOps; avx2x4's ladder doubles in radix
+// 2^25.5 instead (ladder25, dbl25AVX2), so here it calls its field
+// operations.
 func (f *lanePath) dbl(r, p *ext8, withT bool) {
 	switch {
 	case f.kind == pathIFMA && withT:
 		dblIFMA(r, p)
 	case f.kind == pathIFMA:
 		dblXYZIFMA(r, p)
-	case f.kind == pathAVX2 && withT:
-		dblAVX2(r, p)
-	case f.kind == pathAVX2:
-		dblXYZAVX2(r, p)
 	default:
 		f.dblOps(r, p, withT)
 	}

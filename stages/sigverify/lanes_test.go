@@ -631,9 +631,9 @@ func diffPoint(p, q *ext8, withT bool) (int, int) {
 	return -1, -1
 }
 
-// TestAVX2Point checks the avx2x4 path's one-call doubling, addition and
-// repeated squaring (radix 2^25.5 between input and output) against the
-// portable formulas: the same value in every lane, loose, in place and
+// TestAVX2Point checks the avx2x4 path's one-call addition and repeated
+// squaring (radix 2^25.5 between input and output), and its doubling of
+// an ext8 by field operations, against the portable formulas: the same value in every lane, loose, in place and
 // not, on random loose coordinates and at the limb bounds. It checks
 // too that its comparison sees a result one off in one lane. Skipped
 // where the CPU lacks AVX2.
@@ -642,18 +642,7 @@ func TestAVX2Point(t *testing.T) {
 		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
 	}
 	rng := rand.New(rand.NewPCG(18, 19))
-	edges := []uint64{0, 1, 19, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
-	fe := func(n int) fe8 {
-		f := randFe(rng)
-		if n%3 == 0 {
-			for i := range f {
-				for j := range f[i] {
-					f[i][j] = edges[rng.IntN(len(edges))]
-				}
-			}
-		}
-		return f
-	}
+	fe := func(n int) fe8 { return edgyFe(rng, n) }
 	loose := func(op string, p *ext8) {
 		t.Helper()
 		for _, f := range []*fe8{&p.X, &p.Y, &p.Z, &p.T} {
@@ -777,20 +766,7 @@ func TestAVX2Ext25(t *testing.T) {
 	// The ext25 at each offset from 8-byte alignment up to 32: the
 	// assembly rounds up to 32 bytes inside the 32 bytes of slack.
 	var buf [len(ext25{}) + 3]uint64
-	// Every third point and added point has limbs at the edges of the
-	// loose bound, as in TestAVX2Point.
-	edges := []uint64{0, 1, 19, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
-	fe := func(n int) fe8 {
-		f := randFe(rng)
-		if n%3 == 0 {
-			for i := range f {
-				for j := range f[i] {
-					f[i][j] = edges[rng.IntN(len(edges))]
-				}
-			}
-		}
-		return f
-	}
+	fe := func(n int) fe8 { return edgyFe(rng, n) }
 	for n := 0; n < 300; n++ {
 		p := ext8{fe(n), fe(n), fe(n), fe(n)}
 		q := cached8{fe(n), fe(n), fe(n), fe(n)}
@@ -913,4 +889,19 @@ func TestPick(t *testing.T) {
 			check("pickBase", w, &c, j, want)
 		}
 	}
+}
+
+// edgyFe returns a random loose fe8, or for every third n one whose every
+// limb is an edge of the loose bound or of radix 2^25.5's split.
+func edgyFe(rng *rand.Rand, n int) fe8 {
+	edges := []uint64{0, 1, 19, mask51, 1 << 51, mask52, 1<<26 - 1, 1 << 26, mask52 &^ (1<<26 - 1)}
+	f := randFe(rng)
+	if n%3 == 0 {
+		for i := range f {
+			for j := range f[i] {
+				f[i][j] = edges[rng.IntN(len(edges))]
+			}
+		}
+	}
+	return f
 }
