@@ -241,24 +241,33 @@ func (v *Verifier) work() {
 		if p == v.sync {
 			gen, t = v.syncs.Load(), time.Now()
 		}
-		for i := start; i < end; {
-			i = v.check(p, i, end)
-		}
 		took = 0
-		if p.left.Add(int64(start-end)) == 0 {
-			p.finish()
-		} else if p == v.sync {
+		if !v.checkChunk(p, start, end) && p == v.sync {
 			took = time.Since(t)
 		}
 	}
+}
+
+// checkChunk checks p's signatures from start up to end and, if they
+// were the last unchecked, applies the verdicts and hands p to its done
+// function (finish); it reports whether it did.
+func (v *Verifier) checkChunk(p *Pass, start, end int) (finished bool) {
+	for i := start; i < end; {
+		i = v.check(p, i, end)
+	}
+	if p.left.Add(int64(start-end)) == 0 {
+		p.finish()
+		return true
+	}
+	return false
 }
 
 // maxLinger caps a linger: about two lane chunks on the slowest
 // assembly path (avx2x4, ~0.2 ms a chunk).
 const maxLinger = 500 * time.Microsecond
 
-// linger waits, for at most twice took (and maxLinger), until Verify's pass is done
-// (syncs moves past gen), spinning: the chunks still being checked began
+// linger waits, for at most twice took (and maxLinger), until Verify's
+// pass is done (syncs moves past gen), spinning: the chunks still being checked began
 // at most about took ago, and may run slower on another core (this VM's
 // two vCPUs differ by up to 20%). The task checking the last of them then
 // readies Verify's sleeping caller while no P is idle, so the runtime has
@@ -366,8 +375,8 @@ func (v *Verifier) claim(own *Pass) (p *Pass, start, end int) {
 // than two tasks warrant, see MinTaskSignatures, or only one of Workers
 // is free: tasks of Start's passes run, and take this pass's chunks too
 // once theirs are claimed) is checked on the caller's goroutine, as that
-// one task: it wakes no pooled task, which on a VM whose idle vCPU halts costs the
-// waker and the woken tens of microseconds each. A larger pass goes to
+// one task: it wakes no pooled task, which on a VM whose idle vCPU
+// halts costs the waker and the woken tens of microseconds each. A larger pass goes to
 // the pooled tasks while the caller sleeps: a task readied by a goroutine
 // that keeps running waits in that P's next slot, which an idle P steals
 // only after a usleep(3) (the runtime's runqgrab), 60-100 us on this VM,
@@ -394,12 +403,7 @@ func (v *Verifier) help(p *Pass) {
 		if q == nil {
 			return
 		}
-		for i := start; i < end; {
-			i = v.check(p, i, end)
-		}
-		if p.left.Add(int64(start-end)) == 0 {
-			p.finish()
-		}
+		v.checkChunk(p, start, end)
 	}
 }
 
