@@ -74,7 +74,7 @@ func metricsMatchSummary(t *testing.T, copyForward bool) {
 		t.Fatal(err)
 	}
 	defer closeTrace()
-	if code, err := runGraph(env, *f, cfg, prov, log); code != 0 {
+	if code, err := runGraph(env, *f, cfg, prov, nil, log); code != 0 {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out.String(), errOut.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))

@@ -202,6 +202,11 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	if err != nil {
 		return 2, err
 	}
+	// Before the first line is printed: a signal while the ledger opens
+	// or the ports bind stops the run once it has started (a drain of
+	// nothing and a summary), where Go's default would kill it.
+	stop, unnotify := stopOnSignal(log)
+	defer unnotify()
 	prov, closeTrace, err := startTrace(f, log)
 	if err != nil {
 		if errors.Is(err, trace.ErrConfig) {
@@ -210,14 +215,14 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 		return 1, err
 	}
 	defer closeTrace()
-	return runGraph(env, f, cfg, prov, log)
+	return runGraph(env, f, cfg, prov, stop, log)
 }
 
 // runGraph starts the graph of cfg with prov, and the load; prints a live
 // line each second until the duration ends, the load is sent or a signal
-// comes; then drains and reports. prov outlives it: its /metrics still
-// serves the final counters when runGraph returns.
-func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, log *slog.Logger) (int, error) {
+// comes (stop is closed); then drains and reports. prov outlives it: its
+// /metrics still serves the final counters when runGraph returns.
+func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, stop <-chan struct{}, log *slog.Logger) (int, error) {
 	// Signature checks take a worker per core; the spare P runs the rest
 	// of the pipeline beside them, time-sliced by the kernel, rather than
 	// behind them until a check ends or the Go scheduler preempts it
@@ -302,8 +307,6 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		}
 	}
 	defer stopRPC()
-	stop, unnotify := stopOnSignal(log)
-	defer unnotify()
 
 	var load *loadgen.Load
 	if !f.noGen {

@@ -202,3 +202,19 @@ func TestSignalWhileSigning(t *testing.T) {
 	}
 	t.Logf("exited %v after SIGINT", time.Since(start))
 }
+
+// TestSignalAtStartup interrupts tpu run at its first line, before the
+// ledger is open and the ports bound: it starts, drains nothing, prints
+// its summary and exits 0, rather than dying of the signal mid-open.
+func TestSignalAtStartup(t *testing.T) {
+	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(t.TempDir(), "ledger"),
+		"--no-gen", "--duration", "0", "--accounts", "16", "--metrics-addr", "127.0.0.1:0")
+	c.await(t, 1, "msg=metrics") // printed before the graph starts
+	err, out := c.interrupt(t)
+	if err != nil || !strings.Contains(out, "accounting ok: true") {
+		t.Fatalf("exit after SIGINT at startup: %v\n%s\n%s", err, out, c.stderr())
+	}
+	if !strings.Contains(c.stderr(), "signal: stopping") {
+		t.Fatalf("the signal was not logged:\n%s", c.stderr())
+	}
+}
