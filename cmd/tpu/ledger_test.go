@@ -76,6 +76,6 @@ func TestRunLedgerInUse(t *testing.T) {
 		}
 	}
 	if err, out := c.interrupt(t); err != nil {
-		t.Fatalf("the server, after the refused runs: %v\n%s", err, out)
+		t.Fatalf("the server, after the refused runs: %v\n%s\n%s", err, out, c.stderr())
 	}
 }

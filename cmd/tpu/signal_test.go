@@ -177,7 +177,7 @@ func TestSignalDrains(t *testing.T) {
 	}
 	err, out := c.interrupt(t)
 	if err != nil {
-		t.Fatalf("exit after SIGINT: %v\n%s", err, out)
+		t.Fatalf("exit after SIGINT: %v\n%s\n%s", err, out, c.stderr())
 	}
 	if !strings.Contains(out, "accounting ok: true") || !strings.Contains(out, "live batches after drain: 0") {
 		t.Fatalf("summary after SIGINT:\n%s", out)
