@@ -2,7 +2,12 @@
 
 package packet
 
-import "runtime"
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
 
 // Invariants reports whether the invariants build tag is on.
 const Invariants = true
@@ -32,10 +37,32 @@ func poison(b *Batch) {
 type leakArg struct {
 	pool *Pool
 	seq  uint64
+	pcs  [8]uintptr // where Get was called: the report names it
 }
 
 func armLeakCheck(b *Batch) {
-	b.cleanup = runtime.AddCleanup(b, func(a leakArg) { a.pool.leaked(a.seq) }, leakArg{b.pool, b.seq})
+	a := leakArg{pool: b.pool, seq: b.seq}
+	runtime.Callers(3, a.pcs[:]) // above armLeakCheck and Get
+	b.cleanup = runtime.AddCleanup(b, func(a leakArg) { a.pool.leaked(a.seq, callers(a.pcs[:])) }, a)
+}
+
+// callers formats pcs as "function (file:line)" frames, innermost
+// first.
+func callers(pcs []uintptr) string {
+	var sb strings.Builder
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function != "" {
+			if sb.Len() > 0 {
+				sb.WriteString(" <- ")
+			}
+			fmt.Fprintf(&sb, "%s (%s:%d)", f.Function, filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return sb.String()
+		}
+	}
 }
 
 func disarmLeakCheck(b *Batch) {

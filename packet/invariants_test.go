@@ -79,7 +79,7 @@ func TestInvariantsLeakReported(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(reports) != 1 || !strings.Contains(reports[0], "leak") {
+	if len(reports) != 1 || !strings.Contains(reports[0], "leak") || !strings.Contains(reports[0], "TestInvariantsLeakReported") {
 		t.Fatalf("reports %q", reports)
 	}
 	runtime.GC()

@@ -148,10 +148,10 @@ func (p *Pool) violation(b *Batch, what string) {
 	}
 }
 
-// leaked reports a leak, then counts it: whoever sees the count sees the
-// report already made.
-func (p *Pool) leaked(seq uint64) {
-	msg := fmt.Sprintf("packet: batch seq %d was garbage-collected while still referenced (leak)", seq)
+// leaked reports a leak, naming where the batch was taken from the pool,
+// then counts it: whoever sees the count sees the report already made.
+func (p *Pool) leaked(seq uint64, gotAt string) {
+	msg := fmt.Sprintf("packet: batch seq %d was garbage-collected while still referenced (leak); taken by %s", seq, gotAt)
 	if p.cfg.LeakHook != nil {
 		p.cfg.LeakHook(msg)
 	} else {
