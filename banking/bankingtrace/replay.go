@@ -55,7 +55,9 @@ type ReplayResult struct {
 	// Elapsed is the time from the first batch to the end of the flush.
 	Elapsed time.Duration
 	// LiveBatches is the replay's packet batches still held after the
-	// flush: 0 unless something leaked.
+	// flush, or after a replay stopped by an error: 0 unless something
+	// leaked. Stats, after an error, counts what the replay dropped as
+	// packet.OutcomeShutdown.
 	LiveBatches uint64
 }
 
@@ -127,6 +129,19 @@ func Replay(cfg ReplayConfig) (res ReplayResult, err error) {
 		return res, err
 	}
 	p := &replayer{drv: drv, sched: sched, mu: &mu, pending: &pending, ready: ready}
+	defer func() {
+		if err != nil {
+			// A replay stopped by an error (a damaged record, a failed
+			// ledger) books the work in flight and drops what waits in
+			// the buffer, so every batch it took goes back to the pool.
+			drv.Abort()
+			for sched.Busy() {
+				p.round()
+			}
+			res.Stats = sched.Stats()
+		}
+		res.LiveBatches = pool.Stats().Live
+	}()
 
 	var start time.Time
 	var first int64
@@ -210,7 +225,6 @@ func Replay(cfg ReplayConfig) (res ReplayResult, err error) {
 	res.Stats = sched.Stats()
 	res.AccountsHash = bank.AccountsHash()
 	res.Slot = bank.Slot() - 1
-	res.LiveBatches = pool.Stats().Live
 	return res, nil
 }
 
