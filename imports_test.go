@@ -32,6 +32,7 @@ type rule struct {
 // mmap reader) may use golang.org/x/sys.
 var rules = []rule{
 	{dir: "packet/mmsg", internal: []string{"packet"}, external: []string{"golang.org/x/sys/"}},
+	{dir: "packet/packettest", internal: []string{"packet"}},
 	{dir: "packet"},
 	{dir: "ed25519strict", external: []string{"filippo.io/edwards25519"}},
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},

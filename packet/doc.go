@@ -29,7 +29,9 @@
 // a released batch has every packet buffer overwritten with Poison, a
 // release beyond the last reference panics, and a batch collected by the
 // garbage collector while it still holds references is reported as a leak
-// (Pool.Stats().Leaks, and the pool's LeakHook). Without the tag the checks
+// (Pool.Stats().Leaks, and the pool's LeakHook, or the log and
+// LoggedLeaks, which packettest.Main turns into a failed test run),
+// naming where it was taken. Without the tag the checks
 // cost nothing; a release beyond the last one is counted in
 // Stats().DoubleReleases and otherwise ignored.
 package packet

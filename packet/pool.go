@@ -156,9 +156,18 @@ func (p *Pool) leaked(seq uint64, gotAt string) {
 		p.cfg.LeakHook(msg)
 	} else {
 		slog.Error(msg)
+		loggedLeaks.Add(1)
 	}
 	p.leaks.Add(1)
 }
+
+// loggedLeaks counts the leaks of every pool that has no LeakHook.
+var loggedLeaks atomic.Uint64
+
+// LoggedLeaks returns how many batches of pools without a LeakHook the
+// invariants build has reported leaked in this process (always 0
+// without the tag). packettest.Main fails a test binary on any.
+func LoggedLeaks() uint64 { return loggedLeaks.Load() }
 
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool) Stats() Stats {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/packet/packettest"
 )
 
 var benchBytes = flag.Int64("trace-bytes", 1<<30, "size of the trace BenchmarkScanPubkeys generates")
@@ -20,7 +21,7 @@ var benchDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
+	code := packettest.Run(m) // fails on a leaked batch (invariants build)
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tpugo/tpu/packet/packettest"
 )
 
 // childArgsEnv makes the test binary run the CLI with these arguments
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 		env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 		os.Exit(runCLI(env, strings.Split(args, "\n")))
 	}
-	os.Exit(m.Run())
+	os.Exit(packettest.Run(m)) // fails on a leaked batch (invariants build)
 }
 
 // child is tpu run in a child process: the test binary, which TestMain
