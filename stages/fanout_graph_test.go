@@ -5,12 +5,14 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/txview"
 )
@@ -102,6 +104,10 @@ type forwardSink struct {
 	conn  *net.UDPConn
 	known map[string]bool
 	got   chan string
+	// dropped is the datagrams the kernel dropped at the sink's socket
+	// (a full buffer: its reader stalled), as of the last one read;
+	// 0 where the kernel's count is unknown (mmsg.Conn.Dropped).
+	dropped atomic.Uint64
 }
 
 func newForwardSink(t *testing.T) *forwardSink {
@@ -111,16 +117,27 @@ func newForwardSink(t *testing.T) *forwardSink {
 		t.Fatal(err)
 	}
 	c.SetReadBuffer(4 << 20)
+	mc, err := mmsg.New(c, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = mc.CountDrops() // best effort: Linux only
 	s := &forwardSink{conn: c, known: map[string]bool{}, got: make(chan string, 1<<16)}
 	go func() {
-		buf := make([]byte, 2048)
+		ds := make([]mmsg.Datagram, 16)
+		for i := range ds {
+			ds[i].Buf = make([]byte, 2048)
+		}
 		for {
-			n, _, err := c.ReadFromUDPAddrPort(buf)
+			n, err := mc.Read(ds)
+			s.dropped.Store(mc.Dropped())
+			for _, d := range ds[:n] {
+				s.got <- string(d.Buf[:min(d.N, len(d.Buf))])
+			}
 			if err != nil {
 				close(s.got)
 				return
 			}
-			s.got <- string(buf[:n])
 		}
 	}()
 	t.Cleanup(func() { c.Close() })
@@ -136,7 +153,9 @@ func (s *forwardSink) expect(txs [][]byte) {
 
 func (s *forwardSink) addr() netip.AddrPort { return s.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
 
-// wait reads n datagrams, each a distinct transaction of the load.
+// wait reads n datagrams, each a distinct transaction of the load. A
+// datagram the kernel dropped at the sink's socket fails it at once,
+// named, once a later one shows the drop.
 func (s *forwardSink) wait(t *testing.T, n uint64) {
 	t.Helper()
 	seen := map[string]bool{}
@@ -148,8 +167,11 @@ func (s *forwardSink) wait(t *testing.T, n uint64) {
 				t.Fatalf("the sink got a datagram that is not a new transaction of the load (%d bytes)", len(d))
 			}
 			seen[d] = true
+			if dr := s.dropped.Load(); dr > 0 {
+				t.Fatalf("the sink's socket dropped %d datagrams (its reader stalled); got %d of %d", dr, len(seen), n)
+			}
 		case <-timeout:
-			t.Fatalf("the sink got %d of %d forwarded packets", len(seen), n)
+			t.Fatalf("the sink got %d of %d forwarded packets (its socket dropped %d, as of the last one read)", len(seen), n, s.dropped.Load())
 		}
 	}
 }

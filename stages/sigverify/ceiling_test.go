@@ -38,9 +38,10 @@ func stepClock(step time.Duration) func() time.Time {
 }
 
 // TestCeilingCounts runs Ceiling on a clock that moves 1 ms per reading:
-// over 5 ms it checks 4 transactions (read at 1, 2, 3, 4 ms; the fifth
-// reading ends it), every signature of each, cycling through the ones that
-// parse in order, and reports 4 / 5 ms x cores.
+// over 4 ms it checks 4 transactions (a reading before the first and after
+// each; the one after the fourth, 4 ms on, ends it), every signature of
+// each, cycling through the ones that parse in order, and reports
+// 4 / 4 ms x cores.
 func TestCeilingCounts(t *testing.T) {
 	k1, k2 := testKey(1), testKey(2)
 	two := signed(t, txview.Message{
@@ -70,8 +71,8 @@ func TestCeilingCounts(t *testing.T) {
 	}
 	for _, cores := range []int{1, 3} {
 		b := &recordingBackend{real: mustBackend(t, DefaultBackend)}
-		got := ceiling(b, txs, cores, 5*time.Millisecond, stepClock(time.Millisecond))
-		if wantRate := 4 / 0.005 * float64(cores); math.Abs(got-wantRate) > 1e-6*wantRate {
+		got := ceiling(b, txs, cores, 4*time.Millisecond, stepClock(time.Millisecond))
+		if wantRate := 4 / 0.004 * float64(cores); math.Abs(got-wantRate) > 1e-6*wantRate {
 			t.Errorf("%d cores: ceiling %v, want %v", cores, got, wantRate)
 		}
 		if len(b.sigs) != len(want) {
@@ -99,7 +100,7 @@ func TestCeilingCapsDistinct(t *testing.T) {
 	}
 	txs[CeilingTxs] = other // beyond the cap: never checked
 	b := &recordingBackend{real: mustBackend(t, DefaultBackend)}
-	ceiling(b, txs, 1, (CeilingTxs+2)*time.Millisecond, stepClock(time.Millisecond))
+	ceiling(b, txs, 1, (CeilingTxs+1)*time.Millisecond, stepClock(time.Millisecond))
 	if len(b.sigs) != CeilingTxs+1 {
 		t.Fatalf("%d checks, want %d", len(b.sigs), CeilingTxs+1)
 	}
@@ -128,6 +129,28 @@ func TestCeilingNothingToMeasure(t *testing.T) {
 	}
 	if len(b.sigs) != 0 {
 		t.Errorf("%d signatures checked", len(b.sigs))
+	}
+}
+
+// TestCeilingRestsOnWork: a clock that passes the duration at its first
+// step (the goroutine descheduled between the first two readings) still
+// gets one check, every signature of the transaction, and a figure from
+// it: 1 transaction in an hour, x cores. It returned 0 from no check when
+// the clock was read twice before any.
+func TestCeilingRestsOnWork(t *testing.T) {
+	two := signed(t, txview.Message{
+		Payer:        txview.PublicKey(testKey(1)),
+		Blockhash:    testAddr(200),
+		Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(testKey(2)), testAddr(9), 5)},
+	}, testKey(1), testKey(2))
+	b := &recordingBackend{real: mustBackend(t, DefaultBackend)}
+	got := ceiling(b, [][]byte{two}, 3, 5*time.Millisecond, stepClock(time.Hour))
+	if want := 1 / time.Hour.Seconds() * 3; math.Abs(got-want) > 1e-6*want || len(b.sigs) != 2 || b.bad != 0 {
+		t.Fatalf("ceiling %v after %d checks (%d failed), want %v after 2", got, len(b.sigs), b.bad, want)
+	}
+	r := &recordingMulti{lanesBackend: lanesBackend{portablePath}}
+	if got := ceiling(r, [][]byte{two}, 1, 5*time.Millisecond, stepClock(time.Hour)); got <= 0 || len(r.chunks) != 1 {
+		t.Fatalf("multi: ceiling %v after %d chunks, want one", got, len(r.chunks))
 	}
 }
 
@@ -173,8 +196,9 @@ func TestCeilingMulti(t *testing.T) {
 	}, k1, k2)
 	txs := [][]byte{transfer(t, 3), two, transfer(t, 4)} // 4 signatures in a cycle
 	r := &recordingMulti{lanesBackend: lanesBackend{portablePath}}
-	// Readings at 1, 2 ms check two chunks; the third, at 3 ms, ends it.
-	got := ceiling(r, txs, 2, 3*time.Millisecond, stepClock(time.Millisecond))
+	// A reading before the first chunk and after each: the one after the
+	// second, 2 ms on, ends it.
+	got := ceiling(r, txs, 2, 2*time.Millisecond, stepClock(time.Millisecond))
 	if len(r.chunks) != 2 {
 		t.Fatalf("%d chunks, want 2", len(r.chunks))
 	}
@@ -183,8 +207,8 @@ func TestCeilingMulti(t *testing.T) {
 			t.Errorf("chunk %d: %d signatures, want %d (two cycles of 4)", i, len(c), chunkSignatures)
 		}
 	}
-	// 6 transactions per chunk (two cycles of 3), 12 in 3 ms, x 2 cores.
-	if want := 12 / 0.003 * 2; math.Abs(got-want) > 1e-6*want {
+	// 6 transactions per chunk (two cycles of 3), 12 in 2 ms, x 2 cores.
+	if want := 12 / 0.002 * 2; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("ceiling %v, want %v", got, want)
 	}
 }

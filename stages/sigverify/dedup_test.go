@@ -76,7 +76,7 @@ func TestDedupFalsePositiveRate(t *testing.T) {
 	if d.MaybeReset(t0) {
 		t.Fatal("reset before the estimate reached the bound")
 	}
-	const trials = 1_000_000
+	const trials = 2_000_000
 	fp := 0
 	for range trials {
 		// Fresh packets: check without recording them, so the fill stays.
@@ -87,14 +87,19 @@ func TestDedupFalsePositiveRate(t *testing.T) {
 	}
 	rate := float64(fp) / trials
 	est := d.FalsePositiveRate()
-	// At 1e6 trials and p = 0.001 the standard deviation is 3.2e-5; allow
-	// four of them above the bound.
+	// The count is random: the filter's hash (maphash) has a fresh seed
+	// each run, and no fixed seed would help, as the runtime's hash keys
+	// itself at random in each process. At 2e6 trials and p = 0.001 the
+	// standard deviation is 2.2e-5; allow five of them (1.1e-4, tighter
+	// than four at 1e6 trials), which a sound filter passes in all but
+	// about one run in a million (both checks together), where four
+	// failed about one in 10,000.
 	sigma := math.Sqrt(bound * (1 - bound) / trials)
 	t.Logf("estimated %.5f, measured %.5f (%d of %d)", est, rate, fp, trials)
-	if rate > bound+4*sigma {
+	if rate > bound+5*sigma {
 		t.Fatalf("measured false-positive rate %.5f exceeds the bound %.4f", rate, bound)
 	}
-	if math.Abs(rate-est) > 4*sigma {
+	if math.Abs(rate-est) > 5*sigma {
 		t.Fatalf("measured %.5f is far from the estimate %.5f: a poor hash", rate, est)
 	}
 	// One more packet pushes it past the bound: the next check resets.
