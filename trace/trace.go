@@ -94,6 +94,12 @@ type Provider struct {
 // sample ratio.
 const tracerKey = attribute.Key("tpu.tracer")
 
+// FileQueueSize is how many finished spans wait for the TraceWriter's
+// exporter before the SDK drops more: 32 times its default of 2048,
+// seconds of spans at --trace-sample 1, at a few hundred bytes each
+// (tens of MB) only while the writer is behind.
+const FileQueueSize = 1 << 16
+
 // Setup builds a Provider. Call Shutdown to flush exporters and stop
 // serving metrics. An error other than ErrConfig is the environment's: an
 // address in use, an exporter that could not start.
@@ -130,7 +136,12 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("trace: file exporter: %w", err)
 		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		// The file is the measurement: a span the batcher drops for a full
+		// queue (the SDK's 2048, while the writer is behind, as on a
+		// CPU-starved machine) is a hole in it, an orphaned child. A
+		// blocking queue would stall the hop that ended the span, so the
+		// queue is large instead (FileQueueSize).
+		opts = append(opts, sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(FileQueueSize)))
 	}
 	if cfg.OTLPEndpoint != "" {
 		exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint), otlptracegrpc.WithInsecure())

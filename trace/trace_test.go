@@ -116,3 +116,37 @@ func TestSampleRatioParentBased(t *testing.T) {
 		t.Errorf("%.2f allocations per batch at ratio 0.01, want well under 1", allocs)
 	}
 }
+
+// gateWriter blocks its first Write until open is closed.
+type gateWriter struct {
+	open chan struct{}
+	buf  bytes.Buffer
+}
+
+func (w *gateWriter) Write(b []byte) (int, error) {
+	<-w.open
+	return w.buf.Write(b)
+}
+
+// TestFileKeepsSpansWhileBehind: spans that end while the trace file's
+// writer is stuck wait for it rather than being dropped: 10,000 of them,
+// past the SDK's default queue of 2048, all reach the file.
+func TestFileKeepsSpansWhileBehind(t *testing.T) {
+	const n = 10_000
+	w := &gateWriter{open: make(chan struct{})}
+	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Hop("fetch")
+	for range n {
+		h.Start(trace.SpanContext{}, 0, false).End()
+	}
+	close(w.open)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.Count(w.buf.Bytes(), []byte("\n")); got != n {
+		t.Fatalf("%d spans in the file, want %d", got, n)
+	}
+}
