@@ -104,6 +104,7 @@ func TestRunForwards(t *testing.T) {
 	if !strings.Contains(out, "forwarded ") {
 		t.Fatalf("no forward line in the summary:\n%s", out)
 	}
+	t.Logf("forward %+v", *f)
 	timeout := time.After(10 * time.Second)
 	for i := uint64(0); i < f.Forwarded; i++ {
 		select {
