@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -84,6 +85,7 @@ type Provider struct {
 	mp      *sdkmetric.MeterProvider
 	meter   metric.Meter
 	metrics *metricsServer // nil: /metrics not served
+	file    *fileCount     // nil: no TraceWriter
 
 	mu   sync.Mutex
 	hops map[string]*Hop
@@ -93,6 +95,49 @@ type Provider struct {
 // that a trace viewer can find them. start records such spans whatever the
 // sample ratio.
 const tracerKey = attribute.Key("tpu.tracer")
+
+// FileQueueSize is how many finished spans wait for the TraceWriter's
+// exporter before the SDK drops more: 32 times its default of 2048,
+// seconds of spans at --trace-sample 1, at a few hundred bytes each
+// (tens of MB) only while the writer is behind.
+const FileQueueSize = 1 << 16
+
+// fileQueueSize is FileQueueSize; tests lower it.
+var fileQueueSize = FileQueueSize
+
+// fileCount counts the recorded spans that ended and those the trace
+// file's exporter wrote: the difference is what the file lacks.
+type fileCount struct {
+	ended, written atomic.Uint64
+}
+
+// countEnds is a span processor that counts recorded spans as they end.
+type countEnds struct{ c *fileCount }
+
+func (e countEnds) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (e countEnds) OnEnd(s sdktrace.ReadOnlySpan) {
+	if s.SpanContext().IsSampled() { // as the batcher, which drops the rest
+		e.c.ended.Add(1)
+	}
+}
+
+func (countEnds) Shutdown(context.Context) error   { return nil }
+func (countEnds) ForceFlush(context.Context) error { return nil }
+
+// countWrites is the trace file's exporter, counting the spans it wrote.
+type countWrites struct {
+	sdktrace.SpanExporter
+	c *fileCount
+}
+
+func (w countWrites) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := w.SpanExporter.ExportSpans(ctx, spans)
+	if err == nil {
+		w.c.written.Add(uint64(len(spans)))
+	}
+	return err
+}
 
 // Setup builds a Provider. Call Shutdown to flush exporters and stop
 // serving metrics. An error other than ErrConfig is the environment's: an
@@ -130,7 +175,16 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("trace: file exporter: %w", err)
 		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		// The file is the measurement: a span the batcher drops for a full
+		// queue (the SDK's 2048, while the writer is behind, as on a
+		// CPU-starved machine) is a hole in it, an orphaned child. A
+		// blocking queue would stall the hop that ended the span, so the
+		// queue is large instead (FileQueueSize).
+		// What it still drops is counted (FileDropped). The count of ends
+		// comes first, so it never trails the count of writes.
+		p.file = &fileCount{}
+		opts = append(opts, sdktrace.WithSpanProcessor(countEnds{p.file}),
+			sdktrace.WithBatcher(countWrites{exp, p.file}, sdktrace.WithMaxQueueSize(fileQueueSize)))
 	}
 	if cfg.OTLPEndpoint != "" {
 		exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint), otlptracegrpc.WithInsecure())
@@ -180,6 +234,17 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 		errs = append(errs, p.mp.Shutdown(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// FileDropped returns how many recorded spans the TraceWriter lacks:
+// dropped for a full queue (FileQueueSize), or lost to a failed write.
+// Call it after Shutdown, which flushes the file; before, it counts the
+// spans still queued too. Without a TraceWriter it is 0.
+func (p *Provider) FileDropped() uint64 {
+	if p.file == nil {
+		return 0
+	}
+	return p.file.ended.Load() - p.file.written.Load()
 }
 
 // Hop returns the hop called name, creating it on first use. Hop names:

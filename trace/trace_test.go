@@ -116,3 +116,71 @@ func TestSampleRatioParentBased(t *testing.T) {
 		t.Errorf("%.2f allocations per batch at ratio 0.01, want well under 1", allocs)
 	}
 }
+
+// gateWriter blocks its first Write until open is closed.
+type gateWriter struct {
+	open chan struct{}
+	buf  bytes.Buffer
+}
+
+func (w *gateWriter) Write(b []byte) (int, error) {
+	<-w.open
+	return w.buf.Write(b)
+}
+
+// TestFileKeepsSpansWhileBehind: spans that end while the trace file's
+// writer is stuck wait for it rather than being dropped: 10,000 of them,
+// past the SDK's default queue of 2048, all reach the file.
+func TestFileKeepsSpansWhileBehind(t *testing.T) {
+	const n = 10_000
+	w := &gateWriter{open: make(chan struct{})}
+	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Hop("fetch")
+	for range n {
+		h.Start(trace.SpanContext{}, 0, false).End()
+	}
+	close(w.open)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.Count(w.buf.Bytes(), []byte("\n")); got != n || p.FileDropped() != 0 {
+		t.Fatalf("%d spans in the file, want %d; %d counted dropped", got, n, p.FileDropped())
+	}
+}
+
+// TestFileCountsDropped: spans the trace file's queue had no room for are
+// counted, so that a file with holes says so: the file's spans and the
+// dropped ones add up to those that ended.
+func TestFileCountsDropped(t *testing.T) {
+	const n = 1000
+	defer trace.SetFileQueueSize(16)()
+	w := &gateWriter{open: make(chan struct{})}
+	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Hop("fetch")
+	for range n {
+		h.Start(trace.SpanContext{}, 0, false).End()
+	}
+	close(w.open)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, dropped := bytes.Count(w.buf.Bytes(), []byte("\n")), p.FileDropped()
+	if dropped == 0 || got+int(dropped) != n {
+		t.Fatalf("%d spans in the file and %d counted dropped, of %d ended (a queue of 16)", got, dropped, n)
+	}
+	// Without a trace file there is nothing to lack.
+	p, err = trace.Setup(context.Background(), trace.Config{SampleRatio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Hop("fetch").Start(trace.SpanContext{}, 0, false).End()
+	if err := p.Shutdown(context.Background()); err != nil || p.FileDropped() != 0 {
+		t.Fatalf("no file: %d dropped (%v)", p.FileDropped(), err)
+	}
+}

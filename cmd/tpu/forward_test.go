@@ -63,6 +63,21 @@ func TestRunForwards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
+	// The sink reads while the run forwards, into a large buffer: what
+	// it receives must not depend on what its socket can queue (the
+	// default buffer holds about 166 of these datagrams, and a run
+	// slowed by -race forwards at 100/s for longer than its 500 ms).
+	sink.SetReadBuffer(4 << 20)
+	got := make(chan struct{}, 1<<20) // one per datagram; the run forwards far fewer
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := sink.ReadFromUDPAddrPort(buf); err != nil {
+				return // closed
+			}
+			got <- struct{}{}
+		}
+	}()
 	dir := t.TempDir()
 	summaryPath := filepath.Join(dir, "summary.json")
 	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
@@ -89,11 +104,13 @@ func TestRunForwards(t *testing.T) {
 	if !strings.Contains(out, "forwarded ") {
 		t.Fatalf("no forward line in the summary:\n%s", out)
 	}
-	buf := make([]byte, 2048)
-	sink.SetReadDeadline(time.Now().Add(10 * time.Second))
+	t.Logf("forward %+v", *f)
+	timeout := time.After(10 * time.Second)
 	for i := uint64(0); i < f.Forwarded; i++ {
-		if _, _, err := sink.ReadFromUDPAddrPort(buf); err != nil {
-			t.Fatalf("the sink got %d of %d forwarded packets: %v", i, f.Forwarded, err)
+		select {
+		case <-got:
+		case <-timeout:
+			t.Fatalf("the sink got %d of %d forwarded packets within 10 s", i, f.Forwarded)
 		}
 	}
 }

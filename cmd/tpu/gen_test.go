@@ -11,12 +11,20 @@ import (
 // RPC and every balance checks out to the lamport. The server picks its
 // ports and prints them, and runs until the gen runs are done with it.
 func TestGenAgainstRun(t *testing.T) {
+	// gen checks balances after its final poll of the statuses. A valid
+	// transaction still in the pipeline then could commit between the
+	// two and break "moved by exactly". gen stops waiting at once when
+	// every valid transaction is confirmed; it waits out its settle (15 s,
+	// the default) only when some never will be. With 50 ms slots the
+	// load's blockhash, taken before gen signs, expires 150 slots (7.5 s)
+	// later, before the settle runs out: no transaction of the load can
+	// commit after the final poll.
 	c := startChild(t, "run", "--no-gen", "--duration", "0", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
-		"--ledger", filepath.Join(t.TempDir(), "ledger"), "--seed", "gen-test", "--accounts", "40")
+		"--ledger", filepath.Join(t.TempDir(), "ledger"), "--seed", "gen-test", "--accounts", "40", "--slot-time", "50ms")
 	tpuAddr := logged(t, c.await(t, 1, "msg=tpu "), "addr")
 	url := logged(t, c.await(t, 1, "msg=json-rpc"), "url") // printed once it serves
 	code, out, errOut := run(t, "", "gen", "--rpc", url, "--tpu", tpuAddr, "--seed", "gen-test", "--accounts", "20",
-		"--rate", "1500", "--duration", "1s", "--invalid-fraction", "0.1", "--v0-fraction", "0.5", "--settle", "5s")
+		"--rate", "1500", "--duration", "1s", "--invalid-fraction", "0.1", "--v0-fraction", "0.5")
 	if code != 0 || !strings.Contains(out, "balances: all 20 accounts moved by exactly") {
 		t.Fatalf("gen: exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -721,6 +721,9 @@ func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown fu
 			log.Warn("trace exporter shutdown", "err", err)
 		}
 		if file != nil {
+			if n := prov.FileDropped(); n > 0 {
+				log.Warn("trace file lacks spans: dropped, its queue full", "dropped", n, "file", f.traceOut)
+			}
 			file.Close()
 		}
 	}, nil

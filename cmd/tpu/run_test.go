@@ -88,6 +88,9 @@ func TestRunCommand(t *testing.T) {
 			t.Errorf("hop %s missing", hop)
 		}
 	}
+	if strings.Contains(errOut, "trace file lacks spans") {
+		t.Fatalf("spans dropped from the trace file:\n%s", errOut)
+	}
 	code, out, _ = run(t, "", "trace", "analyze", traceOut)
 	if code != 0 || !strings.Contains(out, "their parent, 0 did not;") || !strings.Contains(out, "their span, 0 did not") ||
 		!strings.Contains(out, "tracer.committed") || !strings.Contains(out, "p99.9") {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mr-tron/base58"
+	"github.com/tpugo/tpu/banking"
 )
 
 var shutdownRounds = flag.Int("shutdown-rounds", 3, "SIGINTs under load in TestShutdownUnderLoad (a long run: 20 or more)")
@@ -36,13 +38,31 @@ func TestShutdownUnderLoad(t *testing.T) {
 }
 
 func shutdownRound(t *testing.T, ledger string) {
-	// 10 ms slots: a hundred slots a second of history to search. The
-	// load's schedule (count / rate) lasts 60 s: the SIGINT comes long
-	// before its end, even under -race.
+	// 50 ms slots: the load's blockhash, taken before it is signed, stays
+	// valid 150 slots, 7.5 s, longer than 5,000 transactions take to sign
+	// under -race (about 2,700 a second a core), so the load commits
+	// (with 10 ms slots it expired while it was signed, and nothing ever
+	// committed). The load's schedule (count / rate) lasts 20 s: the
+	// SIGINT comes long before its end, even under -race.
 	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0", "--ledger", ledger,
-		"--duration", "60s", "--rate", "1000", "--count", "60000", "--accounts", "64", "--slot-time", "10ms")
+		"--duration", "60s", "--rate", "250", "--count", "5000", "--accounts", "64", "--slot-time", "50ms")
 	url := logged(t, c.await(t, 1, "msg=json-rpc"), "url")
-	c.await(t, 2, " received ") // the load has run a second: history to search
+	// History to search: slots before the blockhash window (the searches
+	// read none while the ledger holds fewer than 150). The first round
+	// waits a live line at a time (one a second) until there are 50;
+	// the later ones find them, with the earlier rounds' committed
+	// transactions, on the same ledger.
+	rpc := newRPCClient(url)
+	for n := 1; ; n++ {
+		c.await(t, n, " received ")
+		var slot uint64
+		if err := rpc.call(context.Background(), "getSlot", &slot); err != nil {
+			t.Fatal(err)
+		}
+		if n >= 2 && slot > banking.MaxProcessingAge+50 {
+			break
+		}
+	}
 
 	// Clients: each sends requests back to back until the child exits.
 	// A history search of 256 signatures nobody sent reads every slot
@@ -132,6 +152,9 @@ func shutdownRound(t *testing.T, ledger string) {
 	}
 	if !strings.Contains(out, "accounting ok: true") || !strings.Contains(out, "live batches after drain: 0") {
 		t.Fatalf("summary after SIGINT:\n%s", out)
+	}
+	if !regexp.MustCompile(`executed \d+ \(.*\): ok [1-9]`).MatchString(out) {
+		t.Fatalf("nothing committed: the load was not under way at the SIGINT:\n%s", out)
 	}
 	for _, l := range strings.Split(errs, "\n") {
 		if strings.Contains(l, "level=WARN") {
