@@ -684,8 +684,30 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, stop <-chan struct{}) (
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(env.stderr, "signed %d transactions in %.1fs; sending for %v\n", n, time.Since(t0).Seconds(), f.duration)
+	signing := time.Since(t0)
+	fmt.Fprintf(env.stderr, "signed %d transactions in %.1fs; sending for %v\n", n, signing.Seconds(), f.duration)
+	if w := expiryWarning(signing, f.duration, f.slotTime); w != "" {
+		fmt.Fprintln(env.stderr, w)
+	}
 	return load, nil
+}
+
+// expiryWarning says when the load will outlive its blockhash, which is
+// taken before signing and lives banking.MaxProcessingAge slots: what is
+// sent after that fails as blockhash_not_found. The life is an estimate,
+// from --slot-time: a slot clock that falls behind lengthens it. Empty
+// when the load ends in time, or sends until it is sent (no --duration).
+func expiryWarning(signing, sending, slotTime time.Duration) string {
+	life := banking.MaxProcessingAge * slotTime
+	if sending <= 0 || slotTime <= 0 || signing+sending <= life {
+		return ""
+	}
+	if signing >= life {
+		return fmt.Sprintf("warning: signing took longer than the load's blockhash lives (about %v: %d slots of --slot-time %v): every transaction will fail as blockhash_not_found; use a smaller --count or a longer --slot-time",
+			life, banking.MaxProcessingAge, slotTime)
+	}
+	return fmt.Sprintf("warning: the load's blockhash lives about %v (%d slots of --slot-time %v), %v of it left after signing: what is sent after that fails as blockhash_not_found",
+		life, banking.MaxProcessingAge, slotTime, (life - signing).Round(time.Millisecond))
 }
 
 // startTrace sets up tracing and metrics from the flags: spans to

@@ -221,3 +221,30 @@ func TestRunKnobsReachConfig(t *testing.T) {
 		t.Errorf("no flags:\n got  %+v\n want %+v", got, want)
 	}
 }
+
+// A load that outlives its blockhash is warned of after signing, with
+// what is left of the blockhash's life; one that does not, is not.
+func TestExpiryWarning(t *testing.T) {
+	const slot = 400 * time.Millisecond // life: 150 slots, 60 s
+	for _, c := range []struct {
+		signing, sending time.Duration
+		want             string
+	}{
+		{2 * time.Second, 10 * time.Second, ""},
+		{2 * time.Second, 58 * time.Second, ""},
+		{2 * time.Second, 0, ""}, // sent until it is sent: no end to compare
+		{2 * time.Second, 59 * time.Second, "lives about 1m0s (150 slots of --slot-time 400ms), 58s of it left after signing"},
+		{61 * time.Second, 10 * time.Second, "signing took longer than the load's blockhash lives (about 1m0s"},
+	} {
+		got := expiryWarning(c.signing, c.sending, slot)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("signing %v, sending %v: %q, want %q", c.signing, c.sending, got, c.want)
+		}
+	}
+	// tpu run prints it: 5 ms slots give the blockhash 750 ms.
+	code, _, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(t.TempDir(), "ledger"),
+		"--duration", "1s", "--rate", "100", "--slot-time", "5ms", "--accounts", "16")
+	if code != 0 || !strings.Contains(errOut, "warning: the load's blockhash lives about 750ms") {
+		t.Fatalf("exit %d, no expiry warning:\n%s", code, errOut)
+	}
+}
