@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -66,7 +67,7 @@ func runGen(env *cliEnv, args []string) int {
 	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of invalid transactions (never confirmed)")
 	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of v0 transactions that load their recipient through the ledger's genesis lookup table (not with --airdrop)")
-	fs.DurationVar(&f.settle, "settle", 15*time.Second, "how long to wait for confirmations after the last send")
+	fs.DurationVar(&f.settle, "settle", 15*time.Second, "how long to wait for confirmations after the last send (if some are still missing, gen then waits for the load's blockhash to expire, up to 3 minutes, before it checks balances)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -181,6 +182,14 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		}
 	}
 	elapsed := time.Since(start)
+	if unconfirmed := countSent(valid, res.Sent) - c.count; unconfirmed > 0 {
+		// The settle ran out: one of these may still land after the last
+		// poll and before the balances are read, and fail them falsely.
+		fmt.Fprintf(env.stderr, "%d valid transactions unconfirmed after the settle: waiting for the load's blockhash to expire, so that none can land while the balances are read\n", unconfirmed)
+		if err := awaitExpiry(ctx, rpc, bh, time.Second, expiryWait, env.stderr); err != nil {
+			return 1, err
+		}
+	}
 	// The live polls look at a window of the unconfirmed signatures at a
 	// time. The balances are checked against every confirmed transaction,
 	// so look at all of them once more.
@@ -239,6 +248,40 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	}
 	fmt.Fprintf(env.stdout, "balances: all %d accounts moved by exactly their confirmed transfers and fees\n", len(keys))
 	return 0, nil
+}
+
+// expiryWait bounds awaitExpiry in tpu gen: 150 slots of 400 ms are 60 s.
+const expiryWait = 3 * time.Minute
+
+// awaitExpiry asks every interval whether blockhash h is still valid, and
+// returns once the RPC says it is not: no transaction that names it can
+// execute any more. It says how long it has waited each 10 s, and fails
+// after limit, when the node's slots have stopped advancing.
+func awaitExpiry(ctx context.Context, rpc *rpcClient, h [32]byte, every, limit time.Duration, progress io.Writer) error {
+	start := time.Now()
+	lastSaid := start
+	for {
+		ok, err := rpc.blockhashValid(ctx, h)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		waited := time.Since(start)
+		if waited >= limit {
+			return fmt.Errorf("the load's blockhash %s is still valid after %v: are the node's slots advancing? balances not checked", base58.Encode(h[:]), limit)
+		}
+		if time.Since(lastSaid) >= 10*time.Second {
+			fmt.Fprintf(progress, "  blockhash still valid after %.0fs\n", waited.Seconds())
+			lastSaid = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(every):
+		}
+	}
 }
 
 // pollWindow is how many unconfirmed signatures a live poll asks about

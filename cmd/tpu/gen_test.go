@@ -1,9 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mr-tron/base58"
 )
 
 // TestGenAgainstRun runs tpu run --no-gen and tpu gen against it, as two
@@ -14,11 +24,11 @@ func TestGenAgainstRun(t *testing.T) {
 	// gen checks balances after its final poll of the statuses. A valid
 	// transaction still in the pipeline then could commit between the
 	// two and break "moved by exactly". gen stops waiting at once when
-	// every valid transaction is confirmed; it waits out its settle (15 s,
-	// the default) only when some never will be. With 50 ms slots the
-	// load's blockhash, taken before gen signs, expires 150 slots (7.5 s)
-	// later, before the settle runs out: no transaction of the load can
-	// commit after the final poll.
+	// every valid transaction is confirmed; when its settle (15 s, the
+	// default) runs out first, it waits for the load's blockhash to
+	// expire (TestAwaitExpiry) before the final poll. With 50 ms slots
+	// that is 150 slots (7.5 s) after gen took it, before the settle runs
+	// out, so this run never waits longer for it.
 	c := startChild(t, "run", "--no-gen", "--duration", "0", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
 		"--ledger", filepath.Join(t.TempDir(), "ledger"), "--seed", "gen-test", "--accounts", "40", "--slot-time", "50ms")
 	tpuAddr := logged(t, c.await(t, 1, "msg=tpu "), "addr")
@@ -111,5 +121,41 @@ func TestConfirmationsBeyondTheWindow(t *testing.T) {
 	c.query = func(q [][64]byte) ([]*sigStatus, error) { return nil, nil }
 	if err := c.poll(n, 0); err == nil {
 		t.Fatal("a short getSignatureStatuses answer was accepted")
+	}
+}
+
+// awaitExpiry returns once isBlockhashValid says false for its blockhash,
+// and fails, naming the blockhash, when it stays valid past the limit.
+func TestAwaitExpiry(t *testing.T) {
+	h := [32]byte{7}
+	var calls atomic.Int32
+	validFor := int32(3)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     int64             `json:"id"`
+			Method string            `json:"method"`
+			Params []json.RawMessage `json:"params"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		var asked string
+		if len(req.Params) > 0 {
+			json.Unmarshal(req.Params[0], &asked)
+		}
+		if req.Method != "isBlockhashValid" || asked != base58.Encode(h[:]) {
+			t.Errorf("asked %s %q", req.Method, asked)
+		}
+		n := calls.Add(1)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":{"context":{"slot":1},"value":%v}}`, req.ID, n <= validFor)
+	}))
+	defer srv.Close()
+	rpc := newRPCClient(srv.URL)
+	if err := awaitExpiry(context.Background(), rpc, h, time.Millisecond, time.Minute, io.Discard); err != nil || calls.Load() != 4 {
+		t.Fatalf("awaitExpiry: %v after %d calls, want nil after 4", err, calls.Load())
+	}
+	calls.Store(0)
+	validFor = 1 << 30
+	err := awaitExpiry(context.Background(), rpc, h, time.Millisecond, 20*time.Millisecond, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), base58.Encode(h[:])) || !strings.Contains(err.Error(), "still valid") {
+		t.Fatalf("a blockhash that never expires: %v", err)
 	}
 }

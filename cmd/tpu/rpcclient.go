@@ -78,6 +78,14 @@ func (c *rpcClient) latestBlockhash(ctx context.Context) ([32]byte, error) {
 	return [32]byte(b), nil
 }
 
+func (c *rpcClient) blockhashValid(ctx context.Context, h [32]byte) (bool, error) {
+	var r struct {
+		Value bool `json:"value"`
+	}
+	err := c.call(ctx, "isBlockhashValid", &r, base58.Encode(h[:]))
+	return r.Value, err
+}
+
 func (c *rpcClient) balance(ctx context.Context, key [32]byte) (uint64, error) {
 	var r struct {
 		Value uint64 `json:"value"`
