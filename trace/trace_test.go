@@ -128,11 +128,11 @@ func (w *gateWriter) Write(b []byte) (int, error) {
 	return w.buf.Write(b)
 }
 
-// TestFileKeepsSpansWhileBehind: spans that end while the trace file's
-// writer is stuck wait for it rather than being dropped: 10,000 of them,
-// past the SDK's default queue of 2048, all reach the file.
-func TestFileKeepsSpansWhileBehind(t *testing.T) {
-	const n = 10_000
+// behind ends n spans while the trace file's writer is stuck, then lets
+// it write and shuts down: it returns the spans in the file and the
+// provider.
+func behind(t *testing.T, n int) (int, *trace.Provider) {
+	t.Helper()
 	w := &gateWriter{open: make(chan struct{})}
 	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w})
 	if err != nil {
@@ -146,7 +146,15 @@ func TestFileKeepsSpansWhileBehind(t *testing.T) {
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := bytes.Count(w.buf.Bytes(), []byte("\n")); got != n || p.FileDropped() != 0 {
+	return bytes.Count(w.buf.Bytes(), []byte("\n")), p
+}
+
+// TestFileKeepsSpansWhileBehind: spans that end while the trace file's
+// writer is stuck wait for it rather than being dropped: 10,000 of them,
+// past the SDK's default queue of 2048, all reach the file.
+func TestFileKeepsSpansWhileBehind(t *testing.T) {
+	const n = 10_000
+	if got, p := behind(t, n); got != n || p.FileDropped() != 0 {
 		t.Fatalf("%d spans in the file, want %d; %d counted dropped", got, n, p.FileDropped())
 	}
 }
@@ -157,25 +165,12 @@ func TestFileKeepsSpansWhileBehind(t *testing.T) {
 func TestFileCountsDropped(t *testing.T) {
 	const n = 1000
 	defer trace.SetFileQueueSize(16)()
-	w := &gateWriter{open: make(chan struct{})}
-	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := p.Hop("fetch")
-	for range n {
-		h.Start(trace.SpanContext{}, 0, false).End()
-	}
-	close(w.open)
-	if err := p.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	got, dropped := bytes.Count(w.buf.Bytes(), []byte("\n")), p.FileDropped()
-	if dropped == 0 || got+int(dropped) != n {
+	got, p := behind(t, n)
+	if dropped := p.FileDropped(); dropped == 0 || got+int(dropped) != n {
 		t.Fatalf("%d spans in the file and %d counted dropped, of %d ended (a queue of 16)", got, dropped, n)
 	}
 	// Without a trace file there is nothing to lack.
-	p, err = trace.Setup(context.Background(), trace.Config{SampleRatio: 1})
+	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

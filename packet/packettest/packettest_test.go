@@ -13,9 +13,10 @@ const leakEnv = "PACKETTEST_LEAK"
 
 func TestMain(m *testing.M) { Main(m) }
 
-// TestLeakOne drops a referenced batch, in the child of TestLeakFailsTheRun
-// only.
-func TestLeakOne(t *testing.T) {
+// childPool returns a pool in the child of TestLeakFailsTheRun, and skips
+// the test elsewhere.
+func childPool(t *testing.T) *packet.Pool {
+	t.Helper()
 	if os.Getenv(leakEnv) == "" {
 		t.Skip("the child of TestLeakFailsTheRun")
 	}
@@ -23,20 +24,14 @@ func TestLeakOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool.Get().Next() // taken and never released
+	return pool
 }
 
+// TestLeakOne drops a referenced batch, in the child only.
+func TestLeakOne(t *testing.T) { childPool(t).Get().Next() } // taken and never released
+
 // TestNoLeak takes and releases a batch, in the child only.
-func TestNoLeak(t *testing.T) {
-	if os.Getenv(leakEnv) == "" {
-		t.Skip("the child of TestLeakFailsTheRun")
-	}
-	pool, err := packet.NewPool(packet.Config{BatchCap: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.Get().Release()
-}
+func TestNoLeak(t *testing.T) { childPool(t).Get().Release() }
 
 // A test binary whose tests pass but leak a batch fails, naming the
 // leak, in the invariants build; one that releases its batch passes.
