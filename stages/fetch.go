@@ -95,6 +95,11 @@ type fetcher struct {
 	wg       sync.WaitGroup // the readers
 }
 
+// FetchReadBuffer is the receive buffer fetch asks for on each socket, in
+// bytes: a burst the readers are behind on waits there. The kernel caps
+// it (Linux: net.core.rmem_max); Graph.ReadBuffer says what it gave.
+const FetchReadBuffer = 8 << 20
+
 func listen(cfg FetchConfig) ([]*net.UDPConn, error) {
 	lc := net.ListenConfig{}
 	if cfg.Sockets > 1 {
@@ -111,7 +116,7 @@ func listen(cfg FetchConfig) ([]*net.UDPConn, error) {
 			return nil, fmt.Errorf("stages: fetch: listen on %s: %w", addr, err)
 		}
 		c := pc.(*net.UDPConn)
-		_ = c.SetReadBuffer(8 << 20) // best effort: bursts land in the socket buffer
+		_ = c.SetReadBuffer(FetchReadBuffer) // best effort: bursts land in the socket buffer
 		conns = append(conns, c)
 		addr = c.LocalAddr().String() // the others share the first one's port
 	}
@@ -122,6 +127,10 @@ func listen(cfg FetchConfig) ([]*net.UDPConn, error) {
 func (f *fetcher) Addr() netip.AddrPort {
 	return f.conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
 }
+
+// readBuffer returns the receive buffer the kernel gave the first socket
+// (they are asked alike), 0 if it cannot tell.
+func (f *fetcher) readBuffer() int { return readBuffer(f.conns[0]) }
 
 func (f *fetcher) start() {
 	for i, c := range f.conns {

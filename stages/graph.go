@@ -227,6 +227,12 @@ func Start(cfg Config) (*Graph, error) {
 // Addr returns the address fetch listens on.
 func (g *Graph) Addr() netip.AddrPort { return g.fetch.Addr() }
 
+// ReadBuffer returns the receive buffer each fetch socket got, in bytes,
+// and FetchReadBuffer, what it asked for; got is 0 where the OS does not
+// say. A got below asked is the kernel's cap (Linux: net.core.rmem_max):
+// a burst larger than got is dropped there, as socket_dropped.
+func (g *Graph) ReadBuffer() (got, asked int) { return g.fetch.readBuffer(), FetchReadBuffer }
+
 // Bank returns the bank. Its methods belong to the banking actor's
 // goroutine; from elsewhere use only those documented as concurrent-safe
 // (CommittedSlot, StatusOf, SlotRecordOf, OnCommit).

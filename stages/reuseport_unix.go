@@ -5,6 +5,7 @@ package stages
 import (
 	"errors"
 	"net"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -44,4 +45,22 @@ func queued(conn *net.UDPConn) bool {
 		return true // never wait: the answer is for now
 	})
 	return found
+}
+
+// readBuffer returns the receive buffer the kernel gave conn, in the
+// bytes SetReadBuffer asks for (Linux reports twice that, its
+// bookkeeping included: halved here), or 0 if it cannot tell.
+func readBuffer(conn *net.UDPConn) int {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) {
+		n, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+	})
+	if runtime.GOOS == "linux" {
+		n /= 2
+	}
+	return n
 }

@@ -4,8 +4,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tpugo/tpu/stages"
 )
 
 // runLedger runs tpu run --no-gen briefly on ledger with extra flags.
@@ -77,5 +80,24 @@ func TestRunLedgerInUse(t *testing.T) {
 	}
 	if err, out := c.interrupt(t); err != nil {
 		t.Fatalf("the server, after the refused runs: %v\n%s\n%s", err, out, c.stderr())
+	}
+}
+
+// tpu run warns when the kernel gave fetch's sockets less receive buffer
+// than they asked for (net.core.rmem_max), and only then.
+func TestRunWarnsCappedReadBuffer(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/core/rmem_max")
+	if err != nil {
+		t.Skipf("no /proc/sys/net/core/rmem_max (%v): the cap is Linux's", err)
+	}
+	max, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, errOut := runLedger(t, filepath.Join(t.TempDir(), "ledger"))
+	capped := max < stages.FetchReadBuffer
+	if code != 0 || strings.Contains(errOut, "fetch socket buffer capped") != capped ||
+		capped && !strings.Contains(errOut, "got_bytes="+strconv.Itoa(max)+" ") {
+		t.Fatalf("rmem_max %d, asked %d: exit %d, capped warning should be %v:\n%s", max, stages.FetchReadBuffer, code, capped, errOut)
 	}
 }

@@ -271,6 +271,10 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		sigPath = sigverify.PathOf(backend)
 	}
 	log.Info("tpu", "addr", g.Addr().String(), "sigverify_backend", f.backend, "sigverify_path", sigPath)
+	if got, asked := g.ReadBuffer(); got > 0 && got < asked {
+		log.Warn("fetch socket buffer capped by the kernel", "got_bytes", got, "asked_bytes", asked,
+			"note", "a burst the readers are behind on beyond this is dropped, counted as socket_dropped; raise net.core.rmem_max to lift the cap")
+	}
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{
