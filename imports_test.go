@@ -41,7 +41,8 @@ var rules = []rule{
 	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
 	{dir: "banking/bankingtrace", internal: []string{"packet", "txview", "banking"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "banking", internal: []string{"packet", "txview", "trace/procstats", "ed25519strict"}, external: []string{"github.com/panjf2000/ants/", "github.com/cockroachdb/pebble/", "github.com/decred/dcrd/dcrec/secp256k1/", "golang.org/x/crypto/sha3", "github.com/mr-tron/base58"}},
-	{dir: "stages/pubsub", internal: []string{"banking"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
+	{dir: "stages/jsonrpc"},
+	{dir: "stages/pubsub", internal: []string{"banking", "stages/jsonrpc"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
 	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",

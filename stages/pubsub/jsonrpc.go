@@ -3,57 +3,23 @@ package pubsub
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 )
 
-// Error is a JSON-RPC error object.
-type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
-
-// JSON-RPC error codes (the spec's; Solana uses the same for these).
-const (
-	codeParse          = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternal       = -32603
-)
-
-func invalidParams(format string, args ...any) *Error {
-	return &Error{Code: codeInvalidParams, Message: fmt.Sprintf(format, args...)}
-}
-
-type request struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
-
-type response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	Result  any             `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
-	ID      json.RawMessage `json:"id"`
-}
-
-var nullID = json.RawMessage("null")
+// Error is a JSON-RPC error object (jsonrpc.Error).
+type Error = jsonrpc.Error
 
 // reply builds a response message.
 func reply(id json.RawMessage, result any, e *Error) []byte {
 	if len(id) == 0 {
-		id = nullID
+		id = jsonrpc.NullID
 	}
-	r := response{JSONRPC: "2.0", ID: id, Result: result, Error: e}
+	r := jsonrpc.Response{JSONRPC: "2.0", ID: id, Result: result, Error: e}
 	if e == nil && result == nil {
 		r.Result = json.RawMessage("null")
 	}
@@ -66,38 +32,28 @@ func reply(id json.RawMessage, result any, e *Error) []byte {
 
 // parseRequest reads one request, or returns the error to answer (with
 // the request's id once it is known).
-func parseRequest(data []byte) (request, []json.RawMessage, *Error) {
-	var req request
+func parseRequest(data []byte) (jsonrpc.Request, []json.RawMessage, *Error) {
+	var req jsonrpc.Request
 	if err := json.Unmarshal(data, &req); err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) || !json.Valid(data) {
-			return req, nil, &Error{Code: codeParse, Message: "Parse error"}
+			return req, nil, &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}
 		}
 		if len(data) > 0 && data[0] == '[' {
-			return req, nil, &Error{Code: codeInvalidRequest, Message: "Invalid request: batch requests are not supported over the websocket; send one request per message"}
+			return req, nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: batch requests are not supported over the websocket; send one request per message"}
 		}
-		return req, nil, &Error{Code: codeInvalidRequest, Message: "Invalid request"}
+		return req, nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}
 	}
 	if req.JSONRPC != "2.0" || req.Method == "" {
-		return req, nil, &Error{Code: codeInvalidRequest, Message: "Invalid request"}
+		return req, nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}
 	}
 	var params []json.RawMessage
 	if len(req.Params) > 0 && string(req.Params) != "null" {
 		if err := json.Unmarshal(req.Params, &params); err != nil {
-			return req, nil, invalidParams("Invalid params: params must be an array")
+			return req, nil, jsonrpc.InvalidParams("Invalid params: params must be an array")
 		}
 	}
 	return req, params, nil
-}
-
-func wantParams(params []json.RawMessage, min, max int) *Error {
-	if len(params) < min {
-		return invalidParams("Invalid params: expected at least %d parameter(s)", min)
-	}
-	if len(params) > max {
-		return invalidParams("Invalid params: expected at most %d parameter(s)", max)
-	}
-	return nil
 }
 
 // subConfig is the options object of signatureSubscribe and
@@ -116,10 +72,10 @@ func parseSubConfig(params []json.RawMessage, i int) (subConfig, *Error) {
 		return c, nil
 	}
 	if err := json.Unmarshal(params[i], &c); err != nil {
-		return c, invalidParams("Invalid params: %v", err)
+		return c, jsonrpc.InvalidParams("Invalid params: %v", err)
 	}
 	if len(c.DataSlice) > 0 && string(c.DataSlice) != "null" {
-		return c, invalidParams("Invalid params: dataSlice is not supported by tpu's accountSubscribe")
+		return c, jsonrpc.InvalidParams("Invalid params: dataSlice is not supported by tpu's accountSubscribe")
 	}
 	return c, nil
 }
@@ -135,7 +91,7 @@ func parsePubkey(raw json.RawMessage) (banking.Pubkey, *Error) {
 	s, ok := parseString(raw)
 	b, err := base58.Decode(s)
 	if !ok || err != nil || len(b) != 32 {
-		return banking.Pubkey{}, invalidParams("Invalid Request: Invalid pubkey provided")
+		return banking.Pubkey{}, jsonrpc.InvalidParams("Invalid Request: Invalid pubkey provided")
 	}
 	return banking.Pubkey(b), nil
 }
@@ -144,7 +100,7 @@ func parseSignature(raw json.RawMessage) ([64]byte, *Error) {
 	s, ok := parseString(raw)
 	b, err := base58.Decode(s)
 	if !ok || err != nil || len(b) != 64 {
-		return [64]byte{}, invalidParams("Invalid Request: Invalid signature provided")
+		return [64]byte{}, jsonrpc.InvalidParams("Invalid Request: Invalid signature provided")
 	}
 	return [64]byte(b), nil
 }
@@ -161,5 +117,5 @@ func parseID(raw json.RawMessage) (uint64, *Error) {
 			return n, nil
 		}
 	}
-	return 0, invalidParams("Invalid params: invalid subscription id %s", raw)
+	return 0, jsonrpc.InvalidParams("Invalid params: invalid subscription id %s", raw)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 )
 
 // commitment is a subscription's level. processed and confirmed are both
@@ -34,7 +35,7 @@ func parseCommitment(s string) (commitment, *Error) {
 	case "", "finalized":
 		return finalized, nil
 	}
-	return 0, invalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", s)
+	return 0, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", s)
 }
 
 // kind is what a subscription follows.
@@ -103,7 +104,7 @@ func newRegistry() *registry {
 // errLimit is Agave's answer to a subscription past the limit
 // (rpc_pubsub.rs, RpcSolPubSubImpl::subscribe).
 func errLimit(max int) *Error {
-	return &Error{Code: codeInternal, Message: fmt.Sprintf("Internal Error: Subscription refused. Node subscription limit reached (%d subscriptions per connection)", max)}
+	return &Error{Code: jsonrpc.CodeInternal, Message: fmt.Sprintf("Internal Error: Subscription refused. Node subscription limit reached (%d subscriptions per connection)", max)}
 }
 
 // add registers s for its sink, unless the sink holds max subscriptions
@@ -360,9 +361,9 @@ func parseEncoding(e string) (string, *Error) {
 	case "base58", "base64":
 		return e, nil
 	case "jsonParsed":
-		return "", invalidParams("Invalid params: encoding jsonParsed is not supported by tpu (it has no account parsers); use base58 or base64")
+		return "", jsonrpc.InvalidParams("Invalid params: encoding jsonParsed is not supported by tpu (it has no account parsers); use base58 or base64")
 	}
-	return "", invalidParams("Invalid params: unsupported encoding %q (binary, base58, base64)", e)
+	return "", jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (binary, base58, base64)", e)
 }
 
 // encodeAccount renders a as UiAccount in encoding. A deleted account
@@ -378,7 +379,7 @@ func encodeAccount(a *banking.Account, encoding string) (accountJSON, *Error) {
 	case "binary":
 		out.Data = base58.Encode(a.Data)
 	default:
-		return out, invalidParams("Invalid params: unsupported encoding %q", encoding)
+		return out, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q", encoding)
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 )
 
 // box is a sink that keeps what it is sent.
@@ -80,7 +81,7 @@ func TestRegistryCapAndOwners(t *testing.T) {
 	nop := func(uint64) []byte { return nil }
 	id1, _ := r.add(&sub{kind: kindSlot, to: a}, 2, nop)
 	r.add(&sub{kind: kindAccount, to: a}, 2, nop)
-	if _, e := r.add(&sub{kind: kindRoot, to: a}, 2, nop); e == nil || e.Code != codeInternal {
+	if _, e := r.add(&sub{kind: kindRoot, to: a}, 2, nop); e == nil || e.Code != jsonrpc.CodeInternal {
 		t.Fatalf("past the cap: %v", e)
 	}
 	id3, e := r.add(&sub{kind: kindRoot, to: b}, 2, nop)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 )
 
 // Ledger is what the server reads: the committed ledger, through methods
@@ -399,7 +400,7 @@ func (s *Server) handle(c *conn, data []byte) {
 			c.send(reply(req.ID, ok, nil))
 		}
 	default:
-		e = &Error{Code: codeMethodNotFound, Message: "Method not found"}
+		e = &Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
 	}
 	if e != nil {
 		c.send(reply(req.ID, nil, e))
@@ -410,7 +411,7 @@ func (s *Server) handle(c *conn, data []byte) {
 // empty (slotSubscribe, rootSubscribe) unless the caller read them.
 func (s *Server) subscribe(c *conn, id json.RawMessage, params []json.RawMessage, sb *sub) *Error {
 	if sb.kind == kindSlot || sb.kind == kindRoot {
-		if e := wantParams(params, 0, 0); e != nil {
+		if e := jsonrpc.WantParams(params, 0, 0); e != nil {
 			return e
 		}
 	}
@@ -423,7 +424,7 @@ func (s *Server) subscribe(c *conn, id json.RawMessage, params []json.RawMessage
 // error for an id the connection does not hold (rpc_pubsub.rs,
 // RpcSolPubSubImpl::unsubscribe).
 func (s *Server) unsubscribe(c *conn, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 1); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 1); e != nil {
 		return nil, e
 	}
 	n, e := parseID(params[0])
@@ -431,13 +432,13 @@ func (s *Server) unsubscribe(c *conn, params []json.RawMessage) (any, *Error) {
 		return nil, e
 	}
 	if !s.reg.remove(c, n) {
-		return nil, invalidParams("Invalid subscription id.")
+		return nil, jsonrpc.InvalidParams("Invalid subscription id.")
 	}
 	return true, nil
 }
 
 func (s *Server) signatureSubscribe(c *conn, id json.RawMessage, params []json.RawMessage) *Error {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return e
 	}
 	sig, e := parseSignature(params[0])
@@ -492,7 +493,7 @@ func (s *Server) lookup(sig [64]byte, last uint64) (banking.Status, bool, error)
 }
 
 func (s *Server) accountSubscribe(c *conn, id json.RawMessage, params []json.RawMessage) *Error {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return e
 	}
 	key, e := parsePubkey(params[0])

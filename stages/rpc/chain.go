@@ -8,6 +8,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -40,7 +41,7 @@ type epochInfo struct {
 }
 
 func getEpochInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 1); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
 	c, e := s.parseConfig(params, 0)
@@ -59,15 +60,15 @@ func getEpochInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 // bank 0's blockhash: fixed for the life of a ledger (genesis.go draws it
 // from the genesis seed and a BlockhashSeed kept in the ledger).
 func getGenesisHash(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 0); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 0); e != nil {
 		return nil, e
 	}
 	r, ok, err := s.cfg.Bank.SlotRecordOf(0)
 	if err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	if !ok {
-		return nil, &Error{Code: codeInternal, Message: "the ledger has no genesis slot"}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: "the ledger has no genesis slot"}
 	}
 	return base58.Encode(r.Blockhash[:]), nil
 }
@@ -76,7 +77,7 @@ func getGenesisHash(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 // the genesis seed (banking.CollectorKey), which is where the leader's
 // fees go, as a Solana leader's identity collects its block's fees.
 func getIdentity(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 0); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 0); e != nil {
 		return nil, e
 	}
 	k := txview.PublicKey(banking.CollectorKey(s.cfg.Seed))
@@ -86,14 +87,14 @@ func getIdentity(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 // getFirstAvailableBlock and minimumLedgerSlot: tpu keeps every slot
 // from genesis on (it never prunes the ledger), so both are 0.
 func getFirstAvailableBlock(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 0); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 0); e != nil {
 		return nil, e
 	}
 	return 0, nil
 }
 
 func minimumLedgerSlot(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 0); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 0); e != nil {
 		return nil, e
 	}
 	return 0, nil
@@ -186,17 +187,17 @@ type prioFee struct {
 }
 
 func getRecentPrioritizationFees(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 1); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
 	var keys []banking.Pubkey
 	if len(params) == 1 && string(params[0]) != "null" {
 		var strs []string
 		if err := json.Unmarshal(params[0], &strs); err != nil {
-			return nil, invalidParams("Invalid params: invalid type: %s, expected a sequence of strings", params[0])
+			return nil, jsonrpc.InvalidParams("Invalid params: invalid type: %s, expected a sequence of strings", params[0])
 		}
 		if len(strs) > maxPrioAccounts {
-			return nil, invalidParams("Too many inputs provided; max %d", maxPrioAccounts)
+			return nil, jsonrpc.InvalidParams("Too many inputs provided; max %d", maxPrioAccounts)
 		}
 		if e := q.spend(len(strs), s.cfg.MaxItems); e != nil {
 			return nil, e
@@ -244,7 +245,7 @@ func getRecentPrioritizationFees(s *Server, q *call, params []json.RawMessage) (
 			}
 			txs, err := h.SlotTransactions(slot, budget)
 			if err != nil {
-				return nil, &Error{Code: codeInternal, Message: err.Error()}
+				return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 			}
 			if len(txs) >= budget { // not the whole slot: do not cache a partial summary
 				budget = 0

@@ -13,6 +13,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -72,19 +73,19 @@ func (s *Server) parseHistoryConfig(params []json.RawMessage, i int) (historyCon
 		if string(params[i]) != "" && params[i][0] == '"' { // the deprecated encoding-only form
 			var enc string
 			if err := json.Unmarshal(params[i], &enc); err != nil {
-				return c, invalidParams("Invalid params: %v", err)
+				return c, jsonrpc.InvalidParams("Invalid params: %v", err)
 			}
 			c.Encoding = enc
 		} else if err := json.Unmarshal(params[i], &c); err != nil {
-			return c, invalidParams("Invalid params: %v", err)
+			return c, jsonrpc.InvalidParams("Invalid params: %v", err)
 		}
 	}
 	switch c.Commitment {
 	case "", "confirmed", "finalized":
 	case "processed":
-		return c, invalidParams("Method does not support commitment below `confirmed`")
+		return c, jsonrpc.InvalidParams("Method does not support commitment below `confirmed`")
 	default:
-		return c, invalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", c.Commitment)
+		return c, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", c.Commitment)
 	}
 	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.Commitment) {
 		return c, &Error{Code: -32016, Message: "Minimum context slot has not been reached"}
@@ -110,7 +111,7 @@ func (s *Server) confirmation(slot uint64) string {
 }
 
 func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	str, e := parseString(params[0])
@@ -128,7 +129,7 @@ func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	switch c.Encoding {
 	case "", "json", "jsonParsed", "base58", "base64", "binary":
 	default:
-		return nil, invalidParams("Invalid params: unknown variant `%s`, expected one of `binary`, `base64`, `base58`, `json`, `jsonParsed`", c.Encoding)
+		return nil, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `binary`, `base64`, `base58`, `json`, `jsonParsed`", c.Encoding)
 	}
 	h, e := s.history()
 	if e != nil {
@@ -136,7 +137,7 @@ func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	}
 	r, ok, err := h.Transaction(&sig)
 	if err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	if !ok || !s.visible(r.Slot, c.Commitment) {
 		return null, nil
@@ -181,7 +182,7 @@ type loadedAddresses struct {
 func encodeConfirmed(r banking.TxRecord, c historyConfig) (any, *Error) {
 	v, err := txview.Parse(r.Tx)
 	if err != nil {
-		return nil, &Error{Code: codeInternal, Message: fmt.Sprintf("stored transaction of slot %d: %v", r.Slot, err)}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: fmt.Sprintf("stored transaction of slot %d: %v", r.Slot, err)}
 	}
 	out := confirmedTx{Slot: r.Slot}
 	if r.BlockTime != 0 {
@@ -406,14 +407,14 @@ func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTran
 		accts := make([]string, 0, len(in.Accounts))
 		for _, a := range in.Accounts {
 			if int(a) >= len(keys) {
-				return jsonTransaction{}, &Error{Code: codeInternal, Message: "jsonParsed: an instruction names an account tpu cannot resolve"}
+				return jsonTransaction{}, &Error{Code: jsonrpc.CodeInternal, Message: "jsonParsed: an instruction names an account tpu cannot resolve"}
 			}
 			accts = append(accts, keys[a])
 		}
 		switch {
 		case prog == txview.SystemProgram && len(in.Data) >= 4 && binary.LittleEndian.Uint32(in.Data) < systemVariants:
 			if binary.LittleEndian.Uint32(in.Data) != systemTransfer {
-				return jsonTransaction{}, invalidParams("jsonParsed: tpu has no parser for System instruction %d; ask for encoding json or base64", binary.LittleEndian.Uint32(in.Data))
+				return jsonTransaction{}, jsonrpc.InvalidParams("jsonParsed: tpu has no parser for System instruction %d; ask for encoding json or base64", binary.LittleEndian.Uint32(in.Data))
 			}
 			if len(in.Data) == 12 && len(accts) >= 2 {
 				m.Instructions = append(m.Instructions, parsedInstruction{Program: "system", ProgramID: systemProgramID, Parsed: map[string]any{
@@ -477,7 +478,7 @@ type signatureInfo struct {
 // against the request's MaxItems; it takes a history search's turn
 // (MaxSearches), and stops when the request's context ends.
 func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	key, e := parsePubkey(params[0])
@@ -491,7 +492,7 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 	limit := maxSignaturesLimit
 	if c.Limit != nil {
 		if *c.Limit < 1 || *c.Limit > maxSignaturesLimit {
-			return nil, invalidParams("Invalid limit; max %d", maxSignaturesLimit)
+			return nil, jsonrpc.InvalidParams("Invalid limit; max %d", maxSignaturesLimit)
 		}
 		limit = *c.Limit
 	}
@@ -513,7 +514,7 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 		}
 		ref, ok, err := h.TxRefOf(&sig)
 		if err != nil {
-			return nil, &Error{Code: codeInternal, Message: err.Error()}
+			return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 		}
 		if !ok {
 			if p.ref == &start {
@@ -542,7 +543,7 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 		if q.ctx.Err() != nil {
 			return nil, errCancelled
 		}
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	out := make([]signatureInfo, 0, len(refs))
 	times := map[uint64]*int64{}
@@ -552,14 +553,14 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 		}
 		r, ok, err := h.TransactionAt(ref.Slot, ref.Index)
 		if err != nil {
-			return nil, &Error{Code: codeInternal, Message: err.Error()}
+			return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 		}
 		if !ok {
 			continue
 		}
 		v, err := txview.Parse(r.Tx)
 		if err != nil {
-			return nil, &Error{Code: codeInternal, Message: fmt.Sprintf("stored transaction of slot %d: %v", r.Slot, err)}
+			return nil, &Error{Code: jsonrpc.CodeInternal, Message: fmt.Sprintf("stored transaction of slot %d: %v", r.Slot, err)}
 		}
 		bt, seen := times[r.Slot]
 		if !seen {

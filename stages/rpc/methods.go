@@ -8,6 +8,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -82,13 +83,13 @@ func (s *Server) parseConfig(params []json.RawMessage, i int) (config, *Error) {
 		return c, nil
 	}
 	if err := json.Unmarshal(params[i], &c); err != nil {
-		return c, invalidParams("Invalid params: %v", err)
+		return c, jsonrpc.InvalidParams("Invalid params: %v", err)
 	}
 	for _, cm := range []string{c.Commitment, c.PreflightCommitment} {
 		switch cm {
 		case "", "processed", "confirmed", "finalized":
 		default:
-			return c, invalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", cm)
+			return c, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", cm)
 		}
 	}
 	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.Commitment) {
@@ -97,20 +98,10 @@ func (s *Server) parseConfig(params []json.RawMessage, i int) (config, *Error) {
 	return c, nil
 }
 
-func wantParams(params []json.RawMessage, min, max int) *Error {
-	if len(params) < min {
-		return invalidParams("Invalid params: expected at least %d parameter(s)", min)
-	}
-	if len(params) > max {
-		return invalidParams("Invalid params: expected at most %d parameter(s)", max)
-	}
-	return nil
-}
-
 func parseString(raw json.RawMessage) (string, *Error) {
 	var str string
 	if err := json.Unmarshal(raw, &str); err != nil {
-		return "", invalidParams("Invalid params: invalid type: %s, expected a string", raw)
+		return "", jsonrpc.InvalidParams("Invalid params: invalid type: %s, expected a string", raw)
 	}
 	return str, nil
 }
@@ -122,10 +113,10 @@ func parsePubkey(raw json.RawMessage) (banking.Pubkey, *Error) {
 	}
 	b, err := base58.Decode(str)
 	if err != nil {
-		return banking.Pubkey{}, invalidParams("Invalid param: Invalid")
+		return banking.Pubkey{}, jsonrpc.InvalidParams("Invalid param: Invalid")
 	}
 	if len(b) != 32 {
-		return banking.Pubkey{}, invalidParams("Invalid param: WrongSize")
+		return banking.Pubkey{}, jsonrpc.InvalidParams("Invalid param: WrongSize")
 	}
 	return banking.Pubkey(b), nil
 }
@@ -133,7 +124,7 @@ func parsePubkey(raw json.RawMessage) (banking.Pubkey, *Error) {
 func parseSignature(str string) ([64]byte, *Error) {
 	b, err := base58.Decode(str)
 	if err != nil || len(b) != 64 {
-		return [64]byte{}, invalidParams("Invalid param: Invalid")
+		return [64]byte{}, jsonrpc.InvalidParams("Invalid param: Invalid")
 	}
 	return [64]byte(b), nil
 }
@@ -181,7 +172,7 @@ func getVersion(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 
 // getSlot answers getSlot at the commitment asked (slotAt).
 func getSlot(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 1); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
 	c, e := s.parseConfig(params, 0)
@@ -192,7 +183,7 @@ func getSlot(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 }
 
 func getTransactionCount(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 1); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
 	if _, e := s.parseConfig(params, 0); e != nil {
@@ -204,7 +195,7 @@ func getTransactionCount(s *Server, q *call, params []json.RawMessage) (any, *Er
 }
 
 func getLatestBlockhash(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 0, 1); e != nil {
+	if e := jsonrpc.WantParams(params, 0, 1); e != nil {
 		return nil, e
 	}
 	c, e := s.parseConfig(params, 0)
@@ -234,7 +225,7 @@ func getLatestBlockhash(s *Server, q *call, params []json.RawMessage) (any, *Err
 }
 
 func isBlockhashValid(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	h, e := parsePubkey(params[0])
@@ -251,7 +242,7 @@ func isBlockhashValid(s *Server, q *call, params []json.RawMessage) (any, *Error
 }
 
 func getBalance(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	k, e := parsePubkey(params[0])
@@ -264,7 +255,7 @@ func getBalance(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	ctx := s.ctx()
 	a, _, err := s.cfg.Bank.CommittedAccount(k)
 	if err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	return withContext{Context: ctx, Value: a.Lamports}, nil
 }
@@ -294,7 +285,7 @@ func encodeAccount(a banking.Account, ok bool, encoding string) (any, *Error) {
 		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
 	case "base58", "", "binary":
 		if len(a.Data) > 128 {
-			return nil, invalidParams("Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.")
+			return nil, jsonrpc.InvalidParams("Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.")
 		}
 		if encoding == "base58" {
 			out.Data = [2]string{base58.Encode(a.Data), "base58"}
@@ -302,13 +293,13 @@ func encodeAccount(a banking.Account, ok bool, encoding string) (any, *Error) {
 			out.Data = base58.Encode(a.Data)
 		}
 	default:
-		return nil, invalidParams("Invalid params: unsupported encoding %q (base58, base64)", encoding)
+		return nil, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (base58, base64)", encoding)
 	}
 	return out, nil
 }
 
 func getAccountInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	k, e := parsePubkey(params[0])
@@ -322,7 +313,7 @@ func getAccountInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	ctx := s.ctx()
 	a, ok, err := s.cfg.Bank.CommittedAccount(k)
 	if err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	v, e := encodeAccount(a, ok, c.Encoding)
 	if e != nil {
@@ -332,15 +323,15 @@ func getAccountInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 }
 
 func getMultipleAccounts(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	var keys []json.RawMessage
 	if err := json.Unmarshal(params[0], &keys); err != nil {
-		return nil, invalidParams("Invalid params: invalid type: %s, expected a sequence", params[0])
+		return nil, jsonrpc.InvalidParams("Invalid params: invalid type: %s, expected a sequence", params[0])
 	}
 	if len(keys) > 100 {
-		return nil, invalidParams("Too many inputs provided; max 100")
+		return nil, jsonrpc.InvalidParams("Too many inputs provided; max 100")
 	}
 	if e := q.spend(len(keys), s.cfg.MaxItems); e != nil {
 		return nil, e
@@ -364,7 +355,7 @@ func getMultipleAccounts(s *Server, q *call, params []json.RawMessage) (any, *Er
 		}
 		a, ok, err := s.cfg.Bank.CommittedAccount(k)
 		if err != nil {
-			return nil, &Error{Code: codeInternal, Message: err.Error()}
+			return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 		}
 		if out[i], e = encodeAccount(a, ok, c.Encoding); e != nil {
 			return nil, e
@@ -398,15 +389,15 @@ func statusOf(st banking.Status, durable uint64) statusJSON {
 }
 
 func getSignatureStatuses(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	var sigs []string
 	if err := json.Unmarshal(params[0], &sigs); err != nil {
-		return nil, invalidParams("Invalid params: invalid type: %s, expected a sequence of strings", params[0])
+		return nil, jsonrpc.InvalidParams("Invalid params: invalid type: %s, expected a sequence of strings", params[0])
 	}
 	if len(sigs) > 256 {
-		return nil, invalidParams("Too many inputs provided; max 256")
+		return nil, jsonrpc.InvalidParams("Too many inputs provided; max 256")
 	}
 	if e := q.spend(len(sigs), s.cfg.MaxItems); e != nil {
 		return nil, e
@@ -416,7 +407,7 @@ func getSignatureStatuses(s *Server, q *call, params []json.RawMessage) (any, *E
 		return nil, e
 	}
 	if err := s.startStatuses(); err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	ctx := rpcContext{APIVersion: apiVersion}
 	out := make([]any, len(sigs))
@@ -519,7 +510,7 @@ func (s *Server) searchHistory(q *call, out []any, parsed, missing [][64]byte, f
 func (s *Server) fillStatuses(out []any, parsed, missing [][64]byte, from, through uint64) ([][64]byte, *Error) {
 	found, err := s.cfg.Bank.StatusesOf(missing, from, through)
 	if err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	for i, sig := range parsed {
 		if st, ok := found[sig]; ok && out[i] == nil {
@@ -536,7 +527,7 @@ func (s *Server) fillStatuses(out []any, parsed, missing [][64]byte, from, throu
 }
 
 func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	str, e := parseString(params[0])
@@ -548,7 +539,7 @@ func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error
 	}
 	msg, err := base64.StdEncoding.DecodeString(str)
 	if err != nil {
-		return nil, invalidParams("invalid base64 encoding: %v", err)
+		return nil, jsonrpc.InvalidParams("invalid base64 encoding: %v", err)
 	}
 	v, e := parseMessage(msg)
 	if e != nil {
@@ -575,33 +566,33 @@ func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error
 // parseMessage frames a bare message by giving it empty signatures.
 func parseMessage(msg []byte) (txview.View, *Error) {
 	if len(msg) == 0 {
-		return txview.View{}, invalidParams("invalid message: empty")
+		return txview.View{}, jsonrpc.InvalidParams("invalid message: empty")
 	}
 	n := int(msg[0])
 	if msg[0]&0x80 != 0 && len(msg) > 1 {
 		n = int(msg[1])
 	}
 	if n == 0 || n > txview.MaxSignatures {
-		return txview.View{}, invalidParams("invalid message: %d required signatures", n)
+		return txview.View{}, jsonrpc.InvalidParams("invalid message: %d required signatures", n)
 	}
 	tx := append(append([]byte{byte(n)}, make([]byte, n*txview.SignatureSize)...), msg...)
 	v, err := txview.Parse(tx)
 	if err != nil {
-		return txview.View{}, invalidParams("invalid message: %v", err)
+		return txview.View{}, jsonrpc.InvalidParams("invalid message: %v", err)
 	}
 	return v, nil
 }
 
 func getMinimumBalanceForRentExemption(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	var n int
 	if err := json.Unmarshal(params[0], &n); err != nil || n < 0 {
-		return nil, invalidParams("Invalid params: invalid type: %s, expected usize", params[0])
+		return nil, jsonrpc.InvalidParams("Invalid params: invalid type: %s, expected usize", params[0])
 	}
 	if n > 10<<20 {
-		return nil, invalidParams("Invalid params: data length %d exceeds the 10 MiB account limit", n)
+		return nil, jsonrpc.InvalidParams("Invalid params: data length %d exceeds the 10 MiB account limit", n)
 	}
 	if _, e := s.parseConfig(params, 1); e != nil {
 		return nil, e
@@ -617,7 +608,7 @@ const (
 )
 
 func sendTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	str, e := parseString(params[0])
@@ -643,7 +634,7 @@ func sendTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error)
 		return nil, e
 	}
 	if err := s.send(raw); err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	return base58.Encode(v.Signature(0)[:]), nil
 }
@@ -658,7 +649,7 @@ func (s *Server) send(tx []byte) error {
 const maxAirdrop = 10_000_000 * 1_000_000_000
 
 func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 2, 3); e != nil {
+	if e := jsonrpc.WantParams(params, 2, 3); e != nil {
 		return nil, e
 	}
 	to, e := parsePubkey(params[0])
@@ -667,10 +658,10 @@ func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	}
 	var lamports uint64
 	if err := json.Unmarshal(params[1], &lamports); err != nil {
-		return nil, invalidParams("Invalid params: invalid type: %s, expected u64", params[1])
+		return nil, jsonrpc.InvalidParams("Invalid params: invalid type: %s, expected u64", params[1])
 	}
 	if lamports == 0 || lamports > maxAirdrop {
-		return nil, invalidParams("airdrop of %d lamports: want 1 to %d", lamports, uint64(maxAirdrop))
+		return nil, jsonrpc.InvalidParams("airdrop of %d lamports: want 1 to %d", lamports, uint64(maxAirdrop))
 	}
 	if _, e := s.parseConfig(params, 2); e != nil {
 		return nil, e
@@ -682,7 +673,7 @@ func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	s.mu.Lock()
 	if err := s.airdrop.take(s.now(), to, lamports); err != nil {
 		s.mu.Unlock()
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	bh := s.hashes[len(s.hashes)-1].Blockhash
 	s.airdrops++ // distinct amounts keep two equal requests distinct transactions
@@ -695,10 +686,10 @@ func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	}}
 	tx, err := m.Sign(faucet)
 	if err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	if err := s.send(tx); err != nil {
-		return nil, &Error{Code: codeInternal, Message: err.Error()}
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	sig, _ := txview.FirstSignature(tx) // Sign made it: it has one
 	return base58.Encode(sig[:]), nil

@@ -69,6 +69,7 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/txview"
 )
@@ -612,45 +613,8 @@ func (s *Server) startStatuses() error {
 	return nil
 }
 
-// JSON-RPC 2.0 types.
-
-type request struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
-
-type response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	Result  any             `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
-	ID      json.RawMessage `json:"id"`
-}
-
-// Error is a JSON-RPC error object.
-type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"` // e.g. a failed preflight's simulation
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
-
-// JSON-RPC error codes (the spec's; Solana uses the same for these).
-const (
-	codeParse          = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternal       = -32603
-)
-
-func invalidParams(format string, args ...any) *Error {
-	return &Error{Code: codeInvalidParams, Message: fmt.Sprintf(format, args...)}
-}
-
-var nullID = json.RawMessage("null")
+// Error is a JSON-RPC error object (jsonrpc.Error).
+type Error = jsonrpc.Error
 
 // call is one HTTP request's allowance, shared by the requests of a
 // batch.
@@ -663,7 +627,7 @@ type call struct {
 // spend takes n items from c's allowance, or says why it cannot.
 func (q *call) spend(n, max int) *Error {
 	if n > q.items {
-		return invalidParams("Too many inputs provided: %d more signatures or accounts would pass the %d one HTTP request (a whole batch) may name", n, max)
+		return jsonrpc.InvalidParams("Too many inputs provided: %d more signatures or accounts would pass the %d one HTTP request (a whole batch) may name", n, max)
 	}
 	q.items -= n
 	return nil
@@ -671,12 +635,12 @@ func (q *call) spend(n, max int) *Error {
 
 // errCancelled answers a request whose context ended: its client went
 // away, or the server is closing.
-var errCancelled = &Error{Code: codeInternal, Message: "request cancelled: the client went away or the server is shutting down"}
+var errCancelled = &Error{Code: jsonrpc.CodeInternal, Message: "request cancelled: the client went away or the server is shutting down"}
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInternal, Message: "server is shutting down"}})
+		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInternal, Message: "server is shutting down"}})
 		return
 	}
 	defer s.leave()
@@ -690,32 +654,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: "request too large"}})
+			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "request too large"}})
 			return
 		}
-		writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeParse, Message: "Parse error"}})
+		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}})
 		return
 	}
 	if nestedDeeper(body, s.cfg.MaxDepth) {
-		writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}})
+		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}})
 		return
 	}
 	c := &call{ctx: r.Context(), items: s.cfg.MaxItems, history: s.cfg.HistorySlots}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' { // a batch
 		var reqs []json.RawMessage
 		if err := json.Unmarshal(body, &reqs); err != nil {
-			writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeParse, Message: "Parse error"}})
+			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}})
 			return
 		}
 		if len(reqs) == 0 {
-			writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: "Invalid request"}})
+			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}})
 			return
 		}
 		if len(reqs) > s.cfg.MaxBatch {
-			writeJSON(w, response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: fmt.Sprintf("Invalid request: batch of %d requests, more than the %d allowed", len(reqs), s.cfg.MaxBatch)}})
+			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: batch of %d requests, more than the %d allowed", len(reqs), s.cfg.MaxBatch)}})
 			return
 		}
-		out := make([]response, len(reqs))
+		out := make([]jsonrpc.Response, len(reqs))
 		for i, raw := range reqs {
 			out[i] = s.handle(c, raw)
 		}
@@ -734,38 +698,38 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // handle answers one request, drawing on c's allowance.
-func (s *Server) handle(c *call, raw []byte) response {
-	var req request
+func (s *Server) handle(c *call, raw []byte) jsonrpc.Response {
+	var req jsonrpc.Request
 	if err := json.Unmarshal(raw, &req); err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
-			return response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeParse, Message: "Parse error"}}
+			return jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}}
 		}
-		return response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: codeInvalidRequest, Message: "Invalid request"}}
+		return jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}}
 	}
 	id := req.ID
 	if len(id) == 0 {
-		id = nullID
+		id = jsonrpc.NullID
 	}
 	if req.JSONRPC != "2.0" || req.Method == "" {
-		return response{JSONRPC: "2.0", ID: id, Error: &Error{Code: codeInvalidRequest, Message: "Invalid request"}}
+		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}}
 	}
 	h, ok := methods[req.Method]
 	if !ok {
-		return response{JSONRPC: "2.0", ID: id, Error: &Error{Code: codeMethodNotFound, Message: "Method not found"}}
+		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: &Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}}
 	}
 	var params []json.RawMessage
 	if len(req.Params) > 0 && string(req.Params) != "null" {
 		if err := json.Unmarshal(req.Params, &params); err != nil {
-			return response{JSONRPC: "2.0", ID: id, Error: invalidParams("Invalid params: params must be an array")}
+			return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: jsonrpc.InvalidParams("Invalid params: params must be an array")}
 		}
 	}
 	if c.ctx.Err() != nil {
-		return response{JSONRPC: "2.0", ID: id, Error: errCancelled}
+		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: errCancelled}
 	}
 	result, rerr := h(s, c, params)
 	if rerr != nil {
-		return response{JSONRPC: "2.0", ID: id, Error: rerr}
+		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: rerr}
 	}
-	return response{JSONRPC: "2.0", ID: id, Result: result}
+	return jsonrpc.Response{JSONRPC: "2.0", ID: id, Result: result}
 }

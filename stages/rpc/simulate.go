@@ -12,6 +12,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/stages/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -58,29 +59,29 @@ func decodeTx(str, encoding string) (raw []byte, v txview.View, e *Error) {
 	switch encoding {
 	case "", "base58":
 		if len(str) > maxBase58 {
-			return nil, v, invalidParams("base58 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase58, packet.Size)
+			return nil, v, jsonrpc.InvalidParams("base58 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase58, packet.Size)
 		}
 		if raw, err = base58.Decode(str); err != nil {
-			return nil, v, invalidParams("invalid base58 encoding: %v", err)
+			return nil, v, jsonrpc.InvalidParams("invalid base58 encoding: %v", err)
 		}
 	case "base64":
 		if len(str) > maxBase64 {
-			return nil, v, invalidParams("base64 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase64, packet.Size)
+			return nil, v, jsonrpc.InvalidParams("base64 encoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: encoded/raw %d/%d)", len(str), maxBase64, packet.Size)
 		}
 		if raw, err = base64.StdEncoding.DecodeString(str); err != nil {
-			return nil, v, invalidParams("invalid base64 encoding: %v", err)
+			return nil, v, jsonrpc.InvalidParams("invalid base64 encoding: %v", err)
 		}
 	default:
-		return nil, v, invalidParams("unsupported encoding: %s. Supported encodings: base58, base64", encoding)
+		return nil, v, jsonrpc.InvalidParams("unsupported encoding: %s. Supported encodings: base58, base64", encoding)
 	}
 	if len(raw) > packet.Size {
-		return nil, v, invalidParams("decoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: %d bytes)", len(raw), packet.Size)
+		return nil, v, jsonrpc.InvalidParams("decoded solana_transaction::versioned::VersionedTransaction too large: %d bytes (max: %d bytes)", len(raw), packet.Size)
 	}
 	if v, err = txview.Parse(raw); err != nil {
 		if txview.IsSanitize(err) {
-			return nil, v, invalidParams("invalid transaction: %v", err)
+			return nil, v, jsonrpc.InvalidParams("invalid transaction: %v", err)
 		}
-		return nil, v, invalidParams("failed to deserialize solana_transaction::versioned::VersionedTransaction: %v", err)
+		return nil, v, jsonrpc.InvalidParams("failed to deserialize solana_transaction::versioned::VersionedTransaction: %v", err)
 	}
 	return raw, v, nil
 }
@@ -113,10 +114,10 @@ func (s *Server) sanitize(v txview.View) *Error {
 	}
 	_, fail, err := s.cfg.Bank.Lookups(v)
 	if err != nil {
-		return &Error{Code: codeInternal, Message: err.Error()}
+		return &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	if fail.IsErr() {
-		return invalidParams("invalid transaction: %s", fail.Text())
+		return jsonrpc.InvalidParams("invalid transaction: %s", fail.Text())
 	}
 	return nil
 }
@@ -162,7 +163,7 @@ func (s *Server) simulate(v txview.View, commitment string) (banking.Simulation,
 		return banking.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
 	}
 	if err := s.startStatuses(); err != nil {
-		return banking.Simulation{}, &Error{Code: codeInternal, Message: err.Error()}
+		return banking.Simulation{}, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	s.mu.RLock()
 	_, seen := s.recent.get(v.Signature(0))
@@ -172,13 +173,13 @@ func (s *Server) simulate(v txview.View, commitment string) (banking.Simulation,
 	}
 	sim, err := s.cfg.Bank.Simulate(v)
 	if err != nil {
-		return sim, &Error{Code: codeInternal, Message: err.Error()}
+		return sim, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	switch sim.Err.Kind {
 	case banking.TxAddressLookupTableNotFound, banking.TxInvalidAddressLookupTableOwner,
 		banking.TxInvalidAddressLookupTableData, banking.TxInvalidAddressLookupTableIndex:
 		if sim.Err.IsErr() {
-			return sim, invalidParams("invalid transaction: %s", sim.Err.Text())
+			return sim, jsonrpc.InvalidParams("invalid transaction: %s", sim.Err.Text())
 		}
 	}
 	return sim, nil
@@ -199,7 +200,7 @@ type simConfig struct {
 // runs against the committed state at the commitment asked (finalized by
 // default), and nothing changes.
 func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) {
-	if e := wantParams(params, 1, 2); e != nil {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
 		return nil, e
 	}
 	str, e := parseString(params[0])
@@ -213,7 +214,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	var sc simConfig
 	if len(params) > 1 && string(params[1]) != "null" {
 		if err := json.Unmarshal(params[1], &sc); err != nil {
-			return nil, invalidParams("Invalid params: %v", err)
+			return nil, jsonrpc.InvalidParams("Invalid params: %v", err)
 		}
 	}
 	_, v, e := decodeTx(str, c.Encoding)
@@ -227,7 +228,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	var replaced any
 	if sc.ReplaceRecentBlockhash {
 		if sc.SigVerify {
-			return nil, invalidParams("sigVerify may not be used with replaceRecentBlockhash")
+			return nil, jsonrpc.InvalidParams("sigVerify may not be used with replaceRecentBlockhash")
 		}
 		last := s.latestAt(at)
 		*v.RecentBlockhash() = last.Blockhash // v views our own copy
@@ -275,10 +276,10 @@ func (s *Server) simAccounts(q *call, v txview.View, sim banking.Simulation, add
 	case "":
 		encoding = "base64"
 	case "base58", "binary":
-		return nil, invalidParams("base58 encoding not supported")
+		return nil, jsonrpc.InvalidParams("base58 encoding not supported")
 	}
 	if n := v.NumAccounts(); len(addrs) > n {
-		return nil, invalidParams("Too many accounts provided; max %d", n)
+		return nil, jsonrpc.InvalidParams("Too many accounts provided; max %d", n)
 	}
 	if e := q.spend(len(addrs), s.cfg.MaxItems); e != nil {
 		return nil, e
@@ -296,7 +297,7 @@ func (s *Server) simAccounts(q *call, v txview.View, sim banking.Simulation, add
 		if !ok {
 			var err error
 			if a, ok, err = s.cfg.Bank.CommittedAccount(k); err != nil {
-				return nil, &Error{Code: codeInternal, Message: err.Error()}
+				return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 			}
 		}
 		if out[i], e = encodeAccount(a, ok, encoding); e != nil {
