@@ -149,7 +149,13 @@ func genesisAccounts(g GenesisConfig) []*Account {
 		builtinAccount(txview.ComputeBudgetProgram, "compute_budget_program"),
 		bpf(txview.MemoProgram, txview.BPFLoader2Program),
 		bpf(txview.MemoV1Program, txview.BPFLoaderDeprecatedProgram),
+		// secp256r1's account comes with enable_secp256r1_precompile
+		// (SIMD-0075) in Agave, made by the same function.
 		precompileAccount(Ed25519Program), precompileAccount(Secp256k1Program), precompileAccount(Secp256r1Program),
+		// The lookup table program as the builtin it is in Agave's
+		// BUILTINS; where migrate_address_lookup_table_program_to_core_bpf
+		// (C97eKZygrkU4JxJsZdjgbUY7iQR7rKTr4NyDWo2E5pRm) is active it
+		// becomes a BPFLoaderUpgradeable program instead.
 		builtinAccount(LookupTableProgram, "address_lookup_table_program"),
 		genesisTable(g), // altgenesis.go
 	)
