@@ -111,7 +111,11 @@
 // directory's lock first (ErrInUse), and Config.Reset deletes only a tpu
 // ledger. Genesis keys are derived from a seed (see GenesisConfig) so that
 // other processes can sign for them; the first blockhash is random per
-// ledger, so old signatures cannot replay on a new one.
+// ledger, so old signatures cannot replay on a new one. The builtin and
+// precompile accounts are made as Agave makes them (1 lamport, owned by
+// the native loader; a builtin's name as its data); a ledger made before
+// tpu did so keeps the 890,880-lamport, empty accounts it holds, since
+// opening a ledger never compares or rewrites genesis accounts.
 //
 // # Transaction history
 //

@@ -137,21 +137,53 @@ func genesisAccounts(g GenesisConfig) []*Account {
 		out = append(out, &Account{key: txview.PublicKey(GenesisKey(g.Seed, i)), Lamports: g.Lamports, Owner: SystemProgram})
 	}
 	out = append(out, &Account{key: txview.PublicKey(FaucetKey(g.Seed)), Lamports: g.FaucetLamports, Owner: SystemProgram})
-	program := func(key, owner Pubkey) *Account {
-		// Program accounts hold the rent-exempt minimum, as Solana's
-		// builtins do (1 lamport would be rent-paying).
+	// The memo programs are BPF programs: on Solana their accounts hold
+	// the program's ELF and the rent-exempt minimum for its size, which
+	// tpu (running memo natively, memo.go) has no ELF to reproduce, so
+	// they keep the rent-exempt minimum of an empty account.
+	bpf := func(key, owner Pubkey) *Account {
 		return &Account{key: key, Lamports: RentExemptMinimum(0), Owner: owner, Executable: true}
 	}
 	out = append(out,
-		program(txview.SystemProgram, NativeLoader),
-		program(txview.ComputeBudgetProgram, NativeLoader),
-		program(txview.MemoProgram, txview.BPFLoader2Program),
-		program(txview.MemoV1Program, txview.BPFLoaderDeprecatedProgram),
-		// The precompiles, native-loader executables as Agave's
-		// Bank::add_precompiled_account makes them.
-		program(Ed25519Program, NativeLoader), program(Secp256k1Program, NativeLoader), program(Secp256r1Program, NativeLoader),
-		program(LookupTableProgram, NativeLoader),
+		builtinAccount(txview.SystemProgram, "system_program"),
+		builtinAccount(txview.ComputeBudgetProgram, "compute_budget_program"),
+		bpf(txview.MemoProgram, txview.BPFLoader2Program),
+		bpf(txview.MemoV1Program, txview.BPFLoaderDeprecatedProgram),
+		// secp256r1's account comes with enable_secp256r1_precompile
+		// (SIMD-0075) in Agave, made by the same function.
+		precompileAccount(Ed25519Program), precompileAccount(Secp256k1Program), precompileAccount(Secp256r1Program),
+		// The lookup table program as the builtin it is in Agave's
+		// BUILTINS; where migrate_address_lookup_table_program_to_core_bpf
+		// (C97eKZygrkU4JxJsZdjgbUY7iQR7rKTr4NyDWo2E5pRm) is active it
+		// becomes a BPFLoaderUpgradeable program instead.
+		builtinAccount(LookupTableProgram, "address_lookup_table_program"),
 		genesisTable(g), // altgenesis.go
 	)
 	return out
+}
+
+// builtinLamports is the balance Agave gives a builtin or precompile
+// account it creates: RENT_UNADJUSTED_INITIAL_BALANCE in
+// Bank::inherit_specially_retained_account_fields (runtime/src/bank.rs),
+// taken when no account exists at the address. It is below the
+// rent-exempt minimum, which does not matter: the runtime demotes these
+// addresses to read-only in every transaction (reserved.go), so no
+// rent-state check ever sees them change.
+const builtinLamports = 1
+
+// builtinAccount returns a builtin program's account as Agave's
+// Bank::add_builtin_account (runtime/src/bank.rs) makes it, through
+// native_loader::create_loadable_account_with_fields: owned by the
+// native loader, executable, builtinLamports, and the program's name
+// (its BuiltinPrototype name in runtime/src/bank/builtins/mod.rs) as
+// data.
+func builtinAccount(key Pubkey, name string) *Account {
+	return &Account{key: key, Lamports: builtinLamports, Owner: NativeLoader, Executable: true, Data: []byte(name)}
+}
+
+// precompileAccount returns a precompile's account as Agave's
+// Bank::add_precompiled_account_with_owner (runtime/src/bank.rs) makes
+// it: owned by the native loader, executable, builtinLamports, no data.
+func precompileAccount(key Pubkey) *Account {
+	return &Account{key: key, Lamports: builtinLamports, Owner: NativeLoader, Executable: true}
 }

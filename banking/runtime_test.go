@@ -35,8 +35,11 @@ func runOne(t *testing.T, b *Bank, s *Scheduler, txs ...[]byte) []string {
 // pays its fee; a limit of 0 is dropped (InvalidLoadedAccountsDataSizeLimit).
 func TestLoadedAccountsDataSize(t *testing.T) {
 	// A transfer between two existing accounts with a limit instruction
-	// loads four accounts: payer, recipient, System, Compute Budget.
-	const four = 4 * AccountBaseSize
+	// loads four accounts: payer, recipient, System, Compute Budget. The
+	// two builtins' data is their name (SIMD-0186 counts it like any
+	// other account's: "system_program", "compute_budget_program").
+	const builtins = uint32(len("system_program") + len("compute_budget_program"))
+	const four = 4*AccountBaseSize + builtins
 	fresh := txview.PublicKey(freshKey(40))
 	for _, c := range []struct {
 		name  string
@@ -47,7 +50,7 @@ func TestLoadedAccountsDataSize(t *testing.T) {
 	}{
 		{"at the limit", gpub(1), four, "ok", 5000 + 1_000_000},
 		{"one byte over", gpub(1), four - 1, "MaxLoadedAccountsDataSizeExceeded", 5000},
-		{"a new account counts nothing", fresh, 3 * AccountBaseSize, "ok", 5000 + 1_000_000},
+		{"a new account counts nothing", fresh, 3*AccountBaseSize + builtins, "ok", 5000 + 1_000_000},
 		{"default 64 MiB", gpub(1), txview.MaxLoadedAccountsDataSize, "ok", 5000 + 1_000_000},
 		{"zero is invalid", gpub(1), 0, "dropped", 0},
 	} {

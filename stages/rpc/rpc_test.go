@@ -265,6 +265,12 @@ func TestAirdropAndTransfer(t *testing.T) {
 	if _, err := n.c.GetAccountInfo(ctx, solana.NewWallet().PublicKey()); err != solrpc.ErrNotFound {
 		t.Fatalf("missing account: %v", err)
 	}
+	// The System program's account as Agave's genesis has it: a native
+	// loader executable with 1 lamport and its name as data.
+	if sys, err := n.c.GetAccountInfo(ctx, solana.SystemProgramID); err != nil || sys.Value.Lamports != 1 || !sys.Value.Executable ||
+		sys.Value.Owner.String() != "NativeLoader1111111111111111111111111111111" || string(sys.Value.Data.GetBinary()) != "system_program" {
+		t.Fatalf("getAccountInfo of the System program: %+v %v", sys, err)
+	}
 	multi, err := n.c.GetMultipleAccounts(ctx, alice.PublicKey(), bob.PublicKey(), solana.NewWallet().PublicKey())
 	if err != nil || len(multi.Value) != 3 || multi.Value[2] != nil || multi.Value[1].Lamports != 2_234_567 {
 		t.Fatalf("getMultipleAccounts: %+v %v", multi, err)
