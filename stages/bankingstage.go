@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/asynkron/protoactor-go/scheduler"
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/tpugo/tpu/banking"
@@ -80,7 +79,7 @@ type bankingStage struct {
 	ledgerFailed func(error)
 
 	root     *actor.RootContext
-	clock    scheduler.CancelFunc      // the slot clock
+	clock    func()                    // stops the slot clock
 	flushers []*actor.PID              // waiting for a flush or an abort
 	outcomes [packet.NumOutcomes]int64 // since the last flush to pub
 
@@ -109,7 +108,7 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		s.root = ctx.ActorSystem().Root
-		s.clock = scheduler.NewTimerScheduler(s.root).SendRepeatedly(s.slotTime, s.slotTime, ctx.Self(), slotTickMsg{})
+		s.clock = startSlotClock(s.root, ctx.Self(), s.slotTime)
 		if s.recorder != nil {
 			s.recorder.Slot(s.sched.Bank().Slot(), packet.Now())
 		}
@@ -154,6 +153,32 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		if s.spans != nil {
 			s.spans.close(packet.Now())
 		}
+	}
+}
+
+// startSlotClock sends pid a slotTickMsg every period until the returned
+// stop is called; stop returns once no tick can be sent any more. (Not
+// protoactor-go's scheduler.SendRepeatedly: its timer reads the state its
+// cancel writes without synchronisation, a data race -race reported in
+// CI when the stage stopped.)
+func startSlotClock(root *actor.RootContext, pid *actor.PID, period time.Duration) (stop func()) {
+	t := time.NewTicker(period)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-t.C:
+				root.Send(pid, slotTickMsg{})
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(done)
+		<-exited
 	}
 }
 
