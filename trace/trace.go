@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -39,6 +40,10 @@ type Config struct {
 	// line, in the OTel SDK's stdout exporter format (see ReadSpans).
 	// Nil: none.
 	TraceWriter io.Writer
+	// FileQueue is how many ended spans wait for the TraceWriter before
+	// more are dropped (and counted: Provider.FileDropped). Zero means
+	// FileQueueSize.
+	FileQueue int
 	// OTLPEndpoint, host:port, sends spans over OTLP gRPC (insecure), to a
 	// local Jaeger or Tempo. Empty: none.
 	OTLPEndpoint string
@@ -68,6 +73,9 @@ var ErrConfig = errors.New("trace: invalid config")
 func (c Config) Validate() error {
 	if !(c.SampleRatio >= 0 && c.SampleRatio <= 1) { // NaN too
 		return fmt.Errorf("%w: sample ratio %v outside [0,1]", ErrConfig, c.SampleRatio)
+	}
+	if c.FileQueue < 0 {
+		return fmt.Errorf("%w: file queue %d is negative", ErrConfig, c.FileQueue)
 	}
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
@@ -101,9 +109,6 @@ const tracerKey = attribute.Key("tpu.tracer")
 // seconds of spans at --trace-sample 1, at a few hundred bytes each
 // (tens of MB) only while the writer is behind.
 const FileQueueSize = 1 << 16
-
-// fileQueueSize is FileQueueSize; tests lower it.
-var fileQueueSize = FileQueueSize
 
 // fileCount counts the recorded spans that ended and those the trace
 // file's exporter wrote: the difference is what the file lacks.
@@ -184,7 +189,7 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 		// comes first, so it never trails the count of writes.
 		p.file = &fileCount{}
 		opts = append(opts, sdktrace.WithSpanProcessor(countEnds{p.file}),
-			sdktrace.WithBatcher(countWrites{exp, p.file}, sdktrace.WithMaxQueueSize(fileQueueSize)))
+			sdktrace.WithBatcher(countWrites{exp, p.file}, sdktrace.WithMaxQueueSize(cmp.Or(cfg.FileQueue, FileQueueSize))))
 	}
 	if cfg.OTLPEndpoint != "" {
 		exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint), otlptracegrpc.WithInsecure())

@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/tpugo/tpu/trace"
@@ -128,13 +129,13 @@ func (w *gateWriter) Write(b []byte) (int, error) {
 	return w.buf.Write(b)
 }
 
-// behind ends n spans while the trace file's writer is stuck, then lets
-// it write and shuts down: it returns the spans in the file and the
-// provider.
-func behind(t *testing.T, n int) (int, *trace.Provider) {
+// behind ends n spans while the trace file's writer is stuck, on a file
+// queue of queue spans (0: the default), then lets it write and shuts
+// down: it returns the spans in the file and the provider.
+func behind(t *testing.T, n, queue int) (int, *trace.Provider) {
 	t.Helper()
 	w := &gateWriter{open: make(chan struct{})}
-	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w})
+	p, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w, FileQueue: queue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func behind(t *testing.T, n int) (int, *trace.Provider) {
 // past the SDK's default queue of 2048, all reach the file.
 func TestFileKeepsSpansWhileBehind(t *testing.T) {
 	const n = 10_000
-	if got, p := behind(t, n); got != n || p.FileDropped() != 0 {
+	if got, p := behind(t, n, 0); got != n || p.FileDropped() != 0 {
 		t.Fatalf("%d spans in the file, want %d; %d counted dropped", got, n, p.FileDropped())
 	}
 }
@@ -164,8 +165,10 @@ func TestFileKeepsSpansWhileBehind(t *testing.T) {
 // dropped ones add up to those that ended.
 func TestFileCountsDropped(t *testing.T) {
 	const n = 1000
-	defer trace.SetFileQueueSize(16)()
-	got, p := behind(t, n)
+	if _, err := trace.Setup(context.Background(), trace.Config{FileQueue: -1}); !errors.Is(err, trace.ErrConfig) {
+		t.Fatalf("a negative file queue: %v, want ErrConfig", err)
+	}
+	got, p := behind(t, n, 16)
 	if dropped := p.FileDropped(); dropped == 0 || got+int(dropped) != n {
 		t.Fatalf("%d spans in the file and %d counted dropped, of %d ended (a queue of 16)", got, dropped, n)
 	}

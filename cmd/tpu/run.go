@@ -747,12 +747,21 @@ func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown fu
 			log.Warn("trace exporter shutdown", "err", err)
 		}
 		if file != nil {
-			if n := prov.FileDropped(); n > 0 {
-				log.Warn("trace file lacks spans: dropped, its queue full", "dropped", n, "file", f.traceOut)
-			}
+			warnFileDropped(log, prov, f.traceOut)
 			file.Close()
 		}
 	}, nil
+}
+
+// fileDroppedMsg begins the warning of a trace file that lacks spans.
+const fileDroppedMsg = "trace file lacks spans"
+
+// warnFileDropped warns, after prov's Shutdown, when the trace file at
+// path lacks spans its queue had no room for (trace.Provider.FileDropped).
+func warnFileDropped(log *slog.Logger, prov *trace.Provider, path string) {
+	if n := prov.FileDropped(); n > 0 {
+		log.Warn(fileDroppedMsg+": dropped, its queue full while the writer was behind", "dropped", n, "file", path)
+	}
 }
 
 // stopOnSignal returns a channel closed at the first SIGINT or SIGTERM;

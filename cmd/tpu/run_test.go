@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +16,7 @@ import (
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace"
 )
 
 // TestRunCommand runs the pipeline through the CLI on a free port with a
@@ -88,7 +93,7 @@ func TestRunCommand(t *testing.T) {
 			t.Errorf("hop %s missing", hop)
 		}
 	}
-	if strings.Contains(errOut, "trace file lacks spans") {
+	if strings.Contains(errOut, fileDroppedMsg) { // TestWarnFileDropped: it would say so
 		t.Fatalf("spans dropped from the trace file:\n%s", errOut)
 	}
 	code, out, _ = run(t, "", "trace", "analyze", traceOut)
@@ -246,5 +251,38 @@ func TestExpiryWarning(t *testing.T) {
 		"--duration", "1s", "--rate", "100", "--slot-time", "5ms", "--accounts", "16")
 	if code != 0 || !strings.Contains(errOut, "warning: the load's blockhash lives about 750ms") {
 		t.Fatalf("exit %d, no expiry warning:\n%s", code, errOut)
+	}
+}
+
+// blockedWriter never returns from Write until its channel is closed.
+type blockedWriter struct{ open chan struct{} }
+
+func (w blockedWriter) Write(b []byte) (int, error) { <-w.open; return len(b), nil }
+
+// A trace file whose queue overflowed while its writer was behind is
+// warned of, with the count; one that lost nothing is not.
+func TestWarnFileDropped(t *testing.T) {
+	for _, c := range []struct {
+		queue int
+		warn  bool
+	}{{16, true}, {0, false}} {
+		w := blockedWriter{make(chan struct{})}
+		prov, err := trace.Setup(context.Background(), trace.Config{SampleRatio: 1, TraceWriter: w, FileQueue: c.queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 1000 {
+			prov.Hop("fetch").Start(trace.SpanContext{}, 0, false).End()
+		}
+		close(w.open)
+		if err := prov.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var logged bytes.Buffer
+		warnFileDropped(slog.New(slog.NewTextHandler(&logged, nil)), prov, "spans.jsonl")
+		want := fmt.Sprintf("dropped=%d file=spans.jsonl", prov.FileDropped())
+		if got := logged.String(); strings.Contains(got, fileDroppedMsg) != c.warn || c.warn && (prov.FileDropped() == 0 || !strings.Contains(got, want)) {
+			t.Errorf("queue %d, %d dropped: logged %q, want a warning %v (%s)", c.queue, prov.FileDropped(), got, c.warn, want)
+		}
 	}
 }
