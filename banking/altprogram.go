@@ -23,47 +23,6 @@ const (
 // instruction it invokes (native_invoke) consumes systemUnits more.
 const lookupTableUnits = 750
 
-// More InstructionError variants the lookup table program produces.
-const (
-	InstrInvalidAccountData        InstrErrorKind = 3
-	InstrAccountAlreadyInitialized InstrErrorKind = 8
-	InstrUninitializedAccount      InstrErrorKind = 9
-	InstrReadonlyDataModified      InstrErrorKind = 15
-	InstrInvalidSeeds              InstrErrorKind = 35
-	InstrPrivilegeEscalation       InstrErrorKind = 38
-	InstrImmutable                 InstrErrorKind = 42
-	InstrIncorrectAuthority        InstrErrorKind = 43
-	InstrInvalidAccountOwner       InstrErrorKind = 46
-)
-
-// The TransactionError variants of a lookup that cannot be resolved
-// (sdk transaction error.rs, from AddressLookupError).
-const (
-	TxInvalidAddressLookupTableOwner TxErrorKind = 24
-	TxInvalidAddressLookupTableData  TxErrorKind = 25
-	TxInvalidAddressLookupTableIndex TxErrorKind = 26
-)
-
-func init() {
-	instrErrorNames[InstrInvalidAccountData] = "InvalidAccountData"
-	instrErrorNames[InstrAccountAlreadyInitialized] = "AccountAlreadyInitialized"
-	instrErrorNames[InstrUninitializedAccount] = "UninitializedAccount"
-	instrErrorNames[InstrReadonlyDataModified] = "ReadonlyDataModified"
-	instrErrorNames[InstrInvalidSeeds] = "InvalidSeeds"
-	instrErrorNames[InstrPrivilegeEscalation] = "PrivilegeEscalation"
-	instrErrorNames[InstrImmutable] = "Immutable"
-	instrErrorNames[InstrIncorrectAuthority] = "IncorrectAuthority"
-	instrErrorNames[InstrInvalidAccountOwner] = "InvalidAccountOwner"
-	txErrorNames[TxInvalidAddressLookupTableOwner] = "InvalidAddressLookupTableOwner"
-	txErrorNames[TxInvalidAddressLookupTableData] = "InvalidAddressLookupTableData"
-	txErrorNames[TxInvalidAddressLookupTableIndex] = "InvalidAddressLookupTableIndex"
-	// TransactionError's Display (solana-transaction-error), what RPC's
-	// "invalid transaction: ..." says.
-	txErrorText[TxInvalidAddressLookupTableOwner] = "Transaction loads an address table account with an invalid owner"
-	txErrorText[TxInvalidAddressLookupTableData] = "Transaction loads an address table account with invalid data"
-	txErrorText[TxInvalidAddressLookupTableIndex] = "Transaction address table lookup uses an invalid index"
-}
-
 // acctEdit is a change to an account's owner and data that an
 // instruction made, applied only if the whole transaction succeeds.
 type acctEdit struct {

@@ -28,8 +28,12 @@ const (
 	TxWouldExceedMaxAccountCostLimit     TxErrorKind = 20
 	TxTooManyAccountLocks                TxErrorKind = 22
 	TxAddressLookupTableNotFound         TxErrorKind = 23
+	TxInvalidAddressLookupTableOwner     TxErrorKind = 24 // from AddressLookupError
+	TxInvalidAddressLookupTableData      TxErrorKind = 25 // from AddressLookupError
+	TxInvalidAddressLookupTableIndex     TxErrorKind = 26 // from AddressLookupError
 	TxDuplicateInstruction               TxErrorKind = 30 // DuplicateInstruction(index)
 	TxInsufficientFundsForRent           TxErrorKind = 31 // InsufficientFundsForRent{account_index}
+	TxMaxLoadedAccountsDataSizeExceeded  TxErrorKind = 32 // loaded accounts exceed the data size limit (SIMD-0186); the fee is charged
 	TxInvalidLoadedAccountsDataSizeLimit TxErrorKind = 33
 )
 
@@ -52,6 +56,10 @@ var txErrorNames = map[TxErrorKind]string{
 	TxDuplicateInstruction:               "DuplicateInstruction",
 	TxInsufficientFundsForRent:           "InsufficientFundsForRent",
 	TxInvalidLoadedAccountsDataSizeLimit: "InvalidLoadedAccountsDataSizeLimit",
+	TxInvalidAddressLookupTableOwner:     "InvalidAddressLookupTableOwner",
+	TxInvalidAddressLookupTableData:      "InvalidAddressLookupTableData",
+	TxInvalidAddressLookupTableIndex:     "InvalidAddressLookupTableIndex",
+	TxMaxLoadedAccountsDataSizeExceeded:  "MaxLoadedAccountsDataSizeExceeded",
 }
 
 // InstrErrorKind is a Solana InstructionError variant, numbered as Solana
@@ -60,23 +68,49 @@ type InstrErrorKind uint8
 
 // The InstructionError variants tpu produces.
 const (
-	InstrInvalidArgument          InstrErrorKind = 1
-	InstrInvalidInstructionData   InstrErrorKind = 2
-	InstrMissingRequiredSignature InstrErrorKind = 7
-	InstrReadonlyLamportChange    InstrErrorKind = 14
-	InstrNotEnoughAccountKeys     InstrErrorKind = 19
-	InstrCustom                   InstrErrorKind = 25 // Custom(u32)
-	InstrUnsupportedProgramId     InstrErrorKind = 30
+	InstrInvalidArgument             InstrErrorKind = 1
+	InstrInvalidInstructionData      InstrErrorKind = 2
+	InstrInvalidAccountData          InstrErrorKind = 3
+	InstrMissingRequiredSignature    InstrErrorKind = 7
+	InstrAccountAlreadyInitialized   InstrErrorKind = 8
+	InstrUninitializedAccount        InstrErrorKind = 9
+	InstrExternalAccountLamportSpend InstrErrorKind = 12
+	InstrReadonlyLamportChange       InstrErrorKind = 14
+	InstrReadonlyDataModified        InstrErrorKind = 15
+	InstrNotEnoughAccountKeys        InstrErrorKind = 19
+	InstrCustom                      InstrErrorKind = 25 // Custom(u32)
+	InstrExecutableLamportChange     InstrErrorKind = 28 // none since SIMD-0162; named for statuses written before
+	InstrUnsupportedProgramId        InstrErrorKind = 30
+	InstrInvalidSeeds                InstrErrorKind = 35
+	InstrComputationalBudgetExceeded InstrErrorKind = 37 // more units used than the transaction's limit
+	InstrPrivilegeEscalation         InstrErrorKind = 38
+	InstrImmutable                   InstrErrorKind = 42
+	InstrIncorrectAuthority          InstrErrorKind = 43
+	InstrInvalidAccountOwner         InstrErrorKind = 46
+	InstrArithmeticOverflow          InstrErrorKind = 47
 )
 
 var instrErrorNames = map[InstrErrorKind]string{
-	InstrInvalidArgument:          "InvalidArgument",
-	InstrInvalidInstructionData:   "InvalidInstructionData",
-	InstrMissingRequiredSignature: "MissingRequiredSignature",
-	InstrReadonlyLamportChange:    "ReadonlyLamportChange",
-	InstrNotEnoughAccountKeys:     "NotEnoughAccountKeys",
-	InstrCustom:                   "Custom",
-	InstrUnsupportedProgramId:     "UnsupportedProgramId",
+	InstrInvalidArgument:             "InvalidArgument",
+	InstrInvalidInstructionData:      "InvalidInstructionData",
+	InstrMissingRequiredSignature:    "MissingRequiredSignature",
+	InstrReadonlyLamportChange:       "ReadonlyLamportChange",
+	InstrNotEnoughAccountKeys:        "NotEnoughAccountKeys",
+	InstrCustom:                      "Custom",
+	InstrUnsupportedProgramId:        "UnsupportedProgramId",
+	InstrInvalidAccountData:          "InvalidAccountData",
+	InstrAccountAlreadyInitialized:   "AccountAlreadyInitialized",
+	InstrUninitializedAccount:        "UninitializedAccount",
+	InstrExternalAccountLamportSpend: "ExternalAccountLamportSpend",
+	InstrReadonlyDataModified:        "ReadonlyDataModified",
+	InstrExecutableLamportChange:     "ExecutableLamportChange",
+	InstrInvalidSeeds:                "InvalidSeeds",
+	InstrComputationalBudgetExceeded: "ComputationalBudgetExceeded",
+	InstrPrivilegeEscalation:         "PrivilegeEscalation",
+	InstrImmutable:                   "Immutable",
+	InstrIncorrectAuthority:          "IncorrectAuthority",
+	InstrInvalidAccountOwner:         "InvalidAccountOwner",
+	InstrArithmeticOverflow:          "ArithmeticOverflow",
 }
 
 // CustomResultWithNegativeLamports is SystemError::ResultWithNegativeLamports,

@@ -35,6 +35,9 @@ var txErrorText = map[TxErrorKind]string{
 	TxTooManyAccountLocks:                "Transaction locked too many accounts",
 	TxAddressLookupTableNotFound:         "Transaction loads an address table account that doesn't exist",
 	TxInvalidLoadedAccountsDataSizeLimit: "LoadedAccountsDataSizeLimit set for transaction must be greater than 0.",
+	TxInvalidAddressLookupTableOwner:     "Transaction loads an address table account with an invalid owner",
+	TxInvalidAddressLookupTableData:      "Transaction loads an address table account with invalid data",
+	TxInvalidAddressLookupTableIndex:     "Transaction address table lookup uses an invalid index",
 }
 
 // InstrText returns the Display of e's InstructionError (e must be an

@@ -14,15 +14,6 @@ const (
 	LookupTableBaseSize = 8248
 )
 
-// TxMaxLoadedAccountsDataSizeExceeded is TransactionError
-// MaxLoadedAccountsDataSizeExceeded: the accounts a transaction loads
-// hold more than its loaded-accounts data size limit. The fee is charged.
-const TxMaxLoadedAccountsDataSizeExceeded TxErrorKind = 32
-
-func init() {
-	txErrorNames[TxMaxLoadedAccountsDataSizeExceeded] = "MaxLoadedAccountsDataSizeExceeded"
-}
-
 // loadedSize returns the loaded accounts data size of tx and whether it is
 // within the transaction's limit (txview.ComputeBudget's
 // LoadedAccountsDataSizeLimit: 64 MiB by default; a limit of 0 never gets

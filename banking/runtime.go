@@ -18,27 +18,6 @@ const (
 // systemTransferTag is SystemInstruction::Transfer's bincode tag.
 const systemTransferTag = 2
 
-// InstrComputationalBudgetExceeded is InstructionError
-// ComputationalBudgetExceeded: the instructions used more compute units
-// than the transaction's limit.
-const InstrComputationalBudgetExceeded InstrErrorKind = 37
-
-// More InstructionError variants the runtime produces
-// (ExecutableLamportChange no longer, since SIMD-0162; it keeps its name
-// for statuses written before).
-const (
-	InstrExternalAccountLamportSpend InstrErrorKind = 12
-	InstrExecutableLamportChange     InstrErrorKind = 28
-	InstrArithmeticOverflow          InstrErrorKind = 47
-)
-
-func init() {
-	instrErrorNames[InstrComputationalBudgetExceeded] = "ComputationalBudgetExceeded"
-	instrErrorNames[InstrExternalAccountLamportSpend] = "ExternalAccountLamportSpend"
-	instrErrorNames[InstrExecutableLamportChange] = "ExecutableLamportChange"
-	instrErrorNames[InstrArithmeticOverflow] = "ArithmeticOverflow"
-}
-
 // execTx is what a worker needs to execute one transaction.
 type execTx struct {
 	view     txview.View
