@@ -3,24 +3,6 @@ package banking
 import (
 	"encoding/binary"
 	"errors"
-
-	"github.com/tpugo/tpu/txview"
-)
-
-// Pubkey is an account address.
-type Pubkey = [txview.KeySize]byte
-
-// Hash is a 32-byte hash: a slot's blockhash, a transaction's recent
-// blockhash.
-type Hash = [32]byte
-
-// Well-known owners.
-var (
-	// NativeLoader (NativeLoader1111111111111111111111111111111) owns the
-	// builtin programs.
-	NativeLoader = Pubkey{0x05, 0x87, 0x84, 0xbf, 0x14, 0x8b, 0xa4, 0x28, 0x2f, 0xb0, 0x12, 0x57, 0x48, 0x88, 0xa9, 0xf1, 0x53, 0xa0, 0x7d, 0xad, 0xf7, 0x65, 0xc0, 0x45, 0x5c, 0x9a, 0x97, 0x03, 0x80, 0x00, 0x00, 0x00}
-	// SystemProgram owns ordinary wallet accounts.
-	SystemProgram = txview.SystemProgram
 )
 
 // Account is an account's state. The bank keeps one *Account per address

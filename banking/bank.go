@@ -18,6 +18,17 @@ import (
 // Solana's MAX_PROCESSING_AGE.
 const MaxProcessingAge = 150
 
+// A slot's cost limits (Agave cost-model block_cost_limits.rs).
+const (
+	// DefaultBlockCostLimit is MAX_BLOCK_UNITS: the most compute units a
+	// block may hold.
+	DefaultBlockCostLimit = 60_000_000
+	// DefaultAccountCostLimit is MAX_WRITABLE_ACCOUNT_UNITS: the most
+	// compute units the transactions writing one account may use in a
+	// block.
+	DefaultAccountCostLimit = 12_000_000
+)
+
 // Config configures a Bank.
 type Config struct {
 	// Dir is the ledger directory: created with a genesis on first use,
@@ -342,85 +353,6 @@ func (b *Bank) Status(h Hash, sig *[64]byte) (Status, bool) {
 	return e.Status, true
 }
 
-// StatusOf looks a signature up in the ledger, newest slot first, over at
-// most maxSlots committed slots (0: all of them): the status of a
-// committed transaction. It reads whole slots, so it is for lookups
-// beyond the status cache (Status), not for every transaction. It is safe
-// for concurrent use.
-func (b *Bank) StatusOf(sig *[64]byte, maxSlots uint64) (Status, bool, error) {
-	last := b.CommittedSlot()
-	for s, n := last, uint64(0); s > 0 && (maxSlots == 0 || n < maxSlots); s, n = s-1, n+1 {
-		v, err := b.store.slotStatuses(s)
-		if err != nil {
-			return Status{}, false, err
-		}
-		var found *Status
-		err = eachStatus(v, func(x *[64]byte, st Status, _ Pubkey) error {
-			if *x == *sig {
-				found = &st
-			}
-			return nil
-		})
-		if err != nil || found != nil {
-			return *foundOr(found), found != nil, err
-		}
-	}
-	return Status{}, false, nil
-}
-
-// StatusesOf looks many signatures up at once, reading committed slots
-// newest first from slot from down to slot through (inclusive), and
-// stops early once all are found. It returns the statuses found, by
-// signature. It is safe for concurrent use.
-func (b *Bank) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]Status, error) {
-	want := make(map[[64]byte]bool, len(sigs))
-	for _, s := range sigs {
-		want[s] = true
-	}
-	found := map[[64]byte]Status{}
-	for s := from; s >= through && s > 0 && len(found) < len(want); s-- {
-		v, err := b.store.slotStatuses(s)
-		if err != nil {
-			return found, err
-		}
-		err = eachStatus(v, func(x *[64]byte, st Status, _ Pubkey) error {
-			if want[*x] {
-				found[*x] = st
-			}
-			return nil
-		})
-		if err != nil {
-			return found, err
-		}
-	}
-	return found, nil
-}
-
-func foundOr(s *Status) *Status {
-	if s == nil {
-		return &Status{}
-	}
-	return s
-}
-
-// eachStatus decodes a slot's status value.
-func eachStatus(v []byte, f func(sig *[64]byte, st Status, blockhash Hash) error) error {
-	const rec = 64 + statusRecordLen
-	if len(v)%rec != 0 {
-		return fmt.Errorf("%w: malformed status value", ErrStore)
-	}
-	for off := 0; off < len(v); off += rec {
-		st, h, ok := decodeStatus(v[off+64 : off+rec])
-		if !ok {
-			return fmt.Errorf("%w: malformed status record", ErrStore)
-		}
-		if err := f((*[64]byte)(v[off:off+64]), st, h); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // CommittedAccount reads an account as of the last committed slot from
 // the ledger. It is safe for concurrent use.
 func (b *Bank) CommittedAccount(key Pubkey) (Account, bool, error) {
@@ -433,53 +365,6 @@ func (b *Bank) CommittedAccount(key Pubkey) (Account, bool, error) {
 		return Account{key: key}, false, err
 	}
 	return *a, a.Exists(), nil
-}
-
-// SigStatus is a committed transaction's status with its signature and
-// recent blockhash.
-type SigStatus struct {
-	Signature [64]byte
-	Blockhash Hash
-	Status
-}
-
-// SlotStatuses reads the statuses of the transactions a committed slot
-// executed. It is safe for concurrent use.
-func (b *Bank) SlotStatuses(slot uint64) ([]SigStatus, error) {
-	v, err := b.store.slotStatuses(slot)
-	if err != nil {
-		return nil, err
-	}
-	var out []SigStatus
-	err = eachStatus(v, func(sig *[64]byte, st Status, h Hash) error {
-		out = append(out, SigStatus{Signature: *sig, Blockhash: h, Status: st})
-		return nil
-	})
-	return out, err
-}
-
-// TransactionCount returns the transactions executed (ok or failed) in
-// the committed slots, read from the ledger, and the last slot it
-// counted. It is safe for concurrent use, and reads every slot record.
-func (b *Bank) TransactionCount() (count, through uint64, err error) {
-	err = b.store.scan([]byte{prefixSlot}, func(k, v []byte) error {
-		r, err := decodeSlotRecord(binary.BigEndian.Uint64(k[1:]), v)
-		count += r.Transactions
-		through = max(through, r.Slot)
-		return err
-	})
-	return count, through, err
-}
-
-// SlotRecordOf reads a committed slot's record from the ledger. It is
-// safe for concurrent use.
-func (b *Bank) SlotRecordOf(slot uint64) (SlotRecord, bool, error) {
-	v, err := b.store.get(slotKey(slot))
-	if err != nil || v == nil {
-		return SlotRecord{}, false, err
-	}
-	r, err := decodeSlotRecord(slot, v)
-	return r, err == nil, err
 }
 
 // Capitalization returns the lamports in all accounts plus those burned
@@ -577,4 +462,11 @@ func (b *Bank) endSlot() (SlotRecord, error) {
 	b.register(rec)
 	b.slot++
 	return rec, nil
+}
+
+// LedgerMemory returns the ledger's Pebble memory now. Safe from any
+// goroutine (Pebble's Metrics is); the zero value once the bank is
+// closed.
+func (b *Bank) LedgerMemory() LedgerMemory {
+	return b.store.memory()
 }

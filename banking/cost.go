@@ -1,23 +1,16 @@
 package banking
 
 import (
-	"math/bits"
-
 	"github.com/tpugo/tpu/txview"
 )
 
 // Cost model constants (Agave cost-model block_cost_limits.rs).
 const (
-	SignatureCost         = 720 // per transaction signature
-	WriteLockCost         = 300 // per requested write lock
-	InstructionDataPerCU  = 4   // instruction data bytes per compute unit
-	LoadedDataPageBytes   = 32 * 1024
-	LoadedDataPageCost    = 8 // per 32 KiB page of the loaded-accounts data limit
-	DefaultBlockCostLimit = 60_000_000
-	// DefaultAccountCostLimit is MAX_WRITABLE_ACCOUNT_UNITS: the most
-	// compute units the transactions writing one account may use in a
-	// block.
-	DefaultAccountCostLimit = 12_000_000
+	SignatureCost        = 720 // per transaction signature
+	WriteLockCost        = 300 // per requested write lock
+	InstructionDataPerCU = 4   // instruction data bytes per compute unit
+	LoadedDataPageBytes  = 32 * 1024
+	LoadedDataPageCost   = 8 // per 32 KiB page of the loaded-accounts data limit
 )
 
 // TxCost is a transaction's estimated cost in compute units, as Agave's
@@ -66,37 +59,6 @@ func loadedDataCost(n uint64) uint64 {
 	return satMul(pages, LoadedDataPageCost)
 }
 
-// Fees (Solana FeeStructure defaults, and the 50% burn of the signature
-// fee).
-const (
-	LamportsPerSignature = 5000
-	BurnPercent          = 50
-)
-
-// Fee is what a transaction pays.
-type Fee struct {
-	Signature uint64 // 5000 per signature, the precompiles' included
-	Priority  uint64 // ceil(unit price x unit limit / 10^6), saturating
-}
-
-// Total returns the fee charged to the payer: the signature fee plus the
-// priority fee, saturating at the largest uint64, as Agave's
-// FeeDetails::total_fee (fee-structure) does. A saturated fee is one no
-// payer can pay: the transaction is dropped, never charged a wrapped
-// amount.
-func (f Fee) Total() uint64 { return satAdd(f.Signature, f.Priority) }
-
-// Burned returns the part of the fee that is destroyed: half the
-// signature fee.
-func (f Fee) Burned() uint64 {
-	// floor(Signature x 50 / 100) without overflowing the product.
-	return f.Signature/100*BurnPercent + f.Signature%100*BurnPercent/100
-}
-
-// Reward returns the leader's share: the priority fee and the unburned
-// half of the signature fee.
-func (f Fee) Reward() uint64 { return f.Total() - f.Burned() }
-
 // FeeOf returns the fee of v with compute-budget details cb, as Agave's
 // fee crate calculate_fee_details: the signature fee (signatures x
 // lamports per signature, saturating) and the prioritization fee
@@ -112,24 +74,4 @@ func FeeOf(v txview.View, cb txview.ComputeBudget) Fee {
 // receive_and_buffer: saturating_mul, then saturating_add for the divisor).
 func Priority(f Fee, cost uint64) uint64 {
 	return satMul(f.Reward(), 1_000_000) / satAdd(cost, 1)
-}
-
-// satAdd returns a+b, or the largest uint64 if that overflows (Rust's
-// saturating_add, which Agave uses wherever a fee or a cost is summed).
-func satAdd(a, b uint64) uint64 {
-	s, carry := bits.Add64(a, b, 0)
-	if carry != 0 {
-		return ^uint64(0)
-	}
-	return s
-}
-
-// satMul returns a*b, or the largest uint64 if that overflows (Rust's
-// saturating_mul).
-func satMul(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	if hi != 0 {
-		return ^uint64(0)
-	}
-	return lo
 }

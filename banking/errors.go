@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -200,4 +201,28 @@ func (e TxError) MarshalJSON() ([]byte, error) {
 		return json.Marshal(map[string]map[string]uint8{"InsufficientFundsForRent": {"account_index": e.Index}})
 	}
 	return json.Marshal(txErrorNames[e.Kind])
+}
+
+// TxErrorSize is the length of a TxError's encoding on disk.
+const TxErrorSize = 8
+
+// AppendTxError appends e's encoding on disk (TxErrorSize bytes: set,
+// kind, index, instr, custom as u32 little-endian), as statuses and the
+// transaction history store it.
+func AppendTxError(b []byte, e TxError) []byte {
+	set := byte(0)
+	if e.set {
+		set = 1
+	}
+	b = append(b, set, byte(e.Kind), e.Index, byte(e.Instr))
+	return binary.LittleEndian.AppendUint32(b, e.Custom)
+}
+
+// DecodeTxError decodes what AppendTxError wrote; b holds at least
+// TxErrorSize bytes.
+func DecodeTxError(b []byte) TxError {
+	if b[0] == 0 {
+		return TxError{}
+	}
+	return TxError{Kind: TxErrorKind(b[1]), Index: b[2], Instr: InstrErrorKind(b[3]), Custom: binary.LittleEndian.Uint32(b[4:]), set: true}
 }

@@ -1,10 +1,11 @@
 package banking
 
 import (
-	"github.com/tpugo/tpu/packet"
-	"github.com/tpugo/tpu/txview"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
 )
 
 // End to end: transactions whose blockhash left the window survive

@@ -2,7 +2,6 @@ package banking
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -75,37 +74,6 @@ type TxRecord struct {
 	TxMeta
 }
 
-// appendHistory books an executed transaction into the working slot's
-// history buffer (Config.NoTxHistory: nothing). bal holds the
-// accounts' balances (static, then loaded) before, then after, the
-// transaction: 2n values; loaded, the addresses its lookups loaded.
-func (b *Bank) appendHistory(tx []byte, index uint32, fee, units, price, writable uint64, err TxError, bal []uint64, loaded []Pubkey) {
-	if b.cfg.NoTxHistory {
-		return
-	}
-	n := len(bal) / 2
-	size := 4 + 4 + historyHeader + 8*len(bal) + len(tx) + 32*len(loaded)
-	if cap(b.history)-len(b.history) < size {
-		b.history = append(make([]byte, 0, max(2*cap(b.history), 64<<10, size)), b.history...)
-	}
-	h := binary.LittleEndian.AppendUint32(b.history, uint32(size-4))
-	h = binary.BigEndian.AppendUint32(h, index)
-	h = binary.LittleEndian.AppendUint64(h, fee)
-	h = binary.LittleEndian.AppendUint64(h, units)
-	h = binary.LittleEndian.AppendUint64(h, price)
-	h = binary.LittleEndian.AppendUint64(h, writable)
-	h = appendTxError(h, err)
-	h = append(h, byte(n))
-	for _, v := range bal {
-		h = binary.LittleEndian.AppendUint64(h, v)
-	}
-	h = append(h, tx...)
-	for i := range loaded {
-		h = append(h, loaded[i][:]...)
-	}
-	b.history = h
-}
-
 // splitRecord splits the part of a history record after the balances of
 // its n accounts into the transaction's bytes, its static keys and the
 // addresses its lookups loaded (historyHeader).
@@ -120,22 +88,6 @@ func splitRecord(rest []byte, n int) (tx, static, loaded []byte, ok bool) {
 	}
 	tx, loaded = rest[:len(rest)-32*nl], rest[len(rest)-32*nl:]
 	return tx, static, loaded, true
-}
-
-func appendTxError(b []byte, e TxError) []byte {
-	set := byte(0)
-	if e.set {
-		set = 1
-	}
-	b = append(b, set, byte(e.Kind), e.Index, byte(e.Instr))
-	return binary.LittleEndian.AppendUint32(b, e.Custom)
-}
-
-func decodeTxError(b []byte) TxError {
-	if b[0] == 0 {
-		return TxError{}
-	}
-	return TxError{Kind: TxErrorKind(b[1]), Index: b[2], Instr: InstrErrorKind(b[3]), Custom: binary.LittleEndian.Uint32(b[4:]), set: true}
 }
 
 // staticKeys returns the static account keys of a transaction's wire
@@ -244,7 +196,7 @@ func decodeHistory(slot uint64, index uint32, v []byte) (TxRecord, error) {
 		Units:     binary.LittleEndian.Uint64(v[8:]),
 		UnitPrice: binary.LittleEndian.Uint64(v[16:]),
 		Writable:  binary.LittleEndian.Uint64(v[24:]),
-		Err:       decodeTxError(v[32:40]),
+		Err:       DecodeTxError(v[32:40]),
 	}}
 	bal := make([]uint64, 2*n)
 	for i := range bal {
@@ -266,45 +218,6 @@ func decodeHistory(slot uint64, index uint32, v []byte) (TxRecord, error) {
 // (Config.NoTxHistory).
 var ErrNoHistory = errors.New("banking: the ledger keeps no transaction history (--tx-history=false)")
 
-// HistoryEnabled reports whether the bank keeps transaction history.
-func (b *Bank) HistoryEnabled() bool { return !b.cfg.NoTxHistory }
-
-// Transaction reads a committed transaction by its first signature from
-// the ledger's history. It is safe for concurrent use.
-func (b *Bank) Transaction(sig *[64]byte) (TxRecord, bool, error) {
-	ref, ok, err := b.TxRefOf(sig)
-	if err != nil || !ok {
-		return TxRecord{}, false, err
-	}
-	return b.TransactionAt(ref.Slot, ref.Index)
-}
-
-// TransactionAt reads the transaction at (slot, index) from the ledger's
-// history. It is safe for concurrent use.
-func (b *Bank) TransactionAt(slot uint64, index uint32) (TxRecord, bool, error) {
-	v, err := b.store.get(historyKey(slot, index))
-	if err != nil || v == nil {
-		return TxRecord{}, false, err
-	}
-	r, err := decodeHistory(slot, index, v)
-	if err != nil {
-		return TxRecord{}, false, err
-	}
-	r.BlockTime, err = b.SlotTime(slot)
-	return r, err == nil, err
-}
-
-// SlotTime returns the Unix time (seconds) at which a committed slot
-// ended, 0 for genesis or a slot the ledger has no time for. It is safe
-// for concurrent use.
-func (b *Bank) SlotTime(slot uint64) (int64, error) {
-	v, err := b.store.get(slotTimeKey(slot))
-	if err != nil || len(v) != 8 {
-		return 0, err
-	}
-	return int64(binary.LittleEndian.Uint64(v)), nil
-}
-
 // TxRef names a committed transaction in an account's history.
 type TxRef struct {
 	Slot  uint64
@@ -314,101 +227,3 @@ type TxRef struct {
 // ErrHistoryLimit reports an account history search that read its
 // allowance of index entries before it filled its page.
 var ErrHistoryLimit = errors.New("banking: history search limit reached")
-
-// SignaturesFor lists the committed transactions that used account key,
-// newest first: those before (slot, index) start when start is not nil
-// (exclusive), down to until (exclusive) when until is not nil, at most
-// limit of them, reading at most maxScan index entries (0: no cap; the
-// results so far are returned with ErrHistoryLimit past it). It checks
-// ctx every 256 entries. It is safe for concurrent use.
-func (b *Bank) SignaturesFor(ctx context.Context, key Pubkey, start, until *TxRef, limit, maxScan int) ([]TxRef, error) {
-	if b.cfg.NoTxHistory {
-		return nil, ErrNoHistory
-	}
-	lower := make([]byte, 45)
-	lower[0] = prefixAddrIndex
-	copy(lower[1:], key[:])
-	// Keys order newest first: a committed slot at most.
-	binary.BigEndian.PutUint64(lower[33:], ^b.CommittedSlot())
-	if start != nil {
-		binary.BigEndian.PutUint64(lower[33:], ^start.Slot)
-		binary.BigEndian.PutUint32(lower[41:], ^start.Index)
-		lower = append(lower, 0) // just past start
-	}
-	upper := upperBound(lower[:33])
-	it, err := b.store.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStore, err)
-	}
-	defer it.Close()
-	var out []TxRef
-	scanned := 0
-	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
-		k := it.Key()
-		if len(k) != 45 {
-			return out, fmt.Errorf("%w: malformed account history key", ErrStore)
-		}
-		ref := TxRef{Slot: ^binary.BigEndian.Uint64(k[33:]), Index: ^binary.BigEndian.Uint32(k[41:])}
-		if until != nil && (ref.Slot < until.Slot || ref.Slot == until.Slot && ref.Index <= until.Index) {
-			break
-		}
-		out = append(out, ref)
-		scanned++
-		if scanned%256 == 0 && ctx.Err() != nil {
-			return out, ctx.Err()
-		}
-		if maxScan > 0 && scanned >= maxScan && len(out) < limit {
-			return out, ErrHistoryLimit
-		}
-	}
-	if err := it.Error(); err != nil {
-		return out, fmt.Errorf("%w: %w", ErrStore, err)
-	}
-	return out, nil
-}
-
-// TxRefOf returns where a committed transaction lies, by its first
-// signature. It is safe for concurrent use.
-func (b *Bank) TxRefOf(sig *[64]byte) (TxRef, bool, error) {
-	if b.cfg.NoTxHistory {
-		return TxRef{}, false, ErrNoHistory
-	}
-	loc, err := b.store.get(append([]byte{prefixSigIndex}, sig[:]...))
-	if err != nil || loc == nil {
-		return TxRef{}, false, err
-	}
-	if len(loc) != 12 {
-		return TxRef{}, false, fmt.Errorf("%w: malformed signature index", ErrStore)
-	}
-	r := TxRef{Slot: binary.BigEndian.Uint64(loc), Index: binary.BigEndian.Uint32(loc[8:])}
-	return r, r.Slot <= b.CommittedSlot(), nil
-}
-
-// SlotTransactions reads a committed slot's history, in order, at most
-// max records (0: all). It is safe for concurrent use.
-func (b *Bank) SlotTransactions(slot uint64, max int) ([]TxRecord, error) {
-	if b.cfg.NoTxHistory {
-		return nil, ErrNoHistory
-	}
-	lower := binary.BigEndian.AppendUint64([]byte{prefixHistory}, slot)
-	var out []TxRecord
-	errEnough := errors.New("enough")
-	err := b.store.scan(lower, func(k, v []byte) error {
-		if len(k) != 13 {
-			return fmt.Errorf("%w: malformed history key", ErrStore)
-		}
-		r, err := decodeHistory(slot, binary.BigEndian.Uint32(k[9:]), v)
-		if err != nil {
-			return err
-		}
-		out = append(out, r)
-		if max > 0 && len(out) >= max {
-			return errEnough
-		}
-		return nil
-	})
-	if errors.Is(err, errEnough) {
-		err = nil
-	}
-	return out, err
-}

@@ -56,13 +56,6 @@ type LedgerMemory struct {
 	BlockCache uint64
 }
 
-// LedgerMemory returns the ledger's Pebble memory now. Safe from any
-// goroutine (Pebble's Metrics is); the zero value once the bank is
-// closed.
-func (b *Bank) LedgerMemory() LedgerMemory {
-	return b.store.memory()
-}
-
 func (s *store) memory() LedgerMemory {
 	s.metricsMu.Lock()
 	defer s.metricsMu.Unlock()

@@ -16,29 +16,6 @@ import (
 	"github.com/tpugo/tpu/txview"
 )
 
-// The precompiles: programs whose instructions check signatures over
-// bytes in the transaction's instruction data (Agave
-// precompiles/src/lib.rs, PRECOMPILES). Agave verifies them in the SVM
-// (SIMD-0159, move_precompile_verification_to_svm): a failure is an
-// InstructionError(i, Custom(code)) of a committed transaction, fee
-// charged; they consume no compute units (svm/src/message_processor.rs
-// process_message: process_precompile leaves compute_units_consumed at
-// 0), and their signatures are paid for in the signature fee and the
-// cost model, counted from the first byte of each instruction's data.
-// Their accounts are native-loader executables in genesis, so a
-// transaction that invokes one loads it as any builtin.
-var (
-	// Ed25519Program is Ed25519SigVerify111111111111111111111111111.
-	Ed25519Program = txview.Ed25519Program
-	// Secp256k1Program is KeccakSecp256k11111111111111111111111111111.
-	Secp256k1Program = txview.Secp256k1Program
-	// Secp256r1Program is Secp256r1SigVerify1111111111111111111111111
-	// (SIMD-0075, feature enable_secp256r1_precompile, active on
-	// mainnet). Unlike the other two it is not a builtin for the default
-	// compute-unit limit (builtins-default-costs lists only those two).
-	Secp256r1Program = Pubkey{0x06, 0x92, 0x0d, 0xec, 0x2f, 0xea, 0x71, 0xb5, 0xb7, 0x23, 0x81, 0x4d, 0x74, 0x2d, 0xa9, 0x03, 0x1c, 0x83, 0xe7, 0x5f, 0xdb, 0x79, 0x5d, 0x56, 0x8e, 0x75, 0x47, 0x80, 0x20, 0x00, 0x00, 0x00}
-)
-
 // Cost model units per precompile signature (Agave cost-model
 // block_cost_limits.rs: COMPUTE_UNIT_TO_US_RATIO 30 x 80, 223, 160;
 // ed25519 at its verify_strict price, ED25519_VERIFY_STRICT_COST, since

@@ -1,7 +1,6 @@
 package banking
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"math/rand/v2"
 )
@@ -12,12 +11,6 @@ import (
 const statusKeyLen = 20
 
 type statusKey [statusKeyLen]byte
-
-// Status is a processed transaction's status.
-type Status struct {
-	Slot uint64  // the slot it was executed in
-	Err  TxError // zero: succeeded
-}
 
 // statusEntry is a status cache entry. pending marks a transaction that is
 // buffered or executing: a second copy is already processed. key is the
@@ -314,32 +307,4 @@ func (c *statusCache) len() int {
 		n += s.len()
 	}
 	return n
-}
-
-// Status encoding on disk: slot (8), recent blockhash (32), error (8:
-// set, kind, index, instr, custom u32).
-func appendStatus(b []byte, st Status, blockhash Hash) []byte {
-	b = binary.LittleEndian.AppendUint64(b, st.Slot)
-	b = append(b, blockhash[:]...)
-	set := byte(0)
-	if st.Err.set {
-		set = 1
-	}
-	b = append(b, set, byte(st.Err.Kind), st.Err.Index, byte(st.Err.Instr))
-	return binary.LittleEndian.AppendUint32(b, st.Err.Custom)
-}
-
-const statusRecordLen = 8 + 32 + 8
-
-func decodeStatus(b []byte) (Status, Hash, bool) {
-	if len(b) != statusRecordLen || b[40] > 1 {
-		return Status{}, Hash{}, false
-	}
-	st := Status{Slot: binary.LittleEndian.Uint64(b)}
-	var h Hash
-	copy(h[:], b[8:40])
-	if b[40] == 1 {
-		st.Err = TxError{Kind: TxErrorKind(b[41]), Index: b[42], Instr: InstrErrorKind(b[43]), Custom: binary.LittleEndian.Uint32(b[44:]), set: true}
-	}
-	return st, h, true
 }
