@@ -137,6 +137,12 @@ type TxError struct {
 // NewTxError returns the TransactionError of the given kind.
 func NewTxError(k TxErrorKind) TxError { return TxError{Kind: k, set: true} }
 
+// NewTxErrorAt returns the error of kind k about instruction or account
+// index (DuplicateInstruction, InsufficientFundsForRent).
+func NewTxErrorAt(k TxErrorKind, index int) TxError {
+	return TxError{Kind: k, Index: uint8(index), set: true}
+}
+
 // InstructionError returns InstructionError(index, kind).
 func InstructionError(index int, kind InstrErrorKind) TxError {
 	return TxError{Kind: TxInstruction, Index: uint8(index), Instr: kind, set: true}

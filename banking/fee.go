@@ -20,7 +20,7 @@ type Fee struct {
 // FeeDetails::total_fee (fee-structure) does. A saturated fee is one no
 // payer can pay: the transaction is dropped, never charged a wrapped
 // amount.
-func (f Fee) Total() uint64 { return satAdd(f.Signature, f.Priority) }
+func (f Fee) Total() uint64 { return SatAdd(f.Signature, f.Priority) }
 
 // Burned returns the part of the fee that is destroyed: half the
 // signature fee.
@@ -33,9 +33,9 @@ func (f Fee) Burned() uint64 {
 // half of the signature fee.
 func (f Fee) Reward() uint64 { return f.Total() - f.Burned() }
 
-// satAdd returns a+b, or the largest uint64 if that overflows (Rust's
+// SatAdd returns a+b, or the largest uint64 if that overflows (Rust's
 // saturating_add, which Agave uses wherever a fee or a cost is summed).
-func satAdd(a, b uint64) uint64 {
+func SatAdd(a, b uint64) uint64 {
 	s, carry := bits.Add64(a, b, 0)
 	if carry != 0 {
 		return ^uint64(0)
@@ -43,9 +43,9 @@ func satAdd(a, b uint64) uint64 {
 	return s
 }
 
-// satMul returns a*b, or the largest uint64 if that overflows (Rust's
+// SatMul returns a*b, or the largest uint64 if that overflows (Rust's
 // saturating_mul).
-func satMul(a, b uint64) uint64 {
+func SatMul(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	if hi != 0 {
 		return ^uint64(0)

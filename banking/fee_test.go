@@ -20,11 +20,11 @@ func TestSaturating(t *testing.T) {
 		{"mul overflows", 1 << 32, 1 << 32, 1<<32 + 1<<32, max},
 		{"mul fits", 1 << 31, 1 << 32, 1<<31 + 1<<32, 1 << 63},
 	} {
-		if got := satAdd(c.a, c.b); got != c.add {
-			t.Errorf("%s: satAdd(%d, %d) = %d, want %d", c.name, c.a, c.b, got, c.add)
+		if got := SatAdd(c.a, c.b); got != c.add {
+			t.Errorf("%s: SatAdd(%d, %d) = %d, want %d", c.name, c.a, c.b, got, c.add)
 		}
-		if got := satMul(c.a, c.b); got != c.mul {
-			t.Errorf("%s: satMul(%d, %d) = %d, want %d", c.name, c.a, c.b, got, c.mul)
+		if got := SatMul(c.a, c.b); got != c.mul {
+			t.Errorf("%s: SatMul(%d, %d) = %d, want %d", c.name, c.a, c.b, got, c.mul)
 		}
 	}
 }
@@ -76,7 +76,7 @@ func FuzzFee(f *testing.F) {
 	f.Add(uint64(math.MaxUint64-1), uint32(1_000_000), uint8(12), uint64(1), uint32(400_000))
 	f.Add(uint64(1_000_001), uint32(999_999), uint8(2), uint64(3), uint32(7))
 	f.Fuzz(func(t *testing.T, price uint64, limit uint32, sigs uint8, dPrice uint64, dLimit uint32) {
-		sig := satMul(LamportsPerSignature, uint64(sigs))
+		sig := SatMul(LamportsPerSignature, uint64(sigs))
 		fee := func(p uint64, l uint32) Fee {
 			return Fee{Signature: sig, Priority: txview.ComputeBudget{UnitPrice: p, UnitLimit: l}.PriorityFee()}
 		}
@@ -84,7 +84,7 @@ func FuzzFee(f *testing.F) {
 		if base.Total() < sig || base.Total() < base.Priority {
 			t.Fatalf("price %d limit %d: total %d below its parts (%d, %d)", price, limit, base.Total(), sig, base.Priority)
 		}
-		p2 := satAdd(price, dPrice)
+		p2 := SatAdd(price, dPrice)
 		l2 := limit + dLimit
 		if l2 < limit {
 			l2 = math.MaxUint32
@@ -98,7 +98,7 @@ func FuzzFee(f *testing.F) {
 		if base.Burned() > base.Signature || base.Reward() > base.Total() {
 			t.Fatalf("burned %d reward %d out of range of %+v", base.Burned(), base.Reward(), base)
 		}
-		if pr := Priority(base, uint64(limit)); pr > satMul(base.Reward(), 1_000_000) {
+		if pr := Priority(base, uint64(limit)); pr > SatMul(base.Reward(), 1_000_000) {
 			t.Fatalf("priority %d above reward x 10^6", pr)
 		}
 	})

@@ -94,7 +94,7 @@ func IsReserved(key *Pubkey) bool {
 // slice.
 func ReservedKeys() []Pubkey { return append([]Pubkey(nil), reserved[:]...) }
 
-// demotedWritable returns a bit per static account of v that the
+// DemotedWritable returns a bit per static account of v that the
 // transaction may write (programs: a bit per static account invoked as a
 // program), as Agave's SanitizedMessage::is_writable decides: requested
 // writable by the header, not a reserved key, and not invoked as a
@@ -105,7 +105,7 @@ func ReservedKeys() []Pubkey { return append([]Pubkey(nil), reserved[:]...) }
 // account_keys_iter, static and loaded (LoadedMessage in
 // solana-message's versions/v0/loaded.rs). The scheduler locks by it and
 // the runtime writes by it.
-func demotedWritable(v txview.View, programs uint64, loaded []Pubkey) uint64 {
+func DemotedWritable(v txview.View, programs uint64, loaded []Pubkey) uint64 {
 	var w uint64
 	upgradeable := false
 	for i := range loaded {
@@ -129,7 +129,7 @@ func demotedWritable(v txview.View, programs uint64, loaded []Pubkey) uint64 {
 }
 
 // IsWritable reports whether static account i of v is writable once
-// demoted (demotedWritable): what a client is told of an account's
+// demoted (DemotedWritable): what a client is told of an account's
 // writability. It knows v's static keys only: for a v0 transaction
 // whose lookups load the upgradeable loader, the bank's answer (kept in
 // its history, TxMeta.Writable) may keep more accounts writable. It does
@@ -143,5 +143,5 @@ func IsWritable(v txview.View, i int) bool {
 	for in, ok := it.Next(); ok; in, ok = it.Next() {
 		programs |= 1 << in.ProgramIndex
 	}
-	return demotedWritable(v, programs, nil)&(1<<i) != 0
+	return DemotedWritable(v, programs, nil)&(1<<i) != 0
 }

@@ -5,18 +5,20 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
 )
 
 // BankingConfig configures the banking stage.
 type BankingConfig struct {
-	Bank      banking.Config
-	Scheduler banking.SchedulerConfig
+	Bank      bank.Config
+	Scheduler scheduler.Config
 	// SlotTime is the slot clock's period. Zero means DefaultSlotTime (400 ms).
 	SlotTime time.Duration
 	// OnExecuted, when not nil, is called on banking's goroutine for each
@@ -52,13 +54,13 @@ func (c BankingConfig) Validate() error {
 
 // bankingStage buffers, schedules and executes verified transactions and
 // commits them slot by slot. The actor is the scheduler's goroutine: it
-// receives, and the banking.Driver makes the scheduler's calls. Workers
+// receives, and the scheduler.Driver makes the scheduler's calls. Workers
 // hand their finished batches back as workDoneMsg
 // (SchedulerConfig.OnComplete), the slot clock is the actor's own timer,
 // the ledger's commits arrive as committedMsg.
 type bankingStage struct {
-	drv        *banking.Driver
-	sched      *banking.Scheduler
+	drv        *scheduler.Driver
+	sched      *scheduler.Scheduler
 	upstream   *Credits // sigverify -> banking: given back once a batch is buffered
 	slotTime   time.Duration
 	log        *slog.Logger
@@ -66,13 +68,13 @@ type bankingStage struct {
 	schedule   *trace.Hop
 	execute    *trace.Hop
 	commit     *trace.Hop
-	latency    *trace.Latency    // socket to executed, per transaction
-	spans      *spanBook         // nil when no span can be recorded
-	asks       map[uint64]int64  // slot -> packet.Now() of its end's ask, until durable
-	submitting trace.Span        // the schedule span of the batch being submitted
-	srcs       []uint64          // scratch: a work batch's sources
-	tts        []banking.TxTimes // scratch: a work batch's tracers
-	recorder   Recorder          // the banking trace: told of each slot start; nil: off
+	latency    *trace.Latency      // socket to executed, per transaction
+	spans      *spanBook           // nil when no span can be recorded
+	asks       map[uint64]int64    // slot -> packet.Now() of its end's ask, until durable
+	submitting trace.Span          // the schedule span of the batch being submitted
+	srcs       []uint64            // scratch: a work batch's sources
+	tts        []scheduler.TxTimes // scratch: a work batch's tracers
+	recorder   Recorder            // the banking trace: told of each slot start; nil: off
 	// ledgerFailed, when not nil, is told of the ledger's failure once,
 	// after the message that showed it (a slot end that could not
 	// commit): nothing more will commit.
@@ -87,7 +89,7 @@ type bankingStage struct {
 	pub bankingCounts // for /metrics
 }
 
-func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Credits, prov *trace.Provider, latency *trace.Latency, log *slog.Logger) *bankingStage {
+func newBankingStage(sched *scheduler.Scheduler, cfg BankingConfig, upstream *Credits, prov *trace.Provider, latency *trace.Latency, log *slog.Logger) *bankingStage {
 	s := &bankingStage{
 		sched: sched, upstream: upstream, slotTime: cfg.SlotTime, log: log, prov: prov, latency: latency, cfg: cfg,
 		schedule: prov.Hop("banking.schedule"), execute: prov.Hop("banking.execute"), commit: prov.Hop("banking.commit"),
@@ -97,7 +99,7 @@ func newBankingStage(sched *banking.Scheduler, cfg BankingConfig, upstream *Cred
 		s.spans = newSpanBook(s.execute, s.commit)
 		sched.SetOnSourceDone(s.spans.sourceDone)
 	}
-	s.drv = banking.NewDriver(sched, banking.DriverConfig{SlotEnded: s.slotEnded, Flushed: s.flushed})
+	s.drv = scheduler.NewDriver(sched, scheduler.DriverConfig{SlotEnded: s.slotEnded, Flushed: s.flushed})
 	sched.SetOnDone(s.onDone)
 	return s
 }

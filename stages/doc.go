@@ -6,7 +6,7 @@
 // package that imports protoactor-go; the logic each actor runs lives in
 // plain types, tested without actors: the sigverify logic in
 // stages/sigverify, the scheduler and its calling protocol
-// (banking.Driver) in banking, the span and tracer bookkeeping
+// (scheduler.Driver) in banking, the span and tracer bookkeeping
 // (links to source batches, per-slot commit spans) in tracers.go.
 //
 // # The actors
@@ -21,7 +21,7 @@
 // banking is the scheduler's goroutine: sigverify's batches, the
 // workers' completions (SchedulerConfig.OnComplete sends them as
 // messages), the ticks of its own slot timer and the ledger's commits all
-// arrive as messages, and its banking.Driver makes the scheduler's calls.
+// arrive as messages, and its scheduler.Driver makes the scheduler's calls.
 // Nothing in it sleeps or waits: a flush is answered when the commit of
 // the last slot arrives.
 //

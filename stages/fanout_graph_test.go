@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/packet/mmsg"
@@ -186,7 +187,7 @@ func (s *forwardSink) wait(t *testing.T, n uint64) {
 // build poisons released batches, and panics on a double release); each
 // transaction was parsed once (txview.Parses, invariants build).
 func TestFanoutAllConsumers(t *testing.T) {
-	for _, h := range []banking.Handoff{banking.HandoffRefcount, banking.HandoffCopy} {
+	for _, h := range []scheduler.Handoff{scheduler.HandoffRefcount, scheduler.HandoffCopy} {
 		t.Run("handoff="+h.String(), func(t *testing.T) {
 			const n = 400
 			rec := newSlowRecorder(8)
@@ -236,7 +237,7 @@ func TestFanoutAllConsumers(t *testing.T) {
 				t.Fatalf("forwarder: %+v", f)
 			}
 			sink.wait(t, f.Forwarded)
-			if h == banking.HandoffCopy {
+			if h == scheduler.HandoffCopy {
 				if rec.maxRefs != 1 || s.Copies != uint64(3*rec.batches) {
 					t.Fatalf("copy: a recorder's batch had %d references on arrival; %d copies for %d batches and 3 consumers", rec.maxRefs, s.Copies, rec.batches)
 				}
@@ -260,7 +261,7 @@ func TestParseOnce(t *testing.T) {
 	if !txview.Counting {
 		t.Skip("txview.Parses counts only with -tags invariants")
 	}
-	for _, h := range []banking.Handoff{banking.HandoffRefcount, banking.HandoffCopy} {
+	for _, h := range []scheduler.Handoff{scheduler.HandoffRefcount, scheduler.HandoffCopy} {
 		t.Run("handoff="+h.String(), func(t *testing.T) {
 			const n = 300
 			cfg := stages.Config{}

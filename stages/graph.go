@@ -11,9 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
@@ -78,8 +81,8 @@ type Graph struct {
 	prov   *trace.Provider
 	system *actor.ActorSystem
 	pool   *packet.Pool
-	bank   *banking.Bank
-	sched  *banking.Scheduler
+	bank   *bank.Bank
+	sched  *scheduler.Scheduler
 
 	fetch *fetcher
 	sv    *sigverifyStage
@@ -139,7 +142,7 @@ func Start(cfg Config) (*Graph, error) {
 	if g.latency, err = g.prov.Latency("tpu.latency.socket_to_executed", "time from a transaction's socket receive to its execution"); err != nil {
 		return nil, err
 	}
-	if g.bank, err = banking.Open(cfg.Banking.Bank); err != nil {
+	if g.bank, err = bank.Open(cfg.Banking.Bank); err != nil {
 		return nil, err
 	}
 	cleanup := []func(){func() { g.bank.Close() }}
@@ -152,11 +155,11 @@ func Start(cfg Config) (*Graph, error) {
 	// The copy handoff copies at the fan-out; banking holds its copy by
 	// reference, like refcount.
 	handoff := cfg.Banking.Scheduler.Handoff
-	cfg.Banking.Scheduler.Handoff = banking.HandoffRefcount
+	cfg.Banking.Scheduler.Handoff = scheduler.HandoffRefcount
 	// Workers hand finished batches back on the banking actor's mailbox.
 	root := func() *actor.RootContext { return g.system.Root }
-	cfg.Banking.Scheduler.OnComplete = func(wb *banking.WorkBatch) { root().Send(g.bankPID, workDoneMsg{wb}) }
-	if g.sched, err = banking.NewScheduler(cfg.Banking.Scheduler, g.bank); err != nil {
+	cfg.Banking.Scheduler.OnComplete = func(wb *scheduler.WorkBatch) { root().Send(g.bankPID, workDoneMsg{wb}) }
+	if g.sched, err = scheduler.New(cfg.Banking.Scheduler, g.bank); err != nil {
 		return fail(err)
 	}
 	cleanup = append(cleanup, g.sched.Close)
@@ -169,7 +172,7 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g.fan = &fanout{copy: handoff == banking.HandoffCopy, recorder: cfg.Recorder}
+	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, recorder: cfg.Recorder}
 	if cfg.Forward.Enabled() {
 		if g.fwd, err = startForwarder(cfg.Forward, cfg.BatchSize, g.log); err != nil {
 			return fail(err)
@@ -206,7 +209,7 @@ func Start(cfg Config) (*Graph, error) {
 		sigverify: func(m *BatchMsg) { root().Send(g.svPID, m) },
 	}
 	// The ledger's commits come back on the banking actor's mailbox.
-	g.bank.OnCommit(func(r banking.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
+	g.bank.OnCommit(func(r ledger.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
 	g.started = time.Now()
 	g.fetchPID = g.spawn("fetch", &fetchActor{f: g.fetch})
 	if err := registerMetrics(g.prov.Meter(), g); err != nil {
@@ -236,7 +239,7 @@ func (g *Graph) ReadBuffer() (got, asked int) { return g.fetch.readBuffer(), Fet
 // Bank returns the bank. Its methods belong to the banking actor's
 // goroutine; from elsewhere use only those documented as concurrent-safe
 // (CommittedSlot, StatusOf, SlotRecordOf, OnCommit).
-func (g *Graph) Bank() *banking.Bank { return g.bank }
+func (g *Graph) Bank() *bank.Bank { return g.bank }
 
 // LatestBlockhash asks the banking actor for the bank's latest blockhash,
 // the one clients should sign with.
@@ -269,7 +272,7 @@ func (g *Graph) Trace() *trace.Provider { return g.prov }
 func (g *Graph) Latency() *trace.Histogram { return &g.latency.Histogram }
 
 // Done is closed when a stage fails (an actor panicked) or the ledger
-// does (a full or read-only disk: no slot can commit, banking.Bank.Err):
+// does (a full or read-only disk: no slot can commit, bank.Bank.Err):
 // the graph cannot go on, and Err says why. Call Stop, which returns the
 // failure.
 func (g *Graph) Done() <-chan struct{} { return g.failed }
@@ -340,7 +343,7 @@ func (g *Graph) stop(ctx context.Context) error {
 		g.fwd.close()
 	}
 	if res, err := g.request(g.bankPID, statsReq{}, 5*time.Second); err == nil {
-		g.final = g.snapshot(res.(banking.Stats))
+		g.final = g.snapshot(res.(scheduler.Stats))
 	} else if g.Err() == nil {
 		errs = append(errs, fmt.Errorf("stages: banking stats: %w", err))
 	}

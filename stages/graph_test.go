@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/runtime"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
@@ -30,7 +33,7 @@ func startGraph(t *testing.T, cfg stages.Config) *stages.Graph {
 	t.Helper()
 	cfg.Fetch.Addr = "127.0.0.1:0"
 	if cfg.Banking.Bank.Genesis.Seed == "" {
-		cfg.Banking.Bank.Genesis = banking.GenesisConfig{Seed: seed, Accounts: 64}
+		cfg.Banking.Bank.Genesis = bank.GenesisConfig{Seed: seed, Accounts: 64}
 	}
 	if cfg.Banking.SlotTime == 0 {
 		cfg.Banking.SlotTime = 100 * time.Millisecond
@@ -132,8 +135,8 @@ func waitSettled(t *testing.T, g *stages.Graph, want uint64) stages.Snapshot {
 
 func TestValidTransfersExecute(t *testing.T) {
 	dir := t.TempDir()
-	genesis := banking.GenesisConfig{Seed: seed, Accounts: 64}
-	g := startGraph(t, stages.Config{Banking: stages.BankingConfig{Bank: banking.Config{Dir: dir, Genesis: genesis}}})
+	genesis := bank.GenesisConfig{Seed: seed, Accounts: 64}
+	g := startGraph(t, stages.Config{Banking: stages.BankingConfig{Bank: bank.Config{Dir: dir, Genesis: genesis}}})
 	load, err := loadgen.Build(loadgen.Config{Seed: seed, Accounts: 64, Blockhash: latestBlockhash(t, g), Count: 500, Lamports: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -156,26 +159,26 @@ func TestValidTransfersExecute(t *testing.T) {
 			t.Fatal(err)
 		}
 		cb, _ := v.ComputeBudget()
-		fee := banking.FeeOf(v, cb).Total()
+		fee := runtime.FeeOf(v, cb).Total()
 		it := v.Instructions()
 		in, _ := it.Next()
 		from, to := *v.StaticKey(int(in.Accounts[0])), *v.StaticKey(int(in.Accounts[1]))
 		want[from] -= int64(fee + load.Amount(i))
 		want[to] += int64(load.Amount(i))
 	}
-	b, err := banking.Open(banking.Config{Dir: dir, Genesis: genesis})
+	b, err := bank.Open(bank.Config{Dir: dir, Genesis: genesis})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	for i := 0; i < 64; i++ {
-		k := txview.PublicKey(banking.GenesisKey(seed, i))
+		k := txview.PublicKey(bank.GenesisKey(seed, i))
 		a, _ := b.Account(k)
 		if got := int64(a.Lamports) - 1_000_000_000_000; got != want[k] {
 			t.Fatalf("account %d changed by %d lamports, want %d", i, got, want[k])
 		}
 	}
-	if b.Capitalization() != banking.GenesisCapitalization(genesis) {
+	if b.Capitalization() != bank.GenesisCapitalization(genesis) {
 		t.Fatal("capitalization changed")
 	}
 }

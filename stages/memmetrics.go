@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"runtime/metrics"
 
-	"go.opentelemetry.io/otel/metric"
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
 
-	"github.com/tpugo/tpu/banking"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // The process's memory at /metrics, read at each scrape, so that a soak
@@ -22,10 +23,10 @@ import (
 //	tpu_go_stack_bytes             goroutine stacks (/memory/classes/heap/stacks:bytes)
 //	tpu_go_memory_bytes            all the Go runtime holds from the OS, less what it
 //	                               released (/memory/classes/total:bytes - heap/released:bytes)
-//	tpu_pebble_memtable_bytes      the ledger's memtable arenas (banking.LedgerMemory.MemTables)
+//	tpu_pebble_memtable_bytes      the ledger's memtable arenas (ledger.Memory.MemTables)
 //	tpu_pebble_memtables           how many (LedgerMemory.MemTableCount)
 //	tpu_pebble_block_cache_bytes   the ledger's block cache (LedgerMemory.BlockCache)
-//	tpu_pebble_memory_bound_bytes  what bounds the two (banking.LedgerMemoryBound)
+//	tpu_pebble_memory_bound_bytes  what bounds the two (ledger.MemoryBound)
 //
 // Pebble's memory is allocated by hand, outside the Go runtime's: RSS is
 // about tpu_go_memory_bytes plus the Pebble figures' touched pages plus
@@ -69,7 +70,7 @@ func newGoSamples() []metrics.Sample {
 
 // registerMemoryMetrics adds the memory gauges to m; bank gives the
 // ledger's figures.
-func registerMemoryMetrics(m metric.Meter, bank *banking.Bank) error {
+func registerMemoryMetrics(m metric.Meter, bank *bank.Bank) error {
 	gauge := func(name, desc string) (metric.Int64ObservableGauge, error) {
 		return m.Int64ObservableGauge(name, metric.WithDescription(desc))
 	}
@@ -92,11 +93,11 @@ func registerMemoryMetrics(m metric.Meter, bank *banking.Bank) error {
 		ob.ObserveInt64(heap, int64(g.heap))
 		ob.ObserveInt64(stacks, int64(g.stacks))
 		ob.ObserveInt64(total, int64(g.total))
-		l := bank.LedgerMemory()
+		l := bank.Ledger().Memory()
 		ob.ObserveInt64(memtables, int64(l.MemTables))
 		ob.ObserveInt64(count, l.MemTableCount)
 		ob.ObserveInt64(cache, int64(l.BlockCache))
-		ob.ObserveInt64(bound, banking.LedgerMemoryBound)
+		ob.ObserveInt64(bound, ledger.MemoryBound)
 		return nil
 	}, heapLive, heapGoal, heap, stacks, total, memtables, count, cache, bound)
 	if err != nil {

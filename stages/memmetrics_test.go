@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/trace"
 )
 
@@ -21,7 +22,7 @@ import (
 // between readings taken just before and just after the scrape (taken
 // again if a GC ran meanwhile).
 func TestMemoryMetrics(t *testing.T) {
-	bank, err := banking.Open(banking.Config{Dir: t.TempDir(), Genesis: banking.GenesisConfig{Seed: "memmetrics", Accounts: 16}})
+	bank, err := bank.Open(bank.Config{Dir: t.TempDir(), Genesis: bank.GenesisConfig{Seed: "memmetrics", Accounts: 16}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestMemoryMetrics(t *testing.T) {
 	exact("tpu_pebble_memtable_bytes", ledger.MemTables)
 	exact("tpu_pebble_memtables", uint64(ledger.MemTableCount))
 	exact("tpu_pebble_block_cache_bytes", ledger.BlockCache)
-	exact("tpu_pebble_memory_bound_bytes", banking.LedgerMemoryBound)
+	exact("tpu_pebble_memory_bound_bytes", ledger.MemoryBound)
 }
 
 // scrapeGauges reads the unlabelled series at url (the gauges).

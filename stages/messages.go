@@ -1,7 +1,8 @@
 package stages
 
 import (
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
 )
@@ -72,7 +73,7 @@ type flushedMsg struct{ err error }
 // workDoneMsg: a banking worker -> banking (SchedulerConfig.OnComplete,
 // on the worker's goroutine). The worker finished batch; it owns nothing
 // of the packets (banking does).
-type workDoneMsg struct{ batch *banking.WorkBatch }
+type workDoneMsg struct{ batch *scheduler.WorkBatch }
 
 // slotTickMsg: banking's slot clock (its own timer) -> banking. End the
 // working slot.
@@ -82,12 +83,12 @@ type slotTickMsg struct{}
 // at (packet.Now() on the committer, when it reported the commit after
 // its sync).
 type committedMsg struct {
-	record banking.SlotRecord
+	record ledger.SlotRecord
 	at     int64
 }
 
 // statsReq: the graph -> a stage, answered with the stage's counters
-// (sigverify: *stageCounts; banking: banking.Stats).
+// (sigverify: *stageCounts; banking: scheduler.Stats).
 type statsReq struct{}
 
 // blockhashReq: the graph -> banking, answered with the bank's latest

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/trace"
@@ -68,7 +69,7 @@ func stepSpans(spans []trace.SpanRecord, event string) map[string]trace.SpanReco
 func TestExecuteSpansLinkTheirSources(t *testing.T) {
 	const n = 240
 	cfg := stages.Config{Fetch: stages.FetchConfig{TracerEvery: 1}}
-	cfg.Banking.Scheduler = banking.SchedulerConfig{Workers: 2, BatchSize: 16, ExecDelay: time.Millisecond}
+	cfg.Banking.Scheduler = scheduler.Config{Workers: 2, BatchSize: 16, ExecDelay: time.Millisecond}
 	spans := runTraced(t, cfg, n, loadgen.SendConfig{Rate: 6000, BatchSize: 4})
 
 	a := trace.Analyze(spans)
@@ -136,7 +137,7 @@ func TestExecuteSpansLinkTheirSources(t *testing.T) {
 func TestTracerStepsAtTrueTimes(t *testing.T) {
 	const delay, coalesce, n = 20 * time.Millisecond, 20 * time.Millisecond, 24
 	cfg := stages.Config{Fetch: stages.FetchConfig{TracerEvery: 1, Coalesce: coalesce}}
-	cfg.Banking.Scheduler = banking.SchedulerConfig{Workers: 2, ExecDelay: delay}
+	cfg.Banking.Scheduler = scheduler.Config{Workers: 2, ExecDelay: delay}
 	spans := runTraced(t, cfg, n, loadgen.SendConfig{Rate: 200, BatchSize: 1}) // 5 ms apart
 
 	a := trace.Analyze(spans)

@@ -5,7 +5,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/packet"
 )
 
@@ -61,7 +62,7 @@ func (s Snapshot) Executed() uint64 {
 // nothing in flight: received == sum(outcomes) + buffered.
 func (s Snapshot) AccountingOK() bool { return s.InTransit == 0 }
 
-func (g *Graph) snapshot(bs banking.Stats) Snapshot {
+func (g *Graph) snapshot(bs scheduler.Stats) Snapshot {
 	s := Snapshot{
 		Elapsed:       time.Since(g.started),
 		Received:      g.fetch.received.Load(),
@@ -105,7 +106,7 @@ func (g *Graph) Snapshot() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("stages: banking stats: %w", err)
 	}
-	return g.snapshot(res.(banking.Stats)), nil
+	return g.snapshot(res.(scheduler.Stats)), nil
 }
 
 // HopNames lists the hops the graph records (trace.Provider.Hop), in

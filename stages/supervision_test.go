@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
 )
 
 // records is a slog.Handler that keeps what it is handed.
@@ -48,7 +48,7 @@ func TestActorPanicStopsTheGraph(t *testing.T) {
 	logs := &records{}
 	g, err := Start(Config{
 		Fetch:   FetchConfig{Addr: "127.0.0.1:0"},
-		Banking: BankingConfig{Bank: banking.Config{Genesis: banking.GenesisConfig{Seed: "supervision", Accounts: 4}}, SlotTime: time.Hour},
+		Banking: BankingConfig{Bank: bank.Config{Genesis: bank.GenesisConfig{Seed: "supervision", Accounts: 4}}, SlotTime: time.Hour},
 		Logger:  slog.New(logs),
 	})
 	if err != nil {

@@ -3,9 +3,10 @@ package stages
 import (
 	"math"
 
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
@@ -64,15 +65,15 @@ func (b *spanBook) source(seq uint64, ctx trace.SpanContext) {
 }
 
 // sourceDone forgets a batch none of whose transactions is left in
-// banking (banking.SchedulerConfig.OnSourceDone).
+// banking (scheduler.Config.OnSourceDone).
 func (b *spanBook) sourceDone(seq uint64) { delete(b.sources, seq) }
 
 // work records a work batch a worker ran in slot: its execute span, from
 // the worker's start to its end, parented on the oldest recorded source
-// and linked to every source (srcs: banking.WorkBatch.Sources), with the
-// steps of its tracer transactions (tts: banking.WorkBatch.Tracers) at
+// and linked to every source (srcs: scheduler.WorkBatch.Sources), with the
+// steps of its tracer transactions (tts: scheduler.WorkBatch.Tracers) at
 // their own times. It borrows srcs and tts.
-func (b *spanBook) work(srcs []uint64, tts []banking.TxTimes, wb workTimes, slot uint64) {
+func (b *spanBook) work(srcs []uint64, tts []scheduler.TxTimes, wb workTimes, slot uint64) {
 	b.links = b.links[:0]
 	var parent trace.SpanContext
 	oldest := uint64(math.MaxUint64)

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
 )
@@ -76,7 +77,7 @@ func TestSpanBookWork(t *testing.T) {
 		}
 		_, b, c, _ = mk(10, false), mk(11, true), mk(12, true), mk(13, true) // 10 unrecorded, 13 forgotten
 		bk.sourceDone(13)
-		tts := []banking.TxTimes{{Sig: sigOf(1), Source: 12, Start: ms(3), End: ms(5), Outcome: packet.OutcomeExecutedOK}}
+		tts := []scheduler.TxTimes{{Sig: sigOf(1), Source: 12, Start: ms(3), End: ms(5), Outcome: packet.OutcomeExecutedOK}}
 		bk.work([]uint64{12, 10, 11, 13}, tts, workTimes{sealed: ms(1), started: ms(2), finished: ms(6), worker: 1, n: 4}, 7)
 		bk.work([]uint64{10}, nil, workTimes{sealed: ms(1), started: ms(2), finished: ms(6), n: 1}, 7) // unrecorded source only
 	})

@@ -9,6 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace/procstats"
@@ -21,8 +26,8 @@ type Config struct {
 	BatchesPerIteration int
 	NumChunks           int // distinct sets of batches, used round robin
 	PacketsPerBatch     int
-	Contention          banking.Contention
-	Scheduler           banking.SchedulerConfig
+	Contention          loadgen.Contention
+	Scheduler           scheduler.Config
 	// CostLimits keeps Agave's block and per-account limits; banking-bench
 	// lifts them (bank.set_limits(u64::MAX, ...)) and so does Run
 	// unless this is set.
@@ -33,8 +38,8 @@ type Config struct {
 	// Ledger is the ledger directory, which must not hold a ledger yet;
 	// empty means a temporary directory, removed afterwards.
 	Ledger string
-	Sync   banking.SyncMode
-	// NoTxHistory keeps no transaction history (banking.Config.NoTxHistory).
+	Sync   ledger.SyncMode
+	// NoTxHistory keeps no transaction history (bank.Config.NoTxHistory).
 	NoTxHistory bool
 	// Progress, when not nil, is called about once a second.
 	Progress func(done, total int, elapsed time.Duration)
@@ -92,12 +97,12 @@ func Run(cfg Config) (Result, error) {
 	// recipients the contention mode needs; all funded at genesis.
 	recipients := perIter
 	switch cfg.Contention {
-	case banking.ContentionSameBatchOnly:
+	case loadgen.ContentionSameBatchOnly:
 		recipients = cfg.BatchesPerIteration
-	case banking.ContentionFull:
+	case loadgen.ContentionFull:
 		recipients = 1
 	}
-	genesis := banking.GenesisConfig{Seed: "tpu-bench", Accounts: perIter + recipients}
+	genesis := bank.GenesisConfig{Seed: "tpu-bench", Accounts: perIter + recipients}
 	dir := cfg.Ledger
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "tpu-bench-ledger-")
@@ -107,33 +112,33 @@ func Run(cfg Config) (Result, error) {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	bankCfg := banking.Config{Dir: dir, Sync: cfg.Sync, Genesis: genesis, NoTxHistory: cfg.NoTxHistory}
+	bankCfg := bank.Config{Dir: dir, Sync: cfg.Sync, Genesis: genesis, NoTxHistory: cfg.NoTxHistory}
 	if !cfg.CostLimits {
 		bankCfg.BlockCostLimit, bankCfg.AccountCostLimit = ^uint64(0)/2, ^uint64(0)/2
 	}
-	bank, err := banking.Open(bankCfg)
+	bk, err := bank.Open(bankCfg)
 	if err != nil {
 		return Result{}, err
 	}
-	defer bank.Close()
-	sched, err := banking.NewScheduler(cfg.Scheduler, bank)
+	defer bk.Close()
+	sched, err := scheduler.New(cfg.Scheduler, bk)
 	if err != nil {
 		return Result{}, err
 	}
 	defer sched.Close()
 	scfg := sched.Config()
-	drv := banking.NewDriver(sched, banking.DriverConfig{})
+	drv := scheduler.NewDriver(sched, scheduler.DriverConfig{})
 
 	keys := make([]banking.Pubkey, genesis.Accounts)
 	for i := range keys {
-		keys[i] = txview.PublicKey(banking.GenesisKey(genesis.Seed, i))
+		keys[i] = txview.PublicKey(bank.GenesisKey(genesis.Seed, i))
 	}
 	chunks := make([][][]byte, cfg.NumChunks) // chunk -> transaction bytes
-	bh := bank.LatestBlockhash()
+	bh := bk.LatestBlockhash()
 	for c := range chunks {
 		for i := 0; i < perIter; i++ {
 			to := keys[perIter+i%recipients]
-			if cfg.Contention == banking.ContentionSameBatchOnly {
+			if cfg.Contention == loadgen.ContentionSameBatchOnly {
 				to = keys[perIter+i/cfg.PacketsPerBatch]
 			}
 			m := txview.Message{Payer: keys[i], Blockhash: bh, Instructions: []txview.Ix{

@@ -8,7 +8,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet/packettest"
 )
@@ -59,7 +60,7 @@ func benchTrace(b *testing.B) (string, int64) {
 	if free, ok := freeBytes(dir); ok && free < *benchBytes+(1<<30) {
 		b.Skipf("the trace needs %d bytes and %d more spare; %s has %d free", *benchBytes, 1<<30, dir, free)
 	}
-	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "bench", Accounts: 1024, BlockhashSeed: "bench"}}
+	bankCfg := bank.Config{Genesis: bank.GenesisConfig{Seed: "bench", Accounts: 1024, BlockhashSeed: "bench"}}
 	load, err := loadgen.Build(loadgen.Config{Seed: "bench", Accounts: 1024, Count: 4096, RandSeed: 1})
 	if err != nil {
 		b.Fatal(err)

@@ -8,7 +8,8 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/packet"
 )
 
@@ -90,9 +91,9 @@ type Header struct {
 	Wall time.Time
 	Mono int64
 	// Genesis is the recorded bank's genesis config, defaults filled in.
-	Genesis banking.GenesisConfig
+	Genesis bank.GenesisConfig
 	// BlockCostLimit and AccountCostLimit are the bank's cost limits
-	// (banking.Config); zero means banking's defaults.
+	// (bank.Config); zero means banking's defaults.
 	BlockCostLimit, AccountCostLimit uint64
 }
 
@@ -127,7 +128,7 @@ func decodeHeader(p []byte) (Header, error) {
 	}
 	u := func(i int) uint64 { return binary.LittleEndian.Uint64(p[8*i:]) }
 	h := Header{Seq: u(0), Wall: time.Unix(0, int64(u(1))), Mono: int64(u(2)),
-		Genesis:        banking.GenesisConfig{Accounts: int(u(3)), Lamports: u(4), FaucetLamports: u(5)},
+		Genesis:        bank.GenesisConfig{Accounts: int(u(3)), Lamports: u(4), FaucetLamports: u(5)},
 		BlockCostLimit: u(6), AccountCostLimit: u(7)}
 	n := int(binary.LittleEndian.Uint16(p[fixed:]))
 	if len(p) < fixed+2+n+2 {

@@ -8,6 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 )
@@ -20,10 +24,10 @@ type ReplayConfig struct {
 	// ledger. Empty keeps the ledger in memory.
 	Ledger string
 	// Sync is the ledger's commit mode.
-	Sync banking.SyncMode
+	Sync ledger.SyncMode
 	// Scheduler configures the scheduler (method, workers, handoff,
 	// buffer). Replay sets its OnComplete; OnDone is passed on.
-	Scheduler banking.SchedulerConfig
+	Scheduler scheduler.Config
 	// Speed paces the batches: at 1 each is handed to banking at its
 	// recorded time after the first, at 2 twice as fast. Zero (the
 	// default) means as fast as possible.
@@ -35,9 +39,9 @@ type ReplayConfig struct {
 // ReplayResult is what a replay did.
 type ReplayResult struct {
 	// Stats are the scheduler's counters after the flush.
-	Stats banking.Stats
+	Stats scheduler.Stats
 	// AccountsHash is the hash of every account after the last commit
-	// (banking.Bank.AccountsHash); Slot the last committed slot.
+	// (bank.Bank.AccountsHash); Slot the last committed slot.
 	AccountsHash banking.Hash
 	Slot         uint64
 	// Batches and Packets are what the trace held.
@@ -90,7 +94,7 @@ func Replay(cfg ReplayConfig) (res ReplayResult, err error) {
 	}
 	defer r.Close()
 	h := r.Header()
-	bank, err := banking.Open(banking.Config{Dir: cfg.Ledger, Sync: cfg.Sync, Genesis: h.Genesis,
+	bank, err := bank.Open(bank.Config{Dir: cfg.Ledger, Sync: cfg.Sync, Genesis: h.Genesis,
 		BlockCostLimit: h.BlockCostLimit, AccountCostLimit: h.AccountCostLimit})
 	if err != nil {
 		return res, err
@@ -105,11 +109,11 @@ func Replay(cfg ReplayConfig) (res ReplayResult, err error) {
 	}
 	var (
 		mu      sync.Mutex
-		pending []*banking.WorkBatch
+		pending []*scheduler.WorkBatch
 		ready   = make(chan struct{}, 1)
 	)
 	scfg := cfg.Scheduler
-	scfg.OnComplete = func(wb *banking.WorkBatch) {
+	scfg.OnComplete = func(wb *scheduler.WorkBatch) {
 		mu.Lock()
 		pending = append(pending, wb)
 		mu.Unlock()
@@ -118,12 +122,12 @@ func Replay(cfg ReplayConfig) (res ReplayResult, err error) {
 		default:
 		}
 	}
-	sched, err := banking.NewScheduler(scfg, bank)
+	sched, err := scheduler.New(scfg, bank)
 	if err != nil {
 		return res, err
 	}
 	defer sched.Close()
-	drv := banking.NewDriver(sched, banking.DriverConfig{})
+	drv := scheduler.NewDriver(sched, scheduler.DriverConfig{})
 	pool, err := packet.NewPool(packet.Config{})
 	if err != nil {
 		return res, err
@@ -230,12 +234,12 @@ func Replay(cfg ReplayConfig) (res ReplayResult, err error) {
 
 // replayer books completions in rounds.
 type replayer struct {
-	drv     *banking.Driver
-	sched   *banking.Scheduler
+	drv     *scheduler.Driver
+	sched   *scheduler.Scheduler
 	mu      *sync.Mutex
-	pending *[]*banking.WorkBatch
+	pending *[]*scheduler.WorkBatch
 	ready   chan struct{}
-	got     []*banking.WorkBatch
+	got     []*scheduler.WorkBatch
 }
 
 // round waits for every work batch in flight now and books them in
@@ -258,7 +262,7 @@ func (p *replayer) round() error {
 		p.mu.Unlock()
 		<-p.ready
 	}
-	slices.SortStableFunc(p.got, func(a, b *banking.WorkBatch) int { return a.Worker() - b.Worker() })
+	slices.SortStableFunc(p.got, func(a, b *scheduler.WorkBatch) int { return a.Worker() - b.Worker() })
 	for _, wb := range p.got {
 		p.drv.OnCompletion(wb)
 	}

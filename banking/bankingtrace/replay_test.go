@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 )
@@ -18,9 +21,9 @@ import (
 // limit is low, so that some transactions wait for a later slot.
 func recordLoad(t testing.TB, dir string, count, batchSize, slotEvery int) {
 	t.Helper()
-	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "replay", Accounts: 40, Lamports: 3_000_000, BlockhashSeed: "replay"},
+	bankCfg := bank.Config{Genesis: bank.GenesisConfig{Seed: "replay", Accounts: 40, Lamports: 3_000_000, BlockhashSeed: "replay"},
 		BlockCostLimit: 150_000, AccountCostLimit: 60_000}
-	bank, err := banking.Open(bankCfg) // in memory: for the genesis blockhash
+	bank, err := bank.Open(bankCfg) // in memory: for the genesis blockhash
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +31,7 @@ func recordLoad(t testing.TB, dir string, count, batchSize, slotEvery int) {
 	bankCfg.Genesis = bank.Genesis() // its random BlockhashSeed: replay rebuilds the same blockhashes
 	bank.Close()
 	load, err := loadgen.Build(loadgen.Config{Seed: "replay", Accounts: 40, Blockhash: bh, Count: count,
-		Contention: banking.ContentionSameBatchOnly, InvalidFraction: 0.3, BatchSize: batchSize, Lamports: 100_000, RandSeed: 7})
+		Contention: loadgen.ContentionSameBatchOnly, InvalidFraction: 0.3, BatchSize: batchSize, Lamports: 100_000, RandSeed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +77,13 @@ func recordLoad(t testing.TB, dir string, count, batchSize, slotEvery int) {
 func TestReplayDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	recordLoad(t, dir, 3000, 64, 4)
-	for _, method := range []banking.Method{banking.Greedy, banking.PrioGraph, banking.Unbatched} {
-		for _, handoff := range []banking.Handoff{banking.HandoffRefcount, banking.HandoffCopy} {
+	for _, method := range []scheduler.Method{scheduler.Greedy, scheduler.PrioGraph, scheduler.Unbatched} {
+		for _, handoff := range []scheduler.Handoff{scheduler.HandoffRefcount, scheduler.HandoffCopy} {
 			t.Run(method.String()+"/"+handoff.String(), func(t *testing.T) {
 				var runs [2]ReplayResult
 				for i := range runs {
-					res, err := Replay(ReplayConfig{Dir: dir, Ledger: filepath.Join(t.TempDir(), "ledger"), Sync: banking.NoSync,
-						Scheduler: banking.SchedulerConfig{Method: method, Handoff: handoff, Workers: 3, BatchSize: 8}})
+					res, err := Replay(ReplayConfig{Dir: dir, Ledger: filepath.Join(t.TempDir(), "ledger"), Sync: ledger.NoSync,
+						Scheduler: scheduler.Config{Method: method, Handoff: handoff, Workers: 3, BatchSize: 8}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -127,8 +130,8 @@ func TestReplayDamagedReleases(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Replay(ReplayConfig{Dir: dir, Ledger: filepath.Join(t.TempDir(), "ledger"), Sync: banking.NoSync,
-		Scheduler: banking.SchedulerConfig{Workers: 2, BatchSize: 8}})
+	res, err := Replay(ReplayConfig{Dir: dir, Ledger: filepath.Join(t.TempDir(), "ledger"), Sync: ledger.NoSync,
+		Scheduler: scheduler.Config{Workers: 2, BatchSize: 8}})
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("replay of a damaged trace: %v, want ErrCorrupt", err)
 	}

@@ -13,7 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/packet"
 )
 
@@ -71,7 +72,7 @@ func eventOf(b *packet.Batch, at int64) event {
 }
 
 func testConfig(dir string) Config {
-	return Config{Dir: dir, Bank: banking.Config{Genesis: banking.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t"}, BlockCostLimit: 123}}
+	return Config{Dir: dir, Bank: bank.Config{Genesis: bank.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t"}, BlockCostLimit: 123}}
 }
 
 // readAll reads a trace back.
@@ -179,7 +180,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			sameEvents(t, got, want)
 			h := r.Header()
-			wantG := banking.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t", Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000}
+			wantG := bank.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t", Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000}
 			if h.Genesis != wantG || h.BlockCostLimit != 123 || h.AccountCostLimit != 0 || h.Seq != 1 {
 				t.Fatalf("header %+v", h)
 			}
@@ -545,7 +546,7 @@ func FuzzRecordDecode(f *testing.F) {
 	b.Release()
 	f.Add(appendSlot(nil, 9, 10))
 	f.Add(appendGap(nil, 1, 2))
-	f.Add(appendHeader(nil, Header{Genesis: banking.GenesisConfig{Seed: "x", BlockhashSeed: "y"}}))
+	f.Add(appendHeader(nil, Header{Genesis: bank.GenesisConfig{Seed: "x", BlockhashSeed: "y"}}))
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		if len(rec) == 0 {
 			return

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/packet"
 )
 
@@ -43,7 +44,7 @@ type Config struct {
 	// into each file's header (not its directory or sync mode). Its
 	// Genesis.BlockhashSeed is required: it is what lets a replay
 	// rebuild the recorded bank's blockhashes.
-	Bank banking.Config
+	Bank bank.Config
 	// Logger gets the one error of a recording that stops. Nil means
 	// slog.Default().
 	Logger *slog.Logger

@@ -23,7 +23,7 @@
 //     Closed-loop (no Rate), the pipeline sets the pace through Accepting.
 //   - V0[i] says whether Txs[i] is a v0 transaction; each loads its
 //     recipient, a genesis account below 256, through the genesis lookup
-//     table (banking.GenesisTable), and the rest of it is as the legacy
+//     table (bank.GenesisTable), and the rest of it is as the legacy
 //     one would be. V0Fraction draws from a random stream of its own, so
 //     the kinds are the same with or without it.
 //   - Send borrows the load: Txs are not modified, and a load can be sent

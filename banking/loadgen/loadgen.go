@@ -14,7 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/txview"
 )
@@ -62,13 +63,13 @@ type Config struct {
 	// accounts go; ContentionSameBatchOnly one recipient per BatchSize
 	// transactions (a sendmmsg batch); ContentionFull one recipient for
 	// all.
-	Contention banking.Contention
+	Contention Contention
 	// InvalidFraction is the share of transactions that are invalid,
 	// spread evenly over the invalid kinds.
 	InvalidFraction float64
 	// V0Fraction is the share of transactions (of every kind) sent as
 	// v0 transactions that load their recipient through the ledger's
-	// genesis lookup table (banking.GenesisTable): their recipients are
+	// genesis lookup table (bank.GenesisTable): their recipients are
 	// then genesis accounts below 256. Zero sends legacy transactions
 	// only. It needs Seed (not Keys): the table is the genesis ledger's.
 	V0Fraction float64
@@ -116,7 +117,7 @@ func Build(cfg Config) (*Load, error) {
 	if !(cfg.V0Fraction >= 0 && cfg.V0Fraction <= 1) || (cfg.V0Fraction > 0 && len(cfg.Keys) > 0) {
 		return nil, fmt.Errorf("%w: a v0 fraction in [0,1], and genesis accounts (not keys) with one", ErrConfig)
 	}
-	if cfg.Contention > banking.ContentionFull {
+	if cfg.Contention > ContentionFull {
 		return nil, fmt.Errorf("%w: contention %d", ErrConfig, cfg.Contention)
 	}
 	if cfg.BatchSize == 0 {
@@ -128,7 +129,7 @@ func Build(cfg Config) (*Load, error) {
 	keys := cfg.Keys
 	if len(keys) == 0 {
 		keys = make([]ed25519.PrivateKey, cfg.Accounts)
-		parallel(cfg.Accounts, func(i int) { keys[i] = banking.GenesisKey(cfg.Seed, i) })
+		parallel(cfg.Accounts, func(i int) { keys[i] = bank.GenesisKey(cfg.Seed, i) })
 	}
 
 	l := &Load{Txs: make([][]byte, cfg.Count), Kinds: make([]Kind, cfg.Count), V0: make([]bool, cfg.Count), cfg: cfg}
@@ -144,7 +145,7 @@ func Build(cfg Config) (*Load, error) {
 		for i := range l.V0 {
 			l.V0[i] = v0rng.Float64() < cfg.V0Fraction
 		}
-		l.table, l.tableKeys = banking.GenesisTable(cfg.Seed)
+		l.table, l.tableKeys = bank.GenesisTable(cfg.Seed)
 	}
 	// A duplicate needs an earlier valid transaction to copy.
 	firstValid := -1
@@ -213,12 +214,12 @@ func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
 	from := i % n
 	var to int
 	switch cfg.Contention {
-	case banking.ContentionFull:
+	case ContentionFull:
 		to = 0
 		if from == 0 {
 			from = 1
 		}
-	case banking.ContentionSameBatchOnly:
+	case ContentionSameBatchOnly:
 		to = (i / cfg.BatchSize) % n
 		if from == to {
 			from = (from + 1) % n
@@ -231,7 +232,7 @@ func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
 	}
 	if l.V0[i] {
 		// The recipient must be in the genesis table (and funded).
-		if m := min(n, banking.TableMaxAddresses); to >= m {
+		if m := min(n, bank.TableMaxAddresses); to >= m {
 			to %= m
 			if to == from {
 				to = (to + 1) % m

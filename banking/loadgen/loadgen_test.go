@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/txview"
 )
@@ -25,7 +26,7 @@ var blockhash = [32]byte{1, 2, 3, 4, 5}
 func genesis(n int) map[[32]byte]int {
 	m := make(map[[32]byte]int, n)
 	for i := range n {
-		m[txview.PublicKey(banking.GenesisKey(seed, i))] = i
+		m[txview.PublicKey(bank.GenesisKey(seed, i))] = i
 	}
 	return m
 }
@@ -159,7 +160,7 @@ func TestBuildKinds(t *testing.T) {
 
 // A load signs for Keys, when given, instead of the genesis accounts.
 func TestBuildKeys(t *testing.T) {
-	keys := []ed25519.PrivateKey{banking.GenesisKey("other", 0), banking.GenesisKey("other", 1), banking.GenesisKey("other", 2)}
+	keys := []ed25519.PrivateKey{bank.GenesisKey("other", 0), bank.GenesisKey("other", 1), bank.GenesisKey("other", 2)}
 	l, err := Build(Config{Keys: keys, Blockhash: blockhash, Count: 9})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ func TestBuildKeys(t *testing.T) {
 func TestBuildContention(t *testing.T) {
 	const accounts, count, batch = 64, 32, 8
 	keys := genesis(accounts)
-	for _, c := range []banking.Contention{banking.ContentionNone, banking.ContentionSameBatchOnly, banking.ContentionFull} {
+	for _, c := range []Contention{ContentionNone, ContentionSameBatchOnly, ContentionFull} {
 		t.Run("contention="+c.String(), func(t *testing.T) {
 			l, err := Build(Config{Seed: seed, Accounts: accounts, Blockhash: blockhash, Count: count, Contention: c, BatchSize: batch})
 			if err != nil {
@@ -199,14 +200,14 @@ func TestBuildContention(t *testing.T) {
 				recipients[i] = keys[x.writes[0]]
 			}
 			switch c {
-			case banking.ContentionNone:
+			case ContentionNone:
 				// count <= accounts/2: no account is written twice.
 				for k, txs := range writers {
 					if len(txs) > 1 {
 						t.Errorf("account %d written by transactions %v", keys[k], txs)
 					}
 				}
-			case banking.ContentionSameBatchOnly:
+			case ContentionSameBatchOnly:
 				for i := range recipients {
 					same := recipients[i] == recipients[i/batch*batch]
 					if !same {
@@ -220,13 +221,13 @@ func TestBuildContention(t *testing.T) {
 				if len(slices.Compact(slices.Sorted(slices.Values(firsts)))) != len(firsts) {
 					t.Errorf("batches share a recipient: %v", firsts)
 				}
-			case banking.ContentionFull:
+			case ContentionFull:
 				for i, r := range recipients {
 					if r != recipients[0] {
 						t.Errorf("tx %d pays account %d, tx 0 pays %d", i, r, recipients[0])
 					}
 				}
-				if n := len(writers[txview.PublicKey(banking.GenesisKey(seed, recipients[0]))]); n != count {
+				if n := len(writers[txview.PublicKey(bank.GenesisKey(seed, recipients[0]))]); n != count {
 					t.Errorf("the shared account is written by %d transactions, want %d", n, count)
 				}
 			}
@@ -264,7 +265,7 @@ func TestBuildConfigErrors(t *testing.T) {
 		{Seed: seed, Accounts: 4, Count: -1},
 		{Seed: seed, Accounts: 4, Count: 1, InvalidFraction: 1.5},
 		{Seed: seed, Accounts: 4, Count: 1, InvalidFraction: -0.1},
-		{Seed: seed, Accounts: 4, Count: 1, Contention: banking.ContentionFull + 1},
+		{Seed: seed, Accounts: 4, Count: 1, Contention: ContentionFull + 1},
 	} {
 		if _, err := Build(cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want %v", cfg, err, ErrConfig)

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )
@@ -17,7 +19,7 @@ import (
 // from the same genesis executes every valid one.
 func TestBuildV0(t *testing.T) {
 	const accounts = 300 // more than the table holds: recipients wrap into it
-	b, err := banking.Open(banking.Config{Genesis: banking.GenesisConfig{Seed: seed, Accounts: accounts}})
+	b, err := bank.Open(bank.Config{Genesis: bank.GenesisConfig{Seed: seed, Accounts: accounts}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestBuildV0(t *testing.T) {
 	if !slices.Equal(l.Kinds, legacy.Kinds) {
 		t.Fatal("V0Fraction changed the kinds")
 	}
-	table, addrs := banking.GenesisTable(seed)
+	table, addrs := bank.GenesisTable(seed)
 	var v0, valid int
 	for i, tx := range l.Txs {
 		if l.Kinds[i] == Malformed || l.Kinds[i] == Duplicate {
@@ -57,7 +59,7 @@ func TestBuildV0(t *testing.T) {
 		if !ok || *lk.Table != table || len(lk.Writable) != 1 || len(lk.Readonly) != 0 || int(lk.Writable[0]) >= accounts {
 			t.Fatalf("tx %d: lookups %d, %+v", i, v.NumLookups(), lk)
 		}
-		if idx := int(lk.Writable[0]); addrs[idx] != txview.PublicKey(banking.GenesisKey(seed, idx)) {
+		if idx := int(lk.Writable[0]); addrs[idx] != txview.PublicKey(bank.GenesisKey(seed, idx)) {
 			t.Fatalf("tx %d: recipient %d is not genesis account %d", i, idx, idx)
 		}
 	}
@@ -66,7 +68,7 @@ func TestBuildV0(t *testing.T) {
 	}
 
 	// Executed against the genesis they were built for.
-	s, err := banking.NewScheduler(banking.SchedulerConfig{Workers: 1}, b)
+	s, err := scheduler.New(scheduler.Config{Workers: 1}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,14 +85,14 @@ func TestBuildV0(t *testing.T) {
 		batch.Next().Fill(tx)
 		s.Submit(batch)
 	}
-	if err := banking.NewDriver(s, banking.DriverConfig{}).Drain(); err != nil {
+	if err := scheduler.NewDriver(s, scheduler.DriverConfig{}).Drain(); err != nil {
 		t.Fatal(err)
 	}
 	if outcomes[packet.OutcomeExecutedOK] != valid {
 		t.Fatalf("%d valid, outcomes %v, errors %v", valid, outcomes, s.Stats().Errors)
 	}
 
-	if _, err := Build(Config{Keys: []ed25519.PrivateKey{banking.GenesisKey(seed, 0), banking.GenesisKey(seed, 1)}, Count: 1, V0Fraction: 0.5}); !errors.Is(err, ErrConfig) {
+	if _, err := Build(Config{Keys: []ed25519.PrivateKey{bank.GenesisKey(seed, 0), bank.GenesisKey(seed, 1)}, Count: 1, V0Fraction: 0.5}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("V0Fraction with Keys: %v", err)
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking/bankingbench"
 )
 
@@ -50,7 +53,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	workers := fs.Int("num-workers", 2, "banking workers")
 	handoff := fs.String("handoff", "refcount", "refcount (buffered transactions keep their batch) or copy")
 	costLimits := fs.Bool("cost-limits", false, "keep the block and per-account cost limits (banking-bench lifts them)")
-	ledger := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
+	ledgerDir := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
 	txHistory := fs.Bool("tx-history", false, "keep each committed transaction and its meta in the ledger, as tpu run --no-gen does (off by default, as in tpu run with its load generator: the figures are banking's)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -69,14 +72,14 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		NumChunks:           *chunks,
 		PacketsPerBatch:     *packets,
 		CostLimits:          *costLimits,
-		Ledger:              *ledger,
+		Ledger:              *ledgerDir,
 		NoTxHistory:         !*txHistory,
 	}
 	var err error
-	if cfg.Contention, err = banking.ParseContention(*contention); err == nil {
-		if cfg.Scheduler.Method, err = banking.ParseMethod(*method); err == nil {
-			if cfg.Scheduler.Handoff, err = banking.ParseHandoff(*handoff); err == nil {
-				cfg.Sync, err = banking.ParseSyncMode(*syncMode)
+	if cfg.Contention, err = loadgen.ParseContention(*contention); err == nil {
+		if cfg.Scheduler.Method, err = scheduler.ParseMethod(*method); err == nil {
+			if cfg.Scheduler.Handoff, err = scheduler.ParseHandoff(*handoff); err == nil {
+				cfg.Sync, err = ledger.ParseSyncMode(*syncMode)
 			}
 		}
 	}

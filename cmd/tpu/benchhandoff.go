@@ -20,6 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -27,7 +31,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
@@ -76,7 +79,7 @@ Flags:`
 
 // handoffModes are the handoffs compared, in the order of a round's
 // first run.
-var handoffModes = [2]banking.Handoff{banking.HandoffRefcount, banking.HandoffCopy}
+var handoffModes = [2]scheduler.Handoff{scheduler.HandoffRefcount, scheduler.HandoffCopy}
 
 // handoffConsumers names the consumers of a verified batch by count.
 var handoffConsumers = [...]string{1: "banking", 2: "banking + recorder", 3: "banking + recorder + forwarder"}
@@ -199,10 +202,10 @@ func (f handoffFlags) validate(nargs int) error {
 	if f.workers < 1 || f.sendBatch < 1 {
 		errs = append(errs, errors.New("--num-workers and --send-batch must be at least 1"))
 	}
-	if _, err := banking.ParseMethod(f.method); err != nil {
+	if _, err := scheduler.ParseMethod(f.method); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := banking.ParseSyncMode(f.syncMode); err != nil {
+	if _, err := ledger.ParseSyncMode(f.syncMode); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -216,8 +219,8 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 	}
 	defer os.RemoveAll(dir)
 	// One genesis for every run, so that one signed load fits them all.
-	genesis := banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: "tpu-bench-handoff"}
-	bank, err := banking.Open(banking.Config{Genesis: genesis}) // in memory: for the genesis blockhash
+	genesis := bank.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: "tpu-bench-handoff"}
+	bank, err := bank.Open(bank.Config{Genesis: genesis}) // in memory: for the genesis blockhash
 	if err != nil {
 		return nil, err
 	}
@@ -259,8 +262,8 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 
 // handoffRun runs the pipeline once with mode and consumers, its ledger
 // and trace under dir, and sends load at f.rate.
-func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Load, idx *loadgen.Index,
-	mode banking.Handoff, consumers int, dir string) (handoffResult, error) {
+func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, idx *loadgen.Index,
+	mode scheduler.Handoff, consumers int, dir string) (handoffResult, error) {
 	r := handoffResult{Mode: mode.String(), Consumers: consumers, Offered: len(load.Txs)}
 	cores := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + 1)) // as tpu run: see runGraph
@@ -276,10 +279,10 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 	cfg.Logger, cfg.Trace = log, prov
 	cfg.Sigverify.Verify.Workers = cores
 	bc := &cfg.Banking
-	bc.Bank = banking.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis, Logger: log}
-	bc.Bank.Sync, _ = banking.ParseSyncMode(f.syncMode) // validated
-	bc.Scheduler = banking.SchedulerConfig{Workers: f.workers, Handoff: mode}
-	bc.Scheduler.Method, _ = banking.ParseMethod(f.method)
+	bc.Bank = bank.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis, Logger: log}
+	bc.Bank.Sync, _ = ledger.ParseSyncMode(f.syncMode) // validated
+	bc.Scheduler = scheduler.Config{Workers: f.workers, Handoff: mode}
+	bc.Scheduler.Method, _ = scheduler.ParseMethod(f.method)
 	var sched fromSchedule
 	var last atomic.Int64 // the last execution, packet.Now()
 	bc.OnExecuted = func(sig *[64]byte, done int64) {

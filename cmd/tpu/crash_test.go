@@ -17,9 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/mr-tron/base58"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -193,7 +194,7 @@ type signedTx struct {
 // account of its own.
 func signCrashTx(t *testing.T, bh [32]byte, i int) signedTx {
 	t.Helper()
-	from := banking.GenesisKey(crashSeed, i%16)
+	from := bank.GenesisKey(crashSeed, i%16)
 	h := sha256.Sum256(binary.LittleEndian.AppendUint64([]byte("crash-recipient"), uint64(i)))
 	to := txview.PublicKey(ed25519.NewKeyFromSeed(h[:]))
 	amount := uint64(1_000_000 + i)

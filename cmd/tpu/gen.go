@@ -10,9 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/runtime"
+
 	"github.com/mr-tron/base58"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
@@ -50,7 +52,7 @@ type genFlags struct {
 	rate, invalid, v0     float64
 	duration, settle      time.Duration
 	airdrop               bool
-	contention            banking.Contention
+	contention            loadgen.Contention
 }
 
 func runGen(env *cliEnv, args []string) int {
@@ -64,7 +66,7 @@ func runGen(env *cliEnv, args []string) int {
 	fs.Float64Var(&f.rate, "rate", 5000, "transactions per second")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send")
 	fs.IntVar(&f.batchSize, "batch-size", 64, "transactions per sendmmsg call (1 against 100: the batching experiment)")
-	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "none, same-batch-only or full")
+	fs.TextVar(&f.contention, "contention", loadgen.ContentionNone, "none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of invalid transactions (never confirmed)")
 	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of v0 transactions that load their recipient through the ledger's genesis lookup table (not with --airdrop)")
 	fs.DurationVar(&f.settle, "settle", 15*time.Second, "how long to wait for confirmations after the last send (if some are still missing, gen then waits for the load's blockhash to expire, up to 3 minutes, before it checks balances)")
@@ -215,7 +217,7 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		it := v.Instructions()
 		in, _ := it.Next()
 		from, to := load.AccountKey(v, int(in.Accounts[0])), load.AccountKey(v, int(in.Accounts[1]))
-		want[from] -= int64(banking.FeeOf(v, cb).Total())
+		want[from] -= int64(runtime.FeeOf(v, cb).Total())
 		if string(st.Err) == "null" || len(st.Err) == 0 {
 			want[from] -= int64(load.Amount(valid[j]))
 			want[to] += int64(load.Amount(valid[j]))
@@ -366,7 +368,7 @@ func genKeys(ctx context.Context, env *cliEnv, rpc *rpcClient, f genFlags) ([]ed
 	keys := make([]ed25519.PrivateKey, f.accounts)
 	if !f.airdrop {
 		for i := range keys {
-			keys[i] = banking.GenesisKey(f.seed, i)
+			keys[i] = bank.GenesisKey(f.seed, i)
 		}
 		return keys, nil
 	}

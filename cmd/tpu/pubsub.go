@@ -49,7 +49,7 @@ func startPubSub(f runFlags, g *stages.Graph, rpcSrv *rpc.Server, prov *trace.Pr
 	if err != nil || addr == "" {
 		return func() {}, err
 	}
-	cfg := pubsub.Config{Addr: addr, Bank: g.Bank(), Logger: log}
+	cfg := pubsub.Config{Addr: addr, Bank: g.Bank().Committed(), Logger: log}
 	if rpcSrv != nil {
 		cfg.Lookup = rpcSrv.SignatureStatus // its index, rather than a read of 150 slots
 	}

@@ -8,7 +8,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/trace"
@@ -82,9 +84,9 @@ func runReplay(env *cliEnv, args []string) int {
 	var err error
 	sc := &cfg.Scheduler
 	sc.Workers, sc.Capacity = f.workers, f.capacity
-	if sc.Method, err = banking.ParseMethod(f.method); err == nil {
-		if sc.Handoff, err = banking.ParseHandoff(f.handoff); err == nil {
-			cfg.Sync, err = banking.ParseSyncMode(f.syncMode)
+	if sc.Method, err = scheduler.ParseMethod(f.method); err == nil {
+		if sc.Handoff, err = scheduler.ParseHandoff(f.handoff); err == nil {
+			cfg.Sync, err = ledger.ParseSyncMode(f.syncMode)
 		}
 	}
 	switch {

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
@@ -18,8 +19,8 @@ import (
 // marked discarded (by sigverify).
 func writeTrace(t *testing.T, dir string) (discarded uint64) {
 	t.Helper()
-	bankCfg := banking.Config{Genesis: banking.GenesisConfig{Seed: "cli", Accounts: 20, BlockhashSeed: "cli"}, BlockCostLimit: 100_000}
-	bank, err := banking.Open(bankCfg)
+	bankCfg := bank.Config{Genesis: bank.GenesisConfig{Seed: "cli", Accounts: 20, BlockhashSeed: "cli"}, BlockCostLimit: 100_000}
+	bank, err := bank.Open(bankCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func writeTrace(t *testing.T, dir string) (discarded uint64) {
 	bankCfg.Genesis = bank.Genesis() // its random BlockhashSeed: replay rebuilds the same blockhashes
 	bank.Close()
 	load, err := loadgen.Build(loadgen.Config{Seed: "cli", Accounts: 20, Blockhash: bh, Count: 600,
-		Contention: banking.ContentionFull, InvalidFraction: 0.2, RandSeed: 3})
+		Contention: loadgen.ContentionFull, InvalidFraction: 0.2, RandSeed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
+
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
@@ -70,7 +73,7 @@ type runFlags struct {
 	sockets, procs                                                        int
 	genesisSeed                                                           string
 	blockCostLimit                                                        uint64
-	contention                                                            banking.Contention
+	contention                                                            loadgen.Contention
 
 	// The knobs that shape latency. Their flags default to the configs'
 	// own defaults, so 0 is never needed to mean "the default" and is
@@ -142,11 +145,11 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.BoolVar(&f.noGen, "no-gen", false, "run as a server only, without the load generator")
 	fs.Float64Var(&f.rate, "rate", 0, "send open-loop at this many transactions per second, on a fixed schedule, and measure latency from it (left out: closed-loop, as fast as the pipeline accepts)")
 	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or 60,000 per second of duration)")
-	fs.TextVar(&f.contention, "contention", banking.ContentionNone, "write-lock contention of the load: none, same-batch-only or full")
+	fs.TextVar(&f.contention, "contention", loadgen.ContentionNone, "write-lock contention of the load: none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of the load that is invalid: bad signatures, duplicates, malformed bytes, stale blockhashes, unfunded payers")
 	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of the load sent as v0 transactions that load their recipient through the genesis lookup table")
 	fs.IntVar(&f.sendBatch, "send-batch", 64, "datagrams per sendmmsg call of the load generator")
-	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed (keys derive from it; see banking.GenesisConfig)")
+	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed (keys derive from it; see bank.GenesisConfig)")
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts, created with a new ledger")
 	fs.StringVar(&f.genesisSeed, "genesis-seed", "", "makes a new ledger's first blockhash reproducible (empty: random, so transactions signed for an earlier ledger cannot replay)")
 	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, "signature backend: "+strings.Join(sigverify.BackendNames(), ", "))
@@ -278,7 +281,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	var rpcSrv *rpc.Server
 	if f.rpcAddr != "" {
 		rpcSrv, err = rpc.Start(rpc.Config{
-			Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log, Verifier: backend,
+			Addr: f.rpcAddr, TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: f.seed, Logger: log, Verifier: backend,
 			MaxConns: f.rpcMaxConns, HistorySlots: f.rpcHistorySlots,
 			AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 			AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
@@ -506,17 +509,17 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	}
 	var err error
 	bc := &cfg.Banking
-	bc.Bank = banking.Config{Dir: f.ledger, Genesis: banking.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed},
+	bc.Bank = bank.Config{Dir: f.ledger, Genesis: bank.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed},
 		BlockCostLimit: f.blockCostLimit, Reset: f.reset, NoTxHistory: !f.txHistory}
-	if bc.Bank.Sync, err = banking.ParseSyncMode(f.syncMode); err != nil {
+	if bc.Bank.Sync, err = ledger.ParseSyncMode(f.syncMode); err != nil {
 		return cfg, err
 	}
 	bc.SlotTime = f.slotTime
-	bc.Scheduler = banking.SchedulerConfig{Workers: f.workers, Capacity: f.capacity}
-	if bc.Scheduler.Method, err = banking.ParseMethod(f.method); err != nil {
+	bc.Scheduler = scheduler.Config{Workers: f.workers, Capacity: f.capacity}
+	if bc.Scheduler.Method, err = scheduler.ParseMethod(f.method); err != nil {
 		return cfg, err
 	}
-	if bc.Scheduler.Handoff, err = banking.ParseHandoff(f.handoff); err != nil {
+	if bc.Scheduler.Handoff, err = scheduler.ParseHandoff(f.handoff); err != nil {
 		return cfg, err
 	}
 	if f.forwardTo != "" {
@@ -607,7 +610,7 @@ func checkKnobs(f runFlags) error {
 // is missing or empty), and its genesis blockhash reproducible: without
 // --genesis-seed, a random blockhash seed is drawn here, given to the new
 // ledger in bank, and recorded in the trace's header.
-func openRecorder(f runFlags, bank *banking.Config, log *slog.Logger) (*bankingtrace.Recorder, error) {
+func openRecorder(f runFlags, bank *bank.Config, log *slog.Logger) (*bankingtrace.Recorder, error) {
 	if f.bankingTrace == "" {
 		return nil, nil
 	}
@@ -697,21 +700,21 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, stop <-chan struct{}) (
 }
 
 // expiryWarning says when the load will outlive its blockhash, which is
-// taken before signing and lives banking.MaxProcessingAge slots: what is
+// taken before signing and lives bank.MaxProcessingAge slots: what is
 // sent after that fails as blockhash_not_found. The life is an estimate,
 // from --slot-time: a slot clock that falls behind lengthens it. Empty
 // when the load ends in time, or sends until it is sent (no --duration).
 func expiryWarning(signing, sending, slotTime time.Duration) string {
-	life := banking.MaxProcessingAge * slotTime
+	life := bank.MaxProcessingAge * slotTime
 	if sending <= 0 || slotTime <= 0 || signing+sending <= life {
 		return ""
 	}
 	if signing >= life {
 		return fmt.Sprintf("warning: signing took longer than the load's blockhash lives (about %v: %d slots of --slot-time %v): every transaction will fail as blockhash_not_found; use a smaller --count or a longer --slot-time",
-			life, banking.MaxProcessingAge, slotTime)
+			life, bank.MaxProcessingAge, slotTime)
 	}
 	return fmt.Sprintf("warning: the load's blockhash lives about %v (%d slots of --slot-time %v), %v of it left after signing: what is sent after that fails as blockhash_not_found",
-		life, banking.MaxProcessingAge, slotTime, (life - signing).Round(time.Millisecond))
+		life, bank.MaxProcessingAge, slotTime, (life - signing).Round(time.Millisecond))
 }
 
 // startTrace sets up tracing and metrics from the flags: spans to

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
@@ -79,7 +80,7 @@ func TestRunCommand(t *testing.T) {
 	}
 	// The ledger, read back, holds every transaction the summary counts as
 	// executed, and no other.
-	bank, err := banking.Open(banking.Config{Dir: filepath.Join(dir, "ledger"), Genesis: banking.GenesisConfig{Seed: "tpu", Accounts: 64}})
+	bank, err := bank.Open(bank.Config{Dir: filepath.Join(dir, "ledger"), Genesis: bank.GenesisConfig{Seed: "tpu", Accounts: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}

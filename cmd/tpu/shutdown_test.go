@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/mr-tron/base58"
-	"github.com/tpugo/tpu/banking"
 )
 
 var shutdownRounds = flag.Int("shutdown-rounds", 3, "SIGINTs under load in TestShutdownUnderLoad (a long run: 20 or more)")
@@ -59,7 +60,7 @@ func shutdownRound(t *testing.T, ledger string) {
 		if err := rpc.call(context.Background(), "getSlot", &slot); err != nil {
 			t.Fatal(err)
 		}
-		if n >= 2 && slot > banking.MaxProcessingAge+50 {
+		if n >= 2 && slot > bank.MaxProcessingAge+50 {
 			break
 		}
 	}

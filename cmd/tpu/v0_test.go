@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
 )
 
 // TestRunV0 runs the pipeline with half the load v0 transfers whose
@@ -50,7 +50,7 @@ func TestRunV0(t *testing.T) {
 	if s.Outcomes["executed_ok"] < s.Received/2 {
 		t.Errorf("only %d of %d executed: %v", s.Outcomes["executed_ok"], s.Received, s.Outcomes)
 	}
-	bank, err := banking.Open(banking.Config{Dir: filepath.Join(dir, "ledger"), Genesis: banking.GenesisConfig{Seed: "tpu", Accounts: 64}})
+	bank, err := bank.Open(bank.Config{Dir: filepath.Join(dir, "ledger"), Genesis: bank.GenesisConfig{Seed: "tpu", Accounts: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/tpugo/tpu/banking"
 )
 
@@ -11,8 +14,8 @@ import (
 // feed: its record, and its changes when an account subscription was
 // open at the time (a clone: the committer reuses its bytes).
 type commit struct {
-	rec     banking.SlotRecord
-	changes *banking.SlotChanges
+	rec     ledger.SlotRecord
+	changes *ledger.SlotChanges
 }
 
 // written is an account a slot wrote, kept until the slot is durable
@@ -20,7 +23,7 @@ type commit struct {
 type written struct {
 	slot uint64
 	key  banking.Pubkey
-	acct banking.Account
+	acct bank.Account
 }
 
 // maxPending caps the written accounts kept for finalized subscriptions
@@ -61,7 +64,7 @@ func newFeed(bank Ledger, reg *registry, queue int, log *slog.Logger) *feed {
 }
 
 // listen runs on the committer: it must not block. It borrows c.
-func (f *feed) listen(c *banking.SlotChanges) {
+func (f *feed) listen(c *ledger.SlotChanges) {
 	if f.off.Load() {
 		return
 	}
@@ -100,8 +103,8 @@ func (f *feed) apply(m commit) {
 	durable := min(f.bank.DurableSlot(), slot)
 	gap := slot > f.committed+1
 	sigs := f.reg.hasSignatures()
-	read := map[uint64][]banking.SigStatus{}
-	statuses := func(s uint64) []banking.SigStatus {
+	read := map[uint64][]ledger.SigStatus{}
+	statuses := func(s uint64) []ledger.SigStatus {
 		if st, ok := read[s]; ok {
 			return st
 		}
@@ -119,7 +122,7 @@ func (f *feed) apply(m commit) {
 		f.reg.slot(s, s-1, durable)
 	}
 	if m.changes != nil && !gap {
-		err := m.changes.EachAccount(func(a *banking.Account) {
+		err := bank.ChangedAccounts(m.changes, func(a *bank.Account) {
 			f.reg.account(false, slot, a.Key(), a)
 			if f.reg.watches(a.Key(), true) {
 				f.keep(written{slot, a.Key(), copyAccount(a)})
@@ -169,7 +172,7 @@ func (f *feed) keep(w written) {
 	f.pending = append(f.pending, w)
 }
 
-func copyAccount(a *banking.Account) banking.Account {
+func copyAccount(a *bank.Account) bank.Account {
 	c := *a
 	c.Data = append([]byte(nil), a.Data...)
 	return c

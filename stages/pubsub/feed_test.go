@@ -6,25 +6,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/tpugo/tpu/banking"
 )
 
 // ledger is a Ledger in memory.
 type ledger struct {
 	committed, durable uint64
-	statuses           map[uint64][]banking.SigStatus
-	accounts           map[banking.Pubkey]banking.Account
-	listen             func(*banking.SlotChanges)
+	statuses           map[uint64][]ledger.SigStatus
+	accounts           map[banking.Pubkey]bank.Account
+	listen             func(*ledger.SlotChanges)
 }
 
-func (l *ledger) OnCommitChanges(f func(*banking.SlotChanges)) { l.listen = f }
-func (l *ledger) CommittedSlot() uint64                        { return l.committed }
-func (l *ledger) DurableSlot() uint64                          { return l.durable }
-func (l *ledger) SlotStatuses(slot uint64) ([]banking.SigStatus, error) {
+func (l *ledger) OnCommitChanges(f func(*ledger.SlotChanges)) { l.listen = f }
+func (l *ledger) CommittedSlot() uint64                       { return l.committed }
+func (l *ledger) DurableSlot() uint64                         { return l.durable }
+func (l *ledger) SlotStatuses(slot uint64) ([]ledger.SigStatus, error) {
 	return l.statuses[slot], nil
 }
-func (l *ledger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]banking.Status, error) {
-	out := map[[64]byte]banking.Status{}
+func (l *ledger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]ledger.Status, error) {
+	out := map[[64]byte]ledger.Status{}
 	for s := through; s <= from; s++ {
 		for _, st := range l.statuses[s] {
 			for _, sig := range sigs {
@@ -36,7 +38,7 @@ func (l *ledger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte
 	}
 	return out, nil
 }
-func (l *ledger) CommittedAccount(key banking.Pubkey) (banking.Account, bool, error) {
+func (l *ledger) CommittedAccount(key banking.Pubkey) (bank.Account, bool, error) {
 	a, ok := l.accounts[key]
 	return a, ok, nil
 }
@@ -65,8 +67,8 @@ func TestFeedCatchesUp(t *testing.T) {
 	sig := [64]byte{9}
 	key := banking.Pubkey{3}
 	l := &ledger{committed: 2, durable: 2,
-		statuses: map[uint64][]banking.SigStatus{4: {{Signature: sig, Status: banking.Status{Slot: 4}}}},
-		accounts: map[banking.Pubkey]banking.Account{key: {Lamports: 77, Owner: banking.SystemProgram}},
+		statuses: map[uint64][]ledger.SigStatus{4: {{Signature: sig, Status: ledger.Status{Slot: 4}}}},
+		accounts: map[banking.Pubkey]bank.Account{key: {Lamports: 77, Owner: banking.SystemProgram}},
 	}
 	r := newRegistry()
 	f := newFeed(l, r, 1, slog.Default())
@@ -85,13 +87,13 @@ func TestFeedCatchesUp(t *testing.T) {
 	// Slots 3 to 5 commit; the queue holds one, the feed is not running.
 	l.committed, l.durable = 5, 4
 	for s := uint64(3); s <= 5; s++ {
-		f.listen(&banking.SlotChanges{Record: banking.SlotRecord{Slot: s}})
+		f.listen(&ledger.SlotChanges{Record: ledger.SlotRecord{Slot: s}})
 	}
 	if f.lost.Load() != 2 || len(f.queue) != 1 {
 		t.Fatalf("lost %d, queued %d", f.lost.Load(), len(f.queue))
 	}
 	<-f.queue // slot 3, taken off unapplied: the feed catches up on it too
-	f.apply(commit{rec: banking.SlotRecord{Slot: 5}})
+	f.apply(commit{rec: ledger.SlotRecord{Slot: 5}})
 
 	want := map[string][]string{
 		"slotNotification":      {`{"parent":2,"root":4,"slot":3}`, `{"parent":3,"root":4,"slot":4}`, `{"parent":4,"root":4,"slot":5}`},
@@ -106,7 +108,7 @@ func TestFeedCatchesUp(t *testing.T) {
 	}
 	// The finalized account subscription waits for slot 5 to be durable.
 	l.committed, l.durable = 6, 6
-	f.apply(commit{rec: banking.SlotRecord{Slot: 6}})
+	f.apply(commit{rec: ledger.SlotRecord{Slot: 6}})
 	got := results(t, b, "accountNotification")
 	if len(got) != 2 || !strings.Contains(got[1], `"context":{"slot":5}`) || !strings.Contains(got[1], `"data":["","base58"]`) {
 		t.Fatalf("finalized account notification: %q", got)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tpugo/tpu/banking/ledger"
+
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/stages/pubsub"
 )
 
@@ -16,7 +17,7 @@ func TestMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
-	n := startNode(t, pubsub.Config{Meter: mp.Meter("tpu")}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{Meter: mp.Meter("tpu")}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	c.subscribe("slotSubscribe")
 	c.next()

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
@@ -233,7 +236,7 @@ func (r *registry) root(slot uint64) {
 // level than the slot's is notified and ends, as Solana's does; one
 // waiting for finalized that asked for it gets receivedSignature when
 // its transaction commits.
-func (r *registry) signatures(level commitment, ctx uint64, sts []banking.SigStatus) {
+func (r *registry) signatures(level commitment, ctx uint64, sts []ledger.SigStatus) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.bySig) == 0 {
@@ -248,7 +251,7 @@ func (r *registry) signatures(level commitment, ctx uint64, sts []banking.SigSta
 
 // signature notifies s of its transaction's status st, now at level;
 // the caller holds mu.
-func (r *registry) signature(s *sub, level commitment, ctx uint64, st banking.Status) {
+func (r *registry) signature(s *sub, level commitment, ctx uint64, st ledger.Status) {
 	if s.received {
 		// Agave sends it when the leader receives the transaction; tpu
 		// tells it when the transaction commits, always before the
@@ -266,7 +269,7 @@ func (r *registry) signature(s *sub, level commitment, ctx uint64, st banking.St
 // signatureFound notifies subscription id, if it is still registered,
 // of a status found when it was made (the transaction committed before
 // it), at level.
-func (r *registry) signatureFound(id uint64, level commitment, ctx uint64, st banking.Status) {
+func (r *registry) signatureFound(id uint64, level commitment, ctx uint64, st ledger.Status) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s := r.subs[id]; s != nil && s.kind == kindSignature {
@@ -300,7 +303,7 @@ func (r *registry) keys() []banking.Pubkey {
 
 // account notifies the account subscriptions of key at a level
 // (finalized, or the other two) that the slot ctx left it as a.
-func (r *registry) account(final bool, ctx uint64, key banking.Pubkey, a *banking.Account) {
+func (r *registry) account(final bool, ctx uint64, key banking.Pubkey, a *bank.Account) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.byKey[key] {
@@ -369,7 +372,7 @@ func parseEncoding(e string) (string, *Error) {
 // encodeAccount renders a as UiAccount in encoding. A deleted account
 // (no lamports) is rendered as Solana's default account, as Agave
 // notifies one.
-func encodeAccount(a *banking.Account, encoding string) (accountJSON, *Error) {
+func encodeAccount(a *bank.Account, encoding string) (accountJSON, *Error) {
 	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
 	switch encoding {
 	case "base64":

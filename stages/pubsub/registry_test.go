@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/tpugo/tpu/stages/jsonrpc"
 )
 
@@ -18,7 +19,7 @@ func (b *box) send(m []byte) bool { b.msgs = append(b.msgs, string(m)); return t
 // enableReceivedNotification, receivedSignature comes first, at commit.
 func TestSignatureLevels(t *testing.T) {
 	sig := [64]byte{7}
-	st := banking.Status{Slot: 5}
+	st := ledger.Status{Slot: 5}
 	for _, tc := range []struct {
 		name     string
 		level    commitment
@@ -38,7 +39,7 @@ func TestSignatureLevels(t *testing.T) {
 			if e != nil {
 				t.Fatal(e)
 			}
-			sts := []banking.SigStatus{{Signature: [64]byte{1}}, {Signature: sig, Status: st}}
+			sts := []ledger.SigStatus{{Signature: [64]byte{1}}, {Signature: sig, Status: st}}
 			r.signatures(confirmed, 5, sts)
 			if tc.level == finalized && len(b.msgs) != 1+boolInt(tc.received) {
 				t.Fatalf("finalized notified at commit: %q", b.msgs)

@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/coder/websocket"
 	"go.opentelemetry.io/otel/metric"
 
@@ -20,14 +23,14 @@ import (
 )
 
 // Ledger is what the server reads: the committed ledger, through methods
-// safe for concurrent use. *banking.Bank is one.
+// safe for concurrent use. *bank.Bank is one.
 type Ledger interface {
-	OnCommitChanges(func(*banking.SlotChanges))
+	OnCommitChanges(func(*ledger.SlotChanges))
 	CommittedSlot() uint64
 	DurableSlot() uint64 // the last slot synced to disk: finalized up to here
-	SlotStatuses(slot uint64) ([]banking.SigStatus, error)
-	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]banking.Status, error)
-	CommittedAccount(key banking.Pubkey) (banking.Account, bool, error)
+	SlotStatuses(slot uint64) ([]ledger.SigStatus, error)
+	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]ledger.Status, error)
+	CommittedAccount(key banking.Pubkey) (bank.Account, bool, error)
 }
 
 // Defaults of the limits in Config.
@@ -49,10 +52,10 @@ type Config struct {
 	// subscription came, if it can say cheaply (stages/rpc's index:
 	// rpc.Server.SignatureStatus). Nil means reading the ledger's last
 	// LookbackSlots slots.
-	Lookup func(sig [64]byte) (banking.Status, bool, error)
+	Lookup func(sig [64]byte) (ledger.Status, bool, error)
 	// LookbackSlots is how many committed slots signatureSubscribe reads
 	// back, without Lookup, for a transaction that committed before the
-	// subscription. Zero means banking.MaxProcessingAge (150): no older
+	// subscription. Zero means bank.MaxProcessingAge (150): no older
 	// transaction can have been sent with a valid blockhash.
 	LookbackSlots uint64
 
@@ -129,7 +132,7 @@ func (c Config) withDefaults() Config {
 		c.Addr = "127.0.0.1:8900"
 	}
 	if c.LookbackSlots == 0 {
-		c.LookbackSlots = banking.MaxProcessingAge
+		c.LookbackSlots = bank.MaxProcessingAge
 	}
 	def(&c.MaxConns, DefaultMaxConns)
 	def(&c.MaxSubscriptions, DefaultMaxSubscriptions)
@@ -479,7 +482,7 @@ func (s *Server) signatureSubscribe(c *conn, id json.RawMessage, params []json.R
 
 // lookup finds a committed transaction's status: through Lookup, or in
 // the last LookbackSlots slots up to last.
-func (s *Server) lookup(sig [64]byte, last uint64) (banking.Status, bool, error) {
+func (s *Server) lookup(sig [64]byte, last uint64) (ledger.Status, bool, error) {
 	if s.cfg.Lookup != nil {
 		return s.cfg.Lookup(sig)
 	}

@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/coder/websocket"
 	solana "github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/pubsub"
 	"github.com/tpugo/tpu/stages/rpc"
@@ -30,7 +32,7 @@ type node struct {
 	c  *solrpc.Client
 }
 
-func startNode(t *testing.T, cfg pubsub.Config, sync banking.SyncMode) *node {
+func startNode(t *testing.T, cfg pubsub.Config, sync ledger.SyncMode) *node {
 	t.Helper()
 	return startNodeWith(t, cfg, sync, false)
 }
@@ -38,13 +40,13 @@ func startNode(t *testing.T, cfg pubsub.Config, sync banking.SyncMode) *node {
 // startNodeWith starts a node whose PubSub looks signatures up in RPC's
 // index (rpc.Server.SignatureStatus, as tpu run does) when index is set,
 // in the ledger otherwise.
-func startNodeWith(t *testing.T, cfg pubsub.Config, sync banking.SyncMode, index bool) *node {
+func startNodeWith(t *testing.T, cfg pubsub.Config, sync ledger.SyncMode, index bool) *node {
 	t.Helper()
 	g, err := stages.Start(stages.Config{
 		Fetch:     stages.FetchConfig{Addr: "127.0.0.1:0"},
 		Sigverify: stages.SigverifyConfig{Dedup: sigverify.DedupConfig{Bits: 1 << 20}},
 		Banking: stages.BankingConfig{
-			Bank:     banking.Config{Dir: t.TempDir(), Sync: sync, Genesis: banking.GenesisConfig{Seed: seed, Accounts: 8}},
+			Bank:     bank.Config{Dir: t.TempDir(), Sync: sync, Genesis: bank.GenesisConfig{Seed: seed, Accounts: 8}},
 			SlotTime: 50 * time.Millisecond,
 		},
 	})
@@ -179,7 +181,7 @@ func (c *client) next() message {
 	return m
 }
 
-func payer() solana.PrivateKey { return solana.PrivateKey(banking.GenesisKey(seed, 0)) }
+func payer() solana.PrivateKey { return solana.PrivateKey(bank.GenesisKey(seed, 0)) }
 
 // transfer signs a transfer from a genesis account.
 func (n *node) transfer(t *testing.T, to solana.PublicKey, lamports uint64) *solana.Transaction {
@@ -250,7 +252,7 @@ func decode[T any](t *testing.T, raw json.RawMessage) T {
 // reports, and then the subscription is gone. A second subscription asks
 // for receivedSignature first.
 func TestSignatureSubscribe(t *testing.T) {
-	n := startNode(t, pubsub.Config{}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	tx := n.transfer(t, solana.NewWallet().PublicKey(), 1_000_000)
 	sig := tx.Signatures[0]
@@ -301,7 +303,7 @@ func TestSignatureAlreadyCommitted(t *testing.T) {
 }
 
 func signatureAlreadyCommitted(t *testing.T, index bool) {
-	n := startNodeWith(t, pubsub.Config{}, banking.SyncEachSlot, index)
+	n := startNodeWith(t, pubsub.Config{}, ledger.SyncEachSlot, index)
 	tx := n.transfer(t, solana.NewWallet().PublicKey(), 1_000_000)
 	sig := tx.Signatures[0]
 	c := n.dial(t)
@@ -336,7 +338,7 @@ func signatureAlreadyCommitted(t *testing.T, index bool) {
 // TestSlotSubscribe sees consecutive slots, each with its parent and a
 // root no later than it; rootSubscribe sees durable slots in order.
 func TestSlotSubscribe(t *testing.T) {
-	n := startNode(t, pubsub.Config{}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	sid := c.subscribe("slotSubscribe")
 	rid := c.subscribe("rootSubscribe")
@@ -384,7 +386,7 @@ func TestSlotSubscribe(t *testing.T) {
 // TestAccountSubscribe sees a transfer's recipient change, in each
 // encoding, with the slot the transfer executed in as context.
 func TestAccountSubscribe(t *testing.T) {
-	n := startNode(t, pubsub.Config{}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	to := solana.NewWallet().PublicKey()
 	ids := map[uint64]string{}
@@ -430,7 +432,7 @@ func TestAccountSubscribe(t *testing.T) {
 // committed), no finalized notification comes before its slot is
 // durable, and RPC says finalized by the time it has come.
 func TestFinalizedAfterDurable(t *testing.T) {
-	n := startNode(t, pubsub.Config{}, banking.NoSync)
+	n := startNode(t, pubsub.Config{}, ledger.NoSync)
 	c := n.dial(t)
 	for i := range 3 {
 		tx := n.transfer(t, solana.NewWallet().PublicKey(), uint64(1_000_000+i))
@@ -452,7 +454,7 @@ func TestFinalizedAfterDurable(t *testing.T) {
 // TestErrors: bad input gets Solana's JSON-RPC errors, and the
 // connection stays usable.
 func TestErrors(t *testing.T) {
-	n := startNode(t, pubsub.Config{MaxSubscriptions: 2}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{MaxSubscriptions: 2}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	for _, tc := range []struct {
 		name, req string
@@ -495,7 +497,7 @@ func TestErrors(t *testing.T) {
 // TestConnectionCap refuses a connection past MaxConns with HTTP 503 and
 // takes one again once a connection closes.
 func TestConnectionCap(t *testing.T) {
-	n := startNode(t, pubsub.Config{MaxConns: 1}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{MaxConns: 1}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	c.subscribe("slotSubscribe") // the connection is served
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -512,7 +514,7 @@ func TestConnectionCap(t *testing.T) {
 // TestMessageTooBig closes a connection that sends more than
 // MaxMessageBytes in a message.
 func TestMessageTooBig(t *testing.T) {
-	n := startNode(t, pubsub.Config{MaxMessageBytes: 1024}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{MaxMessageBytes: 1024}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"slotSubscribe","params":["` + strings.Repeat("x", 2048) + `"]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -526,7 +528,7 @@ func TestMessageTooBig(t *testing.T) {
 // TestClose closes the server with a client connected and subscribed:
 // the client sees its connection end, and Close returns.
 func TestClose(t *testing.T) {
-	n := startNode(t, pubsub.Config{}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	c.subscribe("slotSubscribe")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -552,7 +554,7 @@ func TestClose(t *testing.T) {
 // then a burst of 50 notifications each slot, against a queue of 8) is
 // disconnected and counted, not buffered.
 func TestSlowReaderDisconnected(t *testing.T) {
-	n := startNode(t, pubsub.Config{QueueLen: 8, MaxSubscriptions: 100}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{QueueLen: 8, MaxSubscriptions: 100}, ledger.SyncEachSlot)
 	c := n.dial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

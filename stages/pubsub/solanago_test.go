@@ -5,18 +5,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/ledger"
+
 	solana "github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/ws"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/stages/pubsub"
 )
 
 // TestSolanaGoClient: solana-go's rpc/ws client subscribes to a
 // signature, an account and slots, and parses what the server sends.
 func TestSolanaGoClient(t *testing.T) {
-	n := startNode(t, pubsub.Config{}, banking.SyncEachSlot)
+	n := startNode(t, pubsub.Config{}, ledger.SyncEachSlot)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cl, err := ws.Connect(ctx, n.ps.URL())

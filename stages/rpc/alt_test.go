@@ -6,11 +6,12 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tpugo/tpu/banking/bank"
+
 	"github.com/gagliardetto/solana-go"
 	alt "github.com/gagliardetto/solana-go/programs/address-lookup-table"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -21,28 +22,28 @@ import (
 func TestLookupTableClient(t *testing.T) {
 	n := startNode(t)
 	ctx := context.Background()
-	key, addrs := banking.GenesisTable(seed)
+	key, addrs := bank.GenesisTable(seed)
 	table := solana.PublicKeyFromBytes(key[:])
 	info, err := n.c.GetAccountInfoWithOpts(ctx, table, &solrpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: solrpc.CommitmentFinalized})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !info.Value.Owner.Equals(solana.MustPublicKeyFromBase58("AddressLookupTab1e1111111111111111111111111")) ||
-		info.Value.Lamports != banking.RentExemptMinimum(banking.TableMetaSize+32*len(addrs)) || info.Value.Executable {
+		info.Value.Lamports != bank.RentExemptMinimum(bank.TableMetaSize+32*len(addrs)) || info.Value.Executable {
 		t.Fatalf("table account %+v", info.Value)
 	}
 	st, err := alt.DecodeAddressLookupTableState(info.Value.Data.GetBinary())
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := txview.PublicKey(banking.GenesisTableAuthority(seed))
+	auth := txview.PublicKey(bank.GenesisTableAuthority(seed))
 	if st.TypeIndex != 1 || st.DeactivationSlot != math.MaxUint64 || st.LastExtendedSlot != 0 || st.Authority == nil ||
 		!bytes.Equal(st.Authority[:], auth[:]) || len(st.Addresses) != len(addrs) || !bytes.Equal(st.Addresses[7][:], addrs[7][:]) {
 		t.Fatalf("decoded table: type %d, deactivation %d, extended %d, authority %v, %d addresses",
 			st.TypeIndex, st.DeactivationSlot, st.LastExtendedSlot, st.Authority, len(st.Addresses))
 	}
 
-	from := solana.PrivateKey(banking.GenesisKey(seed, 1))
+	from := solana.PrivateKey(bank.GenesisKey(seed, 1))
 	to := solana.PublicKeyFromBytes(addrs[6][:])
 	before := n.balance(t, to)
 	bh, err := n.c.GetLatestBlockhash(ctx, solrpc.CommitmentFinalized)

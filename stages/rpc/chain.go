@@ -5,6 +5,9 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
@@ -74,13 +77,13 @@ func getGenesisHash(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 }
 
 // getIdentity is the node's identity: the collector's key, derived from
-// the genesis seed (banking.CollectorKey), which is where the leader's
+// the genesis seed (bank.CollectorKey), which is where the leader's
 // fees go, as a Solana leader's identity collects its block's fees.
 func getIdentity(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e := jsonrpc.WantParams(params, 0, 0); e != nil {
 		return nil, e
 	}
-	k := txview.PublicKey(banking.CollectorKey(s.cfg.Seed))
+	k := txview.PublicKey(bank.CollectorKey(s.cfg.Seed))
 	return map[string]string{"identity": base58.Encode(k[:])}, nil
 }
 
@@ -151,7 +154,7 @@ func (c *prioCache) put(slot uint64, p *prioSlot, oldest uint64) {
 }
 
 // summarise reads a slot's history into its prioritization summary.
-func summarise(txs []banking.TxRecord) *prioSlot {
+func summarise(txs []ledger.TxRecord) *prioSlot {
 	p := &prioSlot{accounts: map[banking.Pubkey]uint64{}}
 	first := true
 	for _, r := range txs {

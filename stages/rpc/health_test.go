@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
@@ -76,7 +79,7 @@ func TestCommitmentLevels(t *testing.T) {
 			if r.Error != nil || json.Unmarshal(r.Result, &bh) != nil {
 				t.Fatalf("getLatestBlockhash: %s %v", r.Result, r.Error)
 			}
-			if bh.Context.Slot != c.slot || bh.Value.Blockhash != hash(c.slot) || bh.Value.LastValidBlockHeight != c.slot+banking.MaxProcessingAge {
+			if bh.Context.Slot != c.slot || bh.Value.Blockhash != hash(c.slot) || bh.Value.LastValidBlockHeight != c.slot+bank.MaxProcessingAge {
 				t.Errorf("getLatestBlockhash = %s, want slot %d's blockhash %s", r.Result, c.slot, hash(c.slot))
 			}
 			// The slot at the level is reached; the next is not.
@@ -132,8 +135,8 @@ func TestSickLedgerRefusesWrites(t *testing.T) {
 		refused map[string]bool
 	}{
 		{"healthy", nil, nil},
-		{"full disk", fmt.Errorf("%w: pebble: %w", banking.ErrStore, syscall.ENOSPC), map[string]bool{"sendTransaction": true, "requestAirdrop": true, "getHealth": true}},
-		{"read-only", fmt.Errorf("%w: pebble: %w", banking.ErrStore, syscall.EROFS), map[string]bool{"sendTransaction": true, "requestAirdrop": true, "getHealth": true}},
+		{"full disk", fmt.Errorf("%w: pebble: %w", ledger.ErrStore, syscall.ENOSPC), map[string]bool{"sendTransaction": true, "requestAirdrop": true, "getHealth": true}},
+		{"read-only", fmt.Errorf("%w: pebble: %w", ledger.ErrStore, syscall.EROFS), map[string]bool{"sendTransaction": true, "requestAirdrop": true, "getHealth": true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := startFake(t, &fakeLedger{last: 10, err: c.err}, Config{})

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/runtime"
+
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
@@ -19,14 +22,14 @@ import (
 
 // History is what getTransaction, getSignaturesForAddress and
 // getRecentPrioritizationFees read: the ledger's transaction history
-// (banking/history.go). *banking.Bank is one. A Ledger that is not one
+// (banking/history.go). *bank.Bank is one. A Ledger that is not one
 // answers those methods with an error saying the node keeps no history.
 type History interface {
-	Transaction(sig *[64]byte) (banking.TxRecord, bool, error)
-	TransactionAt(slot uint64, index uint32) (banking.TxRecord, bool, error)
-	TxRefOf(sig *[64]byte) (banking.TxRef, bool, error)
-	SignaturesFor(ctx context.Context, key banking.Pubkey, start, until *banking.TxRef, limit, maxScan int) ([]banking.TxRef, error)
-	SlotTransactions(slot uint64, max int) ([]banking.TxRecord, error)
+	Transaction(sig *[64]byte) (ledger.TxRecord, bool, error)
+	TransactionAt(slot uint64, index uint32) (ledger.TxRecord, bool, error)
+	TxRefOf(sig *[64]byte) (ledger.TxRef, bool, error)
+	SignaturesFor(ctx context.Context, key banking.Pubkey, start, until *ledger.TxRef, limit, maxScan int) ([]ledger.TxRef, error)
+	SlotTransactions(slot uint64, max int) ([]ledger.TxRecord, error)
 	SlotTime(slot uint64) (int64, error)
 }
 
@@ -179,7 +182,7 @@ type loadedAddresses struct {
 
 // encodeConfirmed renders a committed transaction as getTransaction does
 // (Agave's encode_with_options, transaction-status/src/lib.rs).
-func encodeConfirmed(r banking.TxRecord, c historyConfig) (any, *Error) {
+func encodeConfirmed(r ledger.TxRecord, c historyConfig) (any, *Error) {
 	v, err := txview.Parse(r.Tx)
 	if err != nil {
 		return nil, &Error{Code: jsonrpc.CodeInternal, Message: fmt.Sprintf("stored transaction of slot %d: %v", r.Slot, err)}
@@ -220,7 +223,7 @@ func encodeConfirmed(r banking.TxRecord, c historyConfig) (any, *Error) {
 	return out, nil
 }
 
-func metaOf(v txview.View, r banking.TxRecord) *txMeta {
+func metaOf(v txview.View, r ledger.TxRecord) *txMeta {
 	m := &txMeta{Err: r.Err, Fee: r.Fee, PreBalances: r.Pre, PostBalances: r.Post,
 		InnerInstructions: []any{}, PreTokenBalances: []any{}, PostTokenBalances: []any{}, Rewards: []any{},
 		LoadedAddresses: loadedOf(v, r.Loaded), ComputeUnitsConsumed: r.Units}
@@ -237,7 +240,7 @@ func metaOf(v txview.View, r banking.TxRecord) *txMeta {
 }
 
 // loadedOf is Agave's UiLoadedAddresses: the addresses a transaction's
-// lookups loaded when it executed (banking.TxMeta.Loaded), split into
+// lookups loaded when it executed (ledger.TxMeta.Loaded), split into
 // the writable and the readonly ones; empty lists for a transaction
 // without lookups.
 func loadedOf(v txview.View, loaded []banking.Pubkey) *loadedAddresses {
@@ -500,10 +503,10 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 	if e != nil {
 		return nil, e
 	}
-	var start, until *banking.TxRef
+	var start, until *ledger.TxRef
 	for _, p := range []struct {
 		str string
-		ref **banking.TxRef
+		ref **ledger.TxRef
 	}{{c.Before, &start}, {c.Until, &until}} {
 		if p.str == "" {
 			continue
@@ -536,10 +539,10 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 	top := s.slotAt(c.Commitment)
 	if start == nil || start.Slot > top {
 		// Nothing newer than the commitment's slot.
-		start = &banking.TxRef{Slot: top + 1, Index: 0}
+		start = &ledger.TxRef{Slot: top + 1, Index: 0}
 	}
 	refs, err := h.SignaturesFor(q.ctx, key, start, until, limit, limit)
-	if err != nil && !errors.Is(err, banking.ErrHistoryLimit) {
+	if err != nil && !errors.Is(err, ledger.ErrHistoryLimit) {
 		if q.ctx.Err() != nil {
 			return nil, errCancelled
 		}
@@ -577,8 +580,8 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 }
 
 // logMessages rebuilds a committed transaction's logMessages from its
-// bytes and meta (banking.LogMessages: tpu's programs log
+// bytes and meta (runtime.LogMessages: tpu's programs log
 // deterministically, so no log is stored).
-func logMessages(v txview.View, r banking.TxRecord) []string {
-	return banking.LogMessages(v, banking.ExecMeta{Err: r.Err, Fee: r.Fee, Pre: r.Pre})
+func logMessages(v txview.View, r ledger.TxRecord) []string {
+	return runtime.LogMessages(v, runtime.ExecMeta{Err: r.Err, Fee: r.Fee, Pre: r.Pre})
 }

@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	solana "github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/mr-tron/base58"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/txview"
@@ -240,8 +242,8 @@ func TestGetTransactionV0(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payer := banking.GenesisKey(seed, 0)
-	to := txview.PublicKey(banking.GenesisKey(seed, 1))
+	payer := bank.GenesisKey(seed, 0)
+	to := txview.PublicKey(bank.GenesisKey(seed, 1))
 	m := txview.Message{Payer: txview.PublicKey(payer), Blockhash: bh.Value.Blockhash, Version: txview.V0,
 		Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(payer), to, 1000)}}
 	tx, err := m.Sign(payer)
@@ -410,7 +412,7 @@ func TestChainMethods(t *testing.T) {
 		t.Fatalf("genesis hash %s", gh)
 	}
 	id, err := n.c.GetIdentity(ctx)
-	if err != nil || id.Identity != solana.PublicKey(txview.PublicKey(banking.CollectorKey(seed))) {
+	if err != nil || id.Identity != solana.PublicKey(txview.PublicKey(bank.CollectorKey(seed))) {
 		t.Fatalf("identity %v %v", id, err)
 	}
 	for _, m := range []string{"getFirstAvailableBlock", "minimumLedgerSlot"} {
@@ -485,7 +487,7 @@ func TestHistoryAfterRestart(t *testing.T) {
 		g, err := stages.Start(stages.Config{
 			Fetch:     stages.FetchConfig{Addr: "127.0.0.1:0"},
 			Sigverify: stages.SigverifyConfig{Dedup: sigverifyDedup()},
-			Banking:   stages.BankingConfig{Bank: banking.Config{Dir: dir, Genesis: banking.GenesisConfig{Seed: seed, Accounts: 8}}, SlotTime: 50 * time.Millisecond},
+			Banking:   stages.BankingConfig{Bank: bank.Config{Dir: dir, Genesis: bank.GenesisConfig{Seed: seed, Accounts: 8}}, SlotTime: 50 * time.Millisecond},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -506,7 +508,7 @@ func TestHistoryAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	committed := make(chan struct{}, 1)
-	g.Bank().OnCommit(func(banking.SlotRecord) {
+	g.Bank().OnCommit(func(ledger.SlotRecord) {
 		select {
 		case committed <- struct{}{}:
 		default:

@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
@@ -49,26 +52,26 @@ func (f *fakeLedger) read() {
 	}
 }
 
-func (f *fakeLedger) OnCommit(func(banking.SlotRecord))                    {}
+func (f *fakeLedger) OnCommit(func(ledger.SlotRecord))                     {}
 func (f *fakeLedger) TransactionCount() (count, through uint64, err error) { return 0, f.last, nil }
 func (f *fakeLedger) CommittedSlot() uint64                                { return f.last }
 func (f *fakeLedger) VisibleSlot() uint64                                  { return f.last }
 func (f *fakeLedger) DurableSlot() uint64                                  { return f.last - f.lag }
 func (f *fakeLedger) Err() error                                           { return f.err }
 
-func (f *fakeLedger) SlotRecordOf(slot uint64) (banking.SlotRecord, bool, error) {
+func (f *fakeLedger) SlotRecordOf(slot uint64) (ledger.SlotRecord, bool, error) {
 	f.read()
-	r := banking.SlotRecord{Slot: slot}
+	r := ledger.SlotRecord{Slot: slot}
 	binary.LittleEndian.PutUint64(r.Blockhash[:], slot)
 	return r, true, nil
 }
 
-func (f *fakeLedger) SlotStatuses(slot uint64) ([]banking.SigStatus, error) {
+func (f *fakeLedger) SlotStatuses(slot uint64) ([]ledger.SigStatus, error) {
 	f.read()
 	return nil, nil
 }
 
-func (f *fakeLedger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]banking.Status, error) {
+func (f *fakeLedger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]ledger.Status, error) {
 	f.read()
 	f.history.Add(from - through + 1)
 	if f.working != nil {
@@ -77,17 +80,17 @@ func (f *fakeLedger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]
 		default:
 		}
 	}
-	return map[[64]byte]banking.Status{}, nil
+	return map[[64]byte]ledger.Status{}, nil
 }
 
-func (f *fakeLedger) CommittedAccount(key banking.Pubkey) (banking.Account, bool, error) {
+func (f *fakeLedger) CommittedAccount(key banking.Pubkey) (bank.Account, bool, error) {
 	f.read()
 	if f.entered != nil {
 		f.entered <- struct{}{}
 		<-f.release
 		f.returned.Store(true)
 	}
-	return banking.Account{Lamports: 7}, true, nil
+	return bank.Account{Lamports: 7}, true, nil
 }
 
 // startFake serves l with cfg (its Addr, TPU and Bank filled in).

@@ -1,6 +1,8 @@
 package rpc
 
-import "github.com/tpugo/tpu/banking"
+import (
+	"github.com/tpugo/tpu/banking/ledger"
+)
 
 // SignatureStatus returns the status of a transaction committed in the
 // blockhash window: from the server's status index (started at the first
@@ -9,9 +11,9 @@ import "github.com/tpugo/tpu/banking"
 // for concurrent use; stages/pubsub's signatureSubscribe looks up a
 // transaction committed before its subscription with it (pubsub.Config's
 // Lookup).
-func (s *Server) SignatureStatus(sig [64]byte) (banking.Status, bool, error) {
+func (s *Server) SignatureStatus(sig [64]byte) (ledger.Status, bool, error) {
 	if err := s.startStatuses(); err != nil {
-		return banking.Status{}, false, err
+		return ledger.Status{}, false, err
 	}
 	s.mu.RLock()
 	if st, ok := s.recent.get(&sig); ok {
@@ -31,11 +33,11 @@ func (s *Server) SignatureStatus(sig [64]byte) (banking.Status, bool, error) {
 	for _, slot := range unindexed {
 		found, err := s.cfg.Bank.StatusesOf([][64]byte{sig}, slot, slot)
 		if err != nil {
-			return banking.Status{}, false, err
+			return ledger.Status{}, false, err
 		}
 		if st, ok := found[sig]; ok {
 			return st, true, nil
 		}
 	}
-	return banking.Status{}, false, nil
+	return ledger.Status{}, false, nil
 }

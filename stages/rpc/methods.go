@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/runtime"
+
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
@@ -219,7 +223,7 @@ func getLatestBlockhash(s *Server, q *call, params []json.RawMessage) (any, *Err
 		Context: rpcContext{APIVersion: apiVersion, Slot: last.Slot},
 		Value: map[string]any{
 			"blockhash":            base58.Encode(last.Blockhash[:]),
-			"lastValidBlockHeight": last.Slot + banking.MaxProcessingAge,
+			"lastValidBlockHeight": last.Slot + bank.MaxProcessingAge,
 		},
 	}, nil
 }
@@ -273,7 +277,7 @@ type accountJSON struct {
 // encodeAccount renders an account. getAccountInfo's default encoding is
 // Solana's legacy "binary" (data a plain base58 string); getMultipleAccounts
 // defaults to base64, as Agave's do.
-func encodeAccount(a banking.Account, ok bool, encoding string) (any, *Error) {
+func encodeAccount(a bank.Account, ok bool, encoding string) (any, *Error) {
 	if !ok {
 		return nil, nil
 	}
@@ -374,8 +378,8 @@ type statusJSON struct {
 }
 
 // statusOf renders a committed transaction's status: "finalized" once its
-// slot is durable (banking.SyncMode), "confirmed" until then.
-func statusOf(st banking.Status, durable uint64) statusJSON {
+// slot is durable (ledger.SyncMode), "confirmed" until then.
+func statusOf(st ledger.Status, durable uint64) statusJSON {
 	out := statusJSON{Slot: st.Slot, Err: st.Err, ConfirmationStatus: "finalized"}
 	if st.Slot > durable {
 		out.ConfirmationStatus = "confirmed"
@@ -560,7 +564,7 @@ func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error
 	if err != nil {
 		cb = txview.ComputeBudget{}
 	}
-	return withContext{Context: ctx, Value: banking.FeeOf(v, cb).Total()}, nil
+	return withContext{Context: ctx, Value: runtime.FeeOf(v, cb).Total()}, nil
 }
 
 // parseMessage frames a bare message by giving it empty signatures.
@@ -597,7 +601,7 @@ func getMinimumBalanceForRentExemption(s *Server, q *call, params []json.RawMess
 	if _, e := s.parseConfig(params, 1); e != nil {
 		return nil, e
 	}
-	return banking.RentExemptMinimum(n), nil
+	return bank.RentExemptMinimum(n), nil
 }
 
 // maxEncoded is the longest encoded transaction Solana accepts: base64 of
@@ -669,7 +673,7 @@ func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	if e := s.unhealthy(); e != nil { // as sendTransaction; before the limits count it
 		return nil, e
 	}
-	faucet := banking.FaucetKey(s.cfg.Seed)
+	faucet := bank.FaucetKey(s.cfg.Seed)
 	s.mu.Lock()
 	if err := s.airdrop.take(s.now(), to, lamports); err != nil {
 		s.mu.Unlock()

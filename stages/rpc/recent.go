@@ -3,7 +3,7 @@ package rpc
 import (
 	"hash/maphash"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/ledger"
 )
 
 // recentIndex holds the statuses of the window's slots, by signature,
@@ -25,7 +25,7 @@ import (
 // took 80-100 ms to copy at once on a busy 2-core machine, under the lock
 // every reader and the commit listener take.
 //
-// Bound: a status is a 64-byte key and a 24-byte banking.Status here
+// Bound: a status is a 64-byte key and a 24-byte ledger.Status here
 // (plus a control byte, in tables between 7/16 and 7/8 full) and 64
 // bytes in the Server's sigsBySlot, so the index holds 151 x (statuses
 // a slot) x 190-310 bytes (measured from 100 to 1,500 a slot; the test
@@ -36,7 +36,7 @@ type recentIndex struct {
 }
 
 type recentShard struct {
-	m       map[[64]byte]banking.Status
+	m       map[[64]byte]ledger.Status
 	dropped int // statuses deleted since m was built
 }
 
@@ -50,7 +50,7 @@ const minRebuild = 256
 func newRecentIndex() recentIndex {
 	r := recentIndex{seed: maphash.MakeSeed()}
 	for i := range r.shards {
-		r.shards[i].m = map[[64]byte]banking.Status{}
+		r.shards[i].m = map[[64]byte]ledger.Status{}
 	}
 	return r
 }
@@ -60,13 +60,13 @@ func (r *recentIndex) shard(sig *[64]byte) *recentShard {
 }
 
 // get returns sig's status.
-func (r *recentIndex) get(sig *[64]byte) (banking.Status, bool) {
+func (r *recentIndex) get(sig *[64]byte) (ledger.Status, bool) {
 	st, ok := r.shard(sig).m[*sig]
 	return st, ok
 }
 
 // put sets sig's status.
-func (r *recentIndex) put(sig *[64]byte, st banking.Status) { r.shard(sig).m[*sig] = st }
+func (r *recentIndex) put(sig *[64]byte, st ledger.Status) { r.shard(sig).m[*sig] = st }
 
 // remove drops sig's status, and rebuilds its shard when that is due.
 func (r *recentIndex) remove(sig *[64]byte) {
@@ -76,7 +76,7 @@ func (r *recentIndex) remove(sig *[64]byte) {
 	if sh.dropped < minRebuild || sh.dropped < 2*len(sh.m) {
 		return
 	}
-	m := make(map[[64]byte]banking.Status, len(sh.m))
+	m := make(map[[64]byte]ledger.Status, len(sh.m))
 	for k, v := range sh.m {
 		m[k] = v
 	}

@@ -30,7 +30,7 @@
 // (banking/history.go), through the History interface a Ledger may also
 // implement: getTransaction (json, base58, base64, binary, jsonParsed;
 // Agave's EncodedConfirmedTransactionWithStatusMeta, logMessages rebuilt
-// by banking.LogMessages; -32015 for a v0 transaction without
+// by runtime.LogMessages; -32015 for a v0 transaction without
 // maxSupportedTransactionVersion) and getSignaturesForAddress (newest
 // first, before/until/limit up to 1,000, charged to MaxItems, one
 // history search's turn). Both refuse processed commitment, as Agave
@@ -68,6 +68,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/runtime"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/stages/jsonrpc"
 	"github.com/tpugo/tpu/stages/sigverify"
@@ -75,26 +79,40 @@ import (
 )
 
 // Ledger is what the server reads: the committed ledger, through
-// methods safe for concurrent use. *banking.Bank is one.
+// methods safe for concurrent use. *bank.Bank is one.
 type Ledger interface {
-	OnCommit(func(banking.SlotRecord))
+	OnCommit(func(ledger.SlotRecord))
 	TransactionCount() (count, through uint64, err error)
 	CommittedSlot() uint64
 	VisibleSlot() uint64
-	SlotRecordOf(slot uint64) (banking.SlotRecord, bool, error)
-	SlotStatuses(slot uint64) ([]banking.SigStatus, error)
-	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]banking.Status, error)
-	CommittedAccount(key banking.Pubkey) (banking.Account, bool, error)
+	SlotRecordOf(slot uint64) (ledger.SlotRecord, bool, error)
+	SlotStatuses(slot uint64) ([]ledger.SigStatus, error)
+	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]ledger.Status, error)
+	CommittedAccount(key banking.Pubkey) (bank.Account, bool, error)
 	DurableSlot() uint64 // the last slot synced to disk: finalized up to here
 	Err() error          // the ledger's failure (full or read-only disk, corruption), nil while healthy
 
 	// Simulate executes a transaction against the committed state,
 	// changing nothing.
-	Simulate(v txview.View) (banking.Simulation, error)
+	Simulate(v txview.View) (runtime.Simulation, error)
 	// Lookups resolves a v0 transaction's address-table lookups against
 	// the committed tables: the loaded addresses, or the
 	// TransactionError of a failure.
 	Lookups(v txview.View) ([]banking.Pubkey, banking.TxError, error)
+}
+
+// LedgerOf returns the Ledger of a bank's committed state, simulating
+// with the runtime.
+func LedgerOf(c bank.Committed) Ledger { return committed{c} }
+
+type committed struct{ bank.Committed }
+
+func (c committed) Simulate(v txview.View) (runtime.Simulation, error) {
+	return runtime.Simulate(c.Store, v)
+}
+
+func (c committed) Lookups(v txview.View) ([]banking.Pubkey, banking.TxError, error) {
+	return runtime.Lookups(c.Store, v)
 }
 
 // Defaults of the limits in Config, for cmd/tpu's flags.
@@ -324,7 +342,7 @@ type Server struct {
 
 	mu       sync.RWMutex
 	slot     uint64                  // last committed slot
-	hashes   []banking.SlotRecord    // committed blockhash window, oldest first
+	hashes   []ledger.SlotRecord     // committed blockhash window, oldest first
 	hashSlot map[banking.Hash]uint64 // blockhash -> slot
 	// statusesOn: the statuses of the window's slots are indexed in
 	// recent (and sigsBySlot, which also tells which slots are). Indexing
@@ -366,9 +384,9 @@ func Start(cfg Config) (*Server, error) {
 	// Listen first, index what is on disk, then apply what committed in
 	// between: no slot falls in a gap.
 	var pendingMu sync.Mutex
-	var pending []banking.SlotRecord
+	var pending []ledger.SlotRecord
 	ready := false
-	cfg.Bank.OnCommit(func(r banking.SlotRecord) {
+	cfg.Bank.OnCommit(func(r ledger.SlotRecord) {
 		pendingMu.Lock()
 		if !ready {
 			pending = append(pending, r)
@@ -387,8 +405,8 @@ func Start(cfg Config) (*Server, error) {
 	s.txCount, s.countedThrough = count, through
 	last := cfg.Bank.CommittedSlot()
 	first := uint64(0)
-	if last > banking.MaxProcessingAge {
-		first = last - banking.MaxProcessingAge
+	if last > bank.MaxProcessingAge {
+		first = last - bank.MaxProcessingAge
 	}
 	for slot := first; slot <= last; slot++ {
 		rec, ok, err := cfg.Bank.SlotRecordOf(slot)
@@ -532,7 +550,7 @@ func (s *Server) leave() {
 
 // index adds a committed slot: its blockhash and count, and its statuses
 // once they are indexed. A slot already indexed is skipped.
-func (s *Server) index(r banking.SlotRecord) error {
+func (s *Server) index(r ledger.SlotRecord) error {
 	s.mu.Lock()
 	if _, dup := s.hashSlot[r.Blockhash]; dup || (len(s.hashes) > 0 && r.Slot <= s.hashes[len(s.hashes)-1].Slot) {
 		s.mu.Unlock()
@@ -549,7 +567,7 @@ func (s *Server) index(r banking.SlotRecord) error {
 	}
 	// The window is the last 151 slots by number, as the bank's: a gap
 	// must not keep an expired blockhash valid.
-	for len(s.hashes) > 0 && s.hashes[0].Slot+banking.MaxProcessingAge < r.Slot {
+	for len(s.hashes) > 0 && s.hashes[0].Slot+bank.MaxProcessingAge < r.Slot {
 		old := s.hashes[0]
 		s.hashes = s.hashes[1:]
 		delete(s.hashSlot, old.Blockhash)

@@ -13,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	solana "github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/rpc"
@@ -41,13 +43,13 @@ func startNode(t *testing.T) *node { return startNodeWith(t, nil) }
 
 // startNodeWith starts a node, calling beforeRPC with its bank before the
 // RPC server starts (to register a commit listener that runs first).
-func startNodeWith(t *testing.T, beforeRPC func(*banking.Bank)) *node {
+func startNodeWith(t *testing.T, beforeRPC func(*bank.Bank)) *node {
 	t.Helper()
 	g, err := stages.Start(stages.Config{
 		Fetch:     stages.FetchConfig{Addr: "127.0.0.1:0"},
 		Sigverify: stages.SigverifyConfig{Dedup: sigverifyDedup()},
 		Banking: stages.BankingConfig{
-			Bank:     banking.Config{Dir: t.TempDir(), Genesis: banking.GenesisConfig{Seed: seed, Accounts: 8}},
+			Bank:     bank.Config{Dir: t.TempDir(), Genesis: bank.GenesisConfig{Seed: seed, Accounts: 8}},
 			SlotTime: 50 * time.Millisecond,
 		},
 	})
@@ -63,7 +65,7 @@ func startNodeWith(t *testing.T, beforeRPC func(*banking.Bank)) *node {
 		t.Fatal(err)
 	}
 	n := &node{g: g, srv: srv, c: solrpc.New(srv.URL()), committed: make(chan struct{}, 1)}
-	g.Bank().OnCommit(func(banking.SlotRecord) {
+	g.Bank().OnCommit(func(ledger.SlotRecord) {
 		select {
 		case n.committed <- struct{}{}:
 		default:
@@ -339,9 +341,9 @@ func TestStatusCommittedBeforeTheFirstQuery(t *testing.T) {
 func TestStatusOfASlotNotYetIndexed(t *testing.T) {
 	var hold atomic.Bool
 	held, release := make(chan uint64, 1), make(chan struct{})
-	n := startNodeWith(t, func(b *banking.Bank) {
+	n := startNodeWith(t, func(b *bank.Bank) {
 		// Runs before the RPC's own listener: holding it holds the index.
-		b.OnCommit(func(r banking.SlotRecord) {
+		b.OnCommit(func(r ledger.SlotRecord) {
 			if hold.Load() {
 				held <- r.Slot
 				<-release

@@ -8,6 +8,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/runtime"
+
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
@@ -43,7 +47,7 @@ type simResult struct {
 	ReplacementBlockhash   any             `json:"replacementBlockhash"`
 }
 
-func resultOf(sim banking.Simulation) simResult {
+func resultOf(sim runtime.Simulation) simResult {
 	logs := sim.Logs
 	if logs == nil {
 		logs = []string{} // Agave: Some(logs), empty when nothing ran
@@ -154,22 +158,22 @@ func (s *Server) preflight(v txview.View, commitment string) *Error {
 // commitment's slot; the signature not already processed), then
 // Bank.Simulate. A lookup table that no longer resolves (a commit since
 // sanitize) is a sanitize failure in Agave: -32602.
-func (s *Server) simulate(v txview.View, commitment string) (banking.Simulation, *Error) {
+func (s *Server) simulate(v txview.View, commitment string) (runtime.Simulation, *Error) {
 	at := s.slotAt(commitment)
 	s.mu.RLock()
 	slot, ok := s.hashSlot[*v.RecentBlockhash()]
 	s.mu.RUnlock()
-	if !ok || slot > at || slot+banking.MaxProcessingAge-forwardingDelay < at {
-		return banking.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
+	if !ok || slot > at || slot+bank.MaxProcessingAge-forwardingDelay < at {
+		return runtime.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
 	}
 	if err := s.startStatuses(); err != nil {
-		return banking.Simulation{}, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
+		return runtime.Simulation{}, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	s.mu.RLock()
 	_, seen := s.recent.get(v.Signature(0))
 	s.mu.RUnlock()
 	if seen {
-		return banking.Simulation{Err: banking.NewTxError(banking.TxAlreadyProcessed)}, nil
+		return runtime.Simulation{Err: banking.NewTxError(banking.TxAlreadyProcessed)}, nil
 	}
 	sim, err := s.cfg.Bank.Simulate(v)
 	if err != nil {
@@ -232,7 +236,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 		}
 		last := s.latestAt(at)
 		*v.RecentBlockhash() = last.Blockhash // v views our own copy
-		replaced = map[string]any{"blockhash": base58.Encode(last.Blockhash[:]), "lastValidBlockHeight": last.Slot + banking.MaxProcessingAge}
+		replaced = map[string]any{"blockhash": base58.Encode(last.Blockhash[:]), "lastValidBlockHeight": last.Slot + bank.MaxProcessingAge}
 	}
 	if sc.SigVerify {
 		if e := s.verify(v); e != nil {
@@ -257,7 +261,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 }
 
 // latestAt returns the newest committed slot record at or before slot at.
-func (s *Server) latestAt(at uint64) banking.SlotRecord {
+func (s *Server) latestAt(at uint64) ledger.SlotRecord {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for i := len(s.hashes) - 1; i >= 0; i-- {
@@ -271,7 +275,7 @@ func (s *Server) latestAt(at uint64) banking.SlotRecord {
 // simAccounts renders the accounts simulateTransaction was asked for:
 // their state after the simulation where the transaction holds them,
 // their committed state otherwise, all null if the transaction failed.
-func (s *Server) simAccounts(q *call, v txview.View, sim banking.Simulation, addrs []json.RawMessage, encoding string) ([]any, *Error) {
+func (s *Server) simAccounts(q *call, v txview.View, sim runtime.Simulation, addrs []json.RawMessage, encoding string) ([]any, *Error) {
 	switch encoding {
 	case "":
 		encoding = "base64"

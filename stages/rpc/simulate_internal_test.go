@@ -2,13 +2,14 @@ package rpc
 
 import (
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/runtime"
 	"github.com/tpugo/tpu/txview"
 )
 
 // Simulate makes the fake's every transaction succeed without running it.
-func (f *fakeLedger) Simulate(v txview.View) (banking.Simulation, error) {
+func (f *fakeLedger) Simulate(v txview.View) (runtime.Simulation, error) {
 	f.read()
-	return banking.Simulation{}, nil
+	return runtime.Simulation{}, nil
 }
 
 // Lookups makes the fake's every lookup resolve to nothing.

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpugo/tpu/banking/bank"
+
 	solana "github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 
-	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )
@@ -59,7 +60,7 @@ func txParams(t *testing.T, tx *solana.Transaction, opts string) string {
 	return `["` + encodeTx(t, tx) + `",{"encoding":"base64"` + opts + `}]`
 }
 
-func genesisKey(i int) solana.PrivateKey { return solana.PrivateKey(banking.GenesisKey(seed, i)) }
+func genesisKey(i int) solana.PrivateKey { return solana.PrivateKey(bank.GenesisKey(seed, i)) }
 
 // jsonEq compares a raw JSON value with want, both normalised.
 func jsonEq(t *testing.T, what string, got json.RawMessage, want string) {
@@ -267,11 +268,11 @@ func TestSimulateTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	from := txview.PublicKey(banking.GenesisKey(seed, 1))
+	from := txview.PublicKey(bank.GenesisKey(seed, 1))
 	m := txview.Message{Version: txview.V0, Payer: from, Blockhash: bh.Value.Blockhash,
 		Instructions: []txview.Ix{txview.Transfer(from, to, 3_000_000)},
 		Tables:       []txview.LookupTable{{Key: [32]byte{7}, Addresses: [][32]byte{to}}}}
-	raw, err := m.Sign(banking.GenesisKey(seed, 1))
+	raw, err := m.Sign(bank.GenesisKey(seed, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

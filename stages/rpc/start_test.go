@@ -7,19 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+	"github.com/tpugo/tpu/banking/scheduler"
 )
 
 // Slots committed while Start scans the ledger, after its OnCommit
 // listener is registered and before it applies what that listener kept,
 // are indexed; so are those committed after Start returns.
 func TestStartIndexesSlotsCommittedDuringScan(t *testing.T) {
-	b, err := banking.Open(banking.Config{Dir: t.TempDir(), Sync: banking.NoSync, Genesis: banking.GenesisConfig{Seed: "x", Accounts: 4}})
+	b, err := bank.Open(bank.Config{Dir: t.TempDir(), Sync: ledger.NoSync, Genesis: bank.GenesisConfig{Seed: "x", Accounts: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	s, err := banking.NewScheduler(banking.SchedulerConfig{Workers: 1}, b)
+	s, err := scheduler.New(scheduler.Config{Workers: 1}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestStartIndexesSlotsCommittedDuringScan(t *testing.T) {
 	var seen atomic.Uint64
 	signal := make(chan struct{}, 1)
 	listen := func() {
-		b.OnCommit(func(r banking.SlotRecord) {
+		b.OnCommit(func(r ledger.SlotRecord) {
 			seen.Store(r.Slot)
 			select {
 			case signal <- struct{}{}:

@@ -9,6 +9,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/runtime"
+
 	"github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/mr-tron/base58"
@@ -26,7 +29,7 @@ import (
 // if not nil, edits the wire bytes before they are signed again.
 func v0Lookup(t *testing.T, bh [32]byte, payer int, to banking.Pubkey, table banking.Pubkey, contents []banking.Pubkey, lamports uint64, patch func([]byte)) []byte {
 	t.Helper()
-	key := banking.GenesisKey(seed, payer)
+	key := bank.GenesisKey(seed, payer)
 	m := txview.Message{Version: txview.V0, Payer: txview.PublicKey(key), Blockhash: bh,
 		Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(key), to, lamports)},
 		Tables:       []txview.LookupTable{{Key: table, Addresses: contents}}}
@@ -58,7 +61,7 @@ func sendParams(tx []byte, opts string) string {
 func TestPreflightLookups(t *testing.T) {
 	n := startNode(t)
 	ctx := context.Background()
-	table, addrs := banking.GenesisTable(seed)
+	table, addrs := bank.GenesisTable(seed)
 	bh := latest(t, n)
 	to := addrs[100] // not funded
 	toPK := solana.PublicKeyFromBytes(to[:])
@@ -101,15 +104,15 @@ func TestPreflightLookups(t *testing.T) {
 	t.Run("history", func(t *testing.T) { v0History(t, n, sig, to) })
 
 	// A table of two addresses, for an index past its end.
-	auth := banking.GenesisKey(seed, 4)
+	auth := bank.GenesisKey(seed, 4)
 	authPK := txview.PublicKey(auth)
 	slot, err := n.c.GetSlot(ctx, solrpc.CommitmentFinalized)
 	if err != nil {
 		t.Fatal(err)
 	}
-	create, small := banking.CreateLookupTable(authPK, authPK, slot)
+	create, small := runtime.CreateLookupTable(authPK, authPK, slot)
 	m := txview.Message{Payer: authPK, Blockhash: latest(t, n), Instructions: []txview.Ix{create,
-		banking.ExtendLookupTable(small, authPK, authPK, addrs[5:7])}}
+		runtime.ExtendLookupTable(small, authPK, authPK, addrs[5:7])}}
 	mk, err := m.Sign(auth)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +130,7 @@ func TestPreflightLookups(t *testing.T) {
 
 	// Refused at sanitize, before the signature and the blockhash: each
 	// is signed over an unknown blockhash, then its signature forged.
-	wrongOwner := txview.PublicKey(banking.GenesisKey(seed, 3))
+	wrongOwner := txview.PublicKey(bank.GenesisKey(seed, 3))
 	cases := []struct {
 		name string
 		tx   []byte

@@ -5,6 +5,9 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
+
 	"github.com/tpugo/tpu/banking"
 )
 
@@ -13,13 +16,13 @@ import (
 type churnLedger struct {
 	Ledger  // nil: the index calls nothing else
 	perSlot func(slot uint64) int
-	buf     []banking.SigStatus
+	buf     []ledger.SigStatus
 }
 
-func (l *churnLedger) SlotStatuses(slot uint64) ([]banking.SigStatus, error) {
+func (l *churnLedger) SlotStatuses(slot uint64) ([]ledger.SigStatus, error) {
 	l.buf = l.buf[:0]
 	for i := range l.perSlot(slot) {
-		var st banking.SigStatus
+		var st ledger.SigStatus
 		binary.LittleEndian.PutUint64(st.Signature[:], slot)
 		binary.LittleEndian.PutUint32(st.Signature[8:], uint32(i))
 		st.Slot = slot
@@ -37,7 +40,7 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
-const window = banking.MaxProcessingAge + 1
+const window = bank.MaxProcessingAge + 1
 
 // churnIndex drives a server's status index, on its real path (index,
 // with statuses on), through the committed slots 1..windows*151, and
@@ -49,7 +52,7 @@ func churnIndex(t *testing.T, windows int, perSlot func(slot uint64) int) []int6
 	s := &Server{cfg: Config{Bank: l}, hashSlot: map[banking.Hash]uint64{}, recent: newRecentIndex(), sigsBySlot: map[uint64][][64]byte{}, statusesOn: true}
 	heap := []int64{0}
 	for slot := uint64(1); slot <= uint64(windows*window); slot++ {
-		r := banking.SlotRecord{Slot: slot, Transactions: uint64(perSlot(slot))}
+		r := ledger.SlotRecord{Slot: slot, Transactions: uint64(perSlot(slot))}
 		binary.LittleEndian.PutUint64(r.Blockhash[:], slot)
 		if err := s.index(r); err != nil {
 			t.Fatal(err)

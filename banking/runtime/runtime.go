@@ -1,0 +1,246 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/txview"
+)
+
+// Compute units the runtime's builtins consume per instruction: the
+// System program and the Compute Budget program consume 150 as Agave's
+// builtins do. The memo program is an sBPF program: memo.go.
+const (
+	systemUnits        = 150
+	computeBudgetUnits = 150
+)
+
+// systemTransferTag is SystemInstruction::Transfer's bincode tag.
+const systemTransferTag = 2
+
+// Tx is what a worker needs to execute one transaction.
+type Tx struct {
+	View     txview.View
+	Accounts []*bank.Account // one per account: static keys, then loaded addresses
+	Writable uint64          // bit i: account i is writable (after demotion)
+	Fee      banking.Fee
+	Budget   txview.ComputeBudget
+	Slot     uint64 // the working slot (Clock), for the lookup table program
+}
+
+// Result is the result of executing one transaction.
+type Result struct {
+	// Dropped: the fee payer failed validation; nothing was charged or
+	// changed, and the transaction is not committed.
+	Dropped bool
+	// Err is the Solana error of a committed transaction (zero: success).
+	Err banking.TxError
+	// Units is the compute units the instructions consumed.
+	Units uint64
+	// LoadedBytes is the transaction's loaded accounts data size
+	// (SIMD-0186, load.go).
+	LoadedBytes uint64
+	// Tables: it ran the lookup table program successfully, so its
+	// writable accounts may be tables that changed.
+	Tables bool
+}
+
+// MaxAccounts bounds the scratch arrays: a transaction locks at most 64
+// accounts, static and looked up (MaxAccountLocks), which admission
+// enforces before anything is resolved.
+const MaxAccounts = 64
+
+// Execute runs one transaction against its accounts, as Solana's runtime
+// would for the programs tpu knows. The caller holds the transaction's
+// account locks: execute mutates the writable accounts and reads the
+// others.
+//
+// Order, as Agave: validate the fee payer (a failure drops the
+// transaction, charging nothing); charge the fee; load the accounts (more
+// than the loaded-accounts data size limit fails the transaction, fee
+// kept) and the programs (a missing program or one no loader owns fails
+// it); execute the instructions all-or-nothing over scratch balances;
+// check every writable account's rent state (the incinerator exempt);
+// write the balances back.
+func Execute(tx *Tx) Result {
+	accts := tx.Accounts
+	payer := accts[0]
+	fee := tx.Fee.Total()
+
+	// validate_fee_payer
+	if payer.Lamports == 0 {
+		return Result{Dropped: true, Err: banking.NewTxError(banking.TxAccountNotFound)}
+	}
+	if payer.Owner != banking.SystemProgram || len(payer.Data) != 0 {
+		return Result{Dropped: true, Err: banking.NewTxError(banking.TxInvalidAccountForFee)}
+	}
+	if payer.Lamports < fee {
+		return Result{Dropped: true, Err: banking.NewTxError(banking.TxInsufficientFundsForFee)}
+	}
+	if !bank.RentTransitionAllowed(payer.Lamports, payer.Lamports-fee, 0, 0) {
+		return Result{Dropped: true, Err: banking.NewTxErrorAt(banking.TxInsufficientFundsForRent, 0)}
+	}
+	payer.Lamports -= fee
+
+	loaded, ok := loadedSize(tx)
+	if !ok {
+		return Result{Err: banking.NewTxError(banking.TxMaxLoadedAccountsDataSizeExceeded), LoadedBytes: loaded}
+	}
+
+	// Load the programs (Agave's load_transaction_accounts: since
+	// SIMD-0162 the owner decides, not the executable flag).
+	it := tx.View.Instructions()
+	for in, ok := it.Next(); ok; in, ok = it.Next() {
+		prog := accts[in.ProgramIndex]
+		if !prog.Exists() {
+			return Result{Err: banking.NewTxError(banking.TxProgramAccountNotFound), LoadedBytes: loaded}
+		}
+		if !isProgramOwner(&prog.Owner) {
+			return Result{Err: banking.NewTxError(banking.TxInvalidProgramForExecution), LoadedBytes: loaded}
+		}
+	}
+
+	// Execute over scratch balances.
+	n := len(accts)
+	var bal [MaxAccounts]uint64
+	for i, a := range accts {
+		bal[i] = a.Lamports
+	}
+	var st txState // the lookup table program's edits (altprogram.go)
+	limit := uint64(tx.Budget.UnitLimit)
+	var units uint64
+	it = tx.View.Instructions()
+	for i := 0; ; i++ {
+		in, ok := it.Next()
+		if !ok {
+			break
+		}
+		var cost uint64
+		var err banking.TxError
+		switch prog := accts[in.ProgramIndex].Key(); prog {
+		case txview.SystemProgram:
+			cost, err = systemInstruction(tx, i, in, bal[:n])
+		case txview.ComputeBudgetProgram:
+			cost = computeBudgetUnits // read by txview; a no-op here
+		case txview.MemoProgram, txview.MemoV1Program:
+			cost, err = memoInstruction(tx, i, in, prog == txview.MemoV1Program)
+		case banking.Ed25519Program, banking.Secp256k1Program, banking.Secp256r1Program:
+			cost, err = precompileInstruction(tx, i, in, &prog) // precompile.go
+		case banking.LookupTableProgram:
+			// The program gets a state of its own, which escape
+			// analysis sends to the heap: execute's scratch balances
+			// stay on the stack for every other transaction (with &st
+			// here, every transaction allocated them: 1 allocation per
+			// transaction in tpu bench banking).
+			alt := &txState{bal: append([]uint64(nil), bal[:n]...), edits: st.edits}
+			cost, err = lookupTableInstruction(tx, alt, tx.Slot, i, in)
+			copy(bal[:n], alt.bal)
+			st.edits = alt.edits
+		default:
+			cost, err = 0, banking.InstructionError(i, banking.InstrUnsupportedProgramId)
+		}
+		if units+cost > limit {
+			return Result{Err: banking.InstructionError(i, banking.InstrComputationalBudgetExceeded), Units: limit, LoadedBytes: loaded}
+		}
+		units += cost
+		if err.IsErr() {
+			return Result{Err: err, Units: units, LoadedBytes: loaded}
+		}
+	}
+
+	// Rent: every writable account must end in an allowed rent state,
+	// but the incinerator (Agave's check_rent_state_with_account).
+	for i, a := range accts {
+		if tx.Writable&(1<<i) != 0 && (bal[i] != a.Lamports || st.edit(i) != nil) && a.Key() != banking.Incinerator &&
+			!bank.RentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(st.data(tx, i))) {
+			return Result{Err: banking.NewTxErrorAt(banking.TxInsufficientFundsForRent, i), Units: units, LoadedBytes: loaded}
+		}
+	}
+	for i, a := range accts {
+		if tx.Writable&(1<<i) != 0 {
+			a.Lamports = bal[i]
+		}
+	}
+	for _, e := range st.edits {
+		a := accts[e.index]
+		a.Owner, a.Data = e.owner, e.data
+	}
+	return Result{Units: units, LoadedBytes: loaded, Tables: st.edits != nil}
+}
+
+// systemInstruction runs a System program instruction; tpu implements
+// Transfer only, and fails every other instruction as invalid data.
+func systemInstruction(tx *Tx, i int, in txview.Instruction, bal []uint64) (uint64, banking.TxError) {
+	d := in.Data
+	if len(d) < 4 || binary.LittleEndian.Uint32(d) != systemTransferTag || len(d) < 12 {
+		return systemUnits, banking.InstructionError(i, banking.InstrInvalidInstructionData)
+	}
+	if len(in.Accounts) < 2 {
+		return systemUnits, banking.InstructionError(i, banking.InstrNotEnoughAccountKeys)
+	}
+	lamports := binary.LittleEndian.Uint64(d[4:])
+	from, to := int(in.Accounts[0]), int(in.Accounts[1])
+	if !tx.View.IsSigner(from) {
+		return systemUnits, banking.InstructionError(i, banking.InstrMissingRequiredSignature)
+	}
+	if len(tx.Accounts[from].Data) != 0 {
+		return systemUnits, banking.InstructionError(i, banking.InstrInvalidArgument) // `from` must not carry data
+	}
+	if lamports > bal[from] {
+		return systemUnits, banking.CustomError(i, banking.CustomResultWithNegativeLamports)
+	}
+	// Agave's BorrowedAccount::set_lamports, on from and then on to, even
+	// when the amount is 0: an account the program does not own may not
+	// lose lamports, a read-only or executable one may not change.
+	if e := setLamports(tx, i, from, lamports > 0); e.IsErr() {
+		return systemUnits, e
+	}
+	if bal[to]+lamports < bal[to] {
+		return systemUnits, banking.InstructionError(i, banking.InstrArithmeticOverflow)
+	}
+	if e := setLamports(tx, i, to, false); e.IsErr() {
+		return systemUnits, e
+	}
+	bal[from] -= lamports
+	bal[to] += lamports
+	return systemUnits, banking.TxError{}
+}
+
+// setLamports checks that account index may have its lamports set by the
+// System program in instruction i, as Agave's BorrowedAccount::set_lamports
+// (transaction-context) does (decrease: whether the balance goes down).
+// SIMD-0162 (remove_accounts_executable_flag_checks, active on mainnet)
+// removed its ExecutableLamportChange check: anyone may send lamports to a
+// program account.
+func setLamports(tx *Tx, i, index int, decrease bool) banking.TxError {
+	a := tx.Accounts[index]
+	if decrease && a.Owner != banking.SystemProgram {
+		return banking.InstructionError(i, banking.InstrExternalAccountLamportSpend)
+	}
+	if tx.Writable&(1<<index) == 0 {
+		return banking.InstructionError(i, banking.InstrReadonlyLamportChange)
+	}
+	return banking.TxError{}
+}
+
+// memoInstruction runs the memo program: the data must be UTF-8, and for
+// SPL Memo v2 and later every listed account must sign (v1 ignores its
+// accounts). It consumes memoUnits (memo.go); a failure, found before the
+// memo is logged, the fixed part only.
+func memoInstruction(tx *Tx, i int, in txview.Instruction, v1 bool) (uint64, banking.TxError) {
+	signers := 0
+	if !v1 {
+		for _, a := range in.Accounts {
+			if !tx.View.IsSigner(int(a)) {
+				return memoBase, banking.InstructionError(i, banking.InstrMissingRequiredSignature)
+			}
+		}
+		signers = len(in.Accounts)
+	}
+	if !utf8.Valid(in.Data) {
+		return memoBase, banking.InstructionError(i, banking.InstrInvalidInstructionData)
+	}
+	return memoUnits(len(in.Data), signers), banking.TxError{}
+}

@@ -1,0 +1,248 @@
+package scheduler
+
+import "github.com/tpugo/tpu/packet"
+
+// DriverConfig is what a Driver tells its caller. Both callbacks run on
+// the driver's goroutine, inside the call that caused them.
+type DriverConfig struct {
+	// SlotEnded, when not nil, is called after each slot end that
+	// happened, with the slot that ended and when the end was asked
+	// (packet.Now() then); Scheduler.EndedAt says when it was done.
+	SlotEnded func(slot uint64, asked int64)
+	// Flushed, when not nil, is called once a flush (Flush or Abort) is
+	// over, with the ledger's failure if there was one. One call answers
+	// every Flush made since the last one.
+	Flushed func(err error)
+}
+
+// Driver runs a Scheduler's calling protocol: it turns what happens to
+// banking (a batch arrives, a worker hands back a batch, the slot clock
+// ticks, the ledger makes a slot durable, someone asks for a flush) into
+// the scheduler's calls (Submit, Schedule, Complete, EndSlot,
+// TryEndSlot) in the order the scheduler needs them. The banking actor,
+// the benchmark harness and the tests all drive a scheduler through it.
+//
+// A Driver, like its Scheduler, belongs to one goroutine, and it never
+// blocks except in Await, Drain and EndSlot, which are for callers with
+// no actor (Config.OnComplete unset): they read Completions.
+//
+// A flush empties the buffer, ends the working slot and waits for that
+// slot to be durable: it is over at the OnCommitted of that slot or a
+// later one, never by looking at the ledger, so the caller must pass on
+// every commit (Bank.OnCommit) while a flush is on. When the ledger
+// fails, nothing more can commit: the flush is over, with the error, once
+// nothing is in flight (the failure shows at the next slot end, so a
+// caller waiting for a commit that never comes sees it at its next tick).
+type Driver struct {
+	s       *Scheduler
+	cfg     DriverConfig
+	asked   int64 // packet.Now() when the pending slot end was asked
+	flush   flushState
+	durable uint64 // committing: the slot whose commit ends the flush
+	aborted bool   // Abort was called: whatever comes is dropped
+	err     error  // the first ledger failure
+}
+
+type flushState uint8
+
+const (
+	notFlushing flushState = iota
+	emptying               // scheduling what is buffered, ending slots as needed
+	committing             // the last slot ended; waiting for it to be durable
+	aborting               // the buffer was dropped; waiting for work in flight
+)
+
+// NewDriver returns a driver of s.
+func NewDriver(s *Scheduler, cfg DriverConfig) *Driver {
+	return &Driver{s: s, cfg: cfg}
+}
+
+// Scheduler returns the scheduler the driver drives.
+func (d *Driver) Scheduler() *Scheduler { return d.s }
+
+// Err returns the ledger failure that stopped committing, if any.
+func (d *Driver) Err() error { return d.err }
+
+// Flushing reports whether a flush is under way.
+func (d *Driver) Flushing() bool { return d.flush != notFlushing }
+
+// Idle reports whether nothing is buffered or executing and no slot end
+// is pending.
+func (d *Driver) Idle() bool { return d.s.Idle() && !d.s.Ending() }
+
+// OnBatch buffers the live packets of b and schedules; it consumes b
+// (Scheduler.Submit). After Abort what it buffers is dropped at once,
+// with packet.OutcomeShutdown.
+func (d *Driver) OnBatch(b *packet.Batch) {
+	d.s.Submit(b)
+	if d.aborted {
+		d.s.DropBuffered(packet.OutcomeShutdown)
+		return
+	}
+	d.s.Schedule()
+}
+
+// OnCompletion books a batch a worker finished (Scheduler.Complete),
+// ends a pending slot once its work is all back, and moves a flush on.
+func (d *Driver) OnCompletion(wb *WorkBatch) {
+	d.s.Complete(wb)
+	if d.s.Ending() {
+		done, err := d.s.TryEndSlot()
+		d.ended(done, err)
+	}
+	d.advance()
+}
+
+// OnTick is the slot clock: it ends the working slot, unless an end is
+// already pending (it then happens when the work in flight is back).
+func (d *Driver) OnTick() {
+	if !d.s.Ending() {
+		d.endSlot()
+	}
+	d.advance()
+}
+
+// OnCommitted is the ledger's word that slot, and every slot before it,
+// is durable.
+func (d *Driver) OnCommitted(slot uint64) {
+	if d.flush == committing && slot >= d.durable {
+		d.finish()
+	}
+}
+
+// Flush asks for everything received so far to be executed (or dropped)
+// and committed; DriverConfig.Flushed says when it is. Slots end as
+// needed: when nothing is in flight but work is buffered (it waits for
+// the next slot's cost room), and once the buffer is empty.
+func (d *Driver) Flush() {
+	switch {
+	case d.flush == notFlushing, d.flush == committing && !d.s.Idle():
+		d.flush = emptying
+	}
+	d.advance()
+}
+
+// Abort drops everything buffered and not executing, with
+// packet.OutcomeShutdown, for a shutdown that cannot wait for it; the
+// flush it starts is over once the work in flight is back. Batches that
+// come after it are dropped too. It returns how many transactions it
+// dropped.
+func (d *Driver) Abort() int {
+	d.flush, d.aborted = aborting, true
+	n := d.s.DropBuffered(packet.OutcomeShutdown)
+	d.advance()
+	return n
+}
+
+// Await books the next batch a worker hands back on Completions, waiting
+// for it; it reports false, at once, when nothing is in flight.
+func (d *Driver) Await() bool {
+	if !d.s.Busy() {
+		return false
+	}
+	d.OnCompletion(<-d.s.Completions())
+	return true
+}
+
+// Poll books the batches workers have handed back on Completions, without
+// waiting.
+func (d *Driver) Poll() {
+	for {
+		select {
+		case wb := <-d.s.Completions():
+			d.OnCompletion(wb)
+		default:
+			return
+		}
+	}
+}
+
+// Drain books completions from Completions until nothing is buffered or
+// executing, ending the slot whenever work is buffered and nothing is in
+// flight (it waits for the next slot's cost room). It does not end the
+// last slot, and it returns the ledger's failure, if any.
+func (d *Driver) Drain() error {
+	for !d.Idle() && d.err == nil {
+		if !d.s.Busy() {
+			d.s.Schedule()
+		}
+		if !d.Await() {
+			d.endSlot()
+		}
+	}
+	return d.err
+}
+
+// EndSlot ends the working slot, booking completions from Completions
+// until the work in flight is back, and returns the ledger's failure, if
+// any.
+func (d *Driver) EndSlot() error {
+	d.OnTick()
+	for d.s.Ending() && d.Await() {
+	}
+	return d.err
+}
+
+func (d *Driver) endSlot() {
+	d.asked = packet.Now()
+	done, err := d.s.EndSlot()
+	d.ended(done, err)
+}
+
+// ended records a slot end that happened (done) or failed.
+func (d *Driver) ended(done bool, err error) {
+	if err != nil {
+		if d.err == nil {
+			d.err = err
+		}
+		return
+	}
+	if done && d.cfg.SlotEnded != nil {
+		d.cfg.SlotEnded(d.s.Bank().Slot()-1, d.asked)
+	}
+}
+
+// advance moves a flush on after an event.
+func (d *Driver) advance() {
+	switch {
+	case d.flush == notFlushing, d.s.Ending():
+		return // a pending slot end moves on with the completions
+	case d.err != nil, d.flush == aborting:
+		// Nothing more can commit, or nothing more is wanted: over
+		// once nothing is in flight.
+		if !d.s.Busy() {
+			d.finish()
+		}
+	case d.flush == committing:
+		// OnCommitted ends it.
+	case !d.s.Idle():
+		d.s.Schedule()
+		if !d.s.Busy() {
+			// What is buffered cannot run in this slot: end it rather
+			// than wait for the clock.
+			d.endSlot()
+			if d.err != nil && !d.s.Busy() {
+				d.finish()
+			}
+		}
+	default:
+		// Empty: commit the working slot; the flush is over when it is
+		// durable.
+		d.endSlot()
+		switch {
+		case d.err != nil:
+			d.finish()
+			return
+		case d.s.Ending():
+			return // not with nothing in flight; if so, the end comes with it
+		}
+		d.flush, d.durable = committing, d.s.Bank().Slot()-1
+	}
+}
+
+func (d *Driver) finish() {
+	d.flush = notFlushing
+	if d.cfg.Flushed != nil {
+		d.cfg.Flushed(d.err)
+	}
+}

@@ -1,0 +1,86 @@
+package scheduler
+
+import "github.com/tpugo/tpu/banking/bank"
+
+// maxMissesPerPass ends a scheduling pass after this many transactions in
+// a row could not be scheduled: under heavy contention the rest of the
+// buffer is mostly more of the same, and scanning it on every completion
+// (popping and pushing back thousands of transactions) would cost more
+// than the work scheduled. The next completion starts a new pass.
+const maxMissesPerPass = 256
+
+// greedy takes transactions in priority order and gives each to a worker
+// whose thread-aware locks allow it, skipping (and keeping in the buffer)
+// those that conflict, as Agave's GreedyScheduler does.
+type greedy struct {
+	locking
+	retry []*pendingTx // could not be scheduled this pass
+}
+
+func newGreedy(s *Scheduler) *greedy { return &greedy{locking: newLocking(s)} }
+
+// locking is what greedy and prio-graph share: the buffer is their queue
+// (nothing to do at insert or drop; a transaction deferred for cost goes
+// back to it), and thread-aware locks, taken when a transaction is placed
+// and given back when it completes, so nothing is locked at a slot end.
+type locking struct {
+	s     *Scheduler
+	locks lockTable
+}
+
+func newLocking(s *Scheduler) locking {
+	return locking{s: s, locks: newLockTable(&s.ids, s.cfg.Workers)}
+}
+
+func (l *locking) insert(*pendingTx)            {}
+func (l *locking) drop(*pendingTx)              {}
+func (l *locking) complete(t *pendingTx)        { l.locks.unlock(t) }
+func (l *locking) requeue(t *pendingTx)         { l.s.heap.Push(t) }
+func (l *locking) writing(a *bank.Account) bool { return l.locks.writing(a) }
+func (l *locking) pin(bool)                     {}
+
+// lockAndPlace places t on the worker with the least work among those in
+// allowed that its thread-aware locks admit, taking its locks. It reports
+// whether it could, and the workers still open for more.
+func (l *locking) lockAndPlace(t *pendingTx, allowed threadSet) (bool, threadSet) {
+	set := l.locks.lockable(t, allowed)
+	if set == 0 {
+		return false, allowed
+	}
+	th := l.s.pickThread(set)
+	l.locks.lock(t, th)
+	if l.s.place(t, th) {
+		allowed = l.s.schedulableThreads()
+	}
+	return true, allowed
+}
+
+func (g *greedy) schedule() {
+	s := g.s
+	allowed := s.schedulableThreads()
+	if allowed == 0 || s.heap.Len() == 0 {
+		return
+	}
+	budget, misses := s.heap.Len(), 0
+	for scanned := 0; scanned < budget && allowed != 0 && s.heap.Len() > 0 && misses < maxMissesPerPass; scanned++ {
+		t := s.heap.PopMax()
+		s.resolve(t)
+		if !s.cost.fits(t) {
+			s.deferCost(t)
+			continue
+		}
+		placed, open := g.lockAndPlace(t, allowed)
+		if !placed {
+			g.retry = append(g.retry, t)
+			misses++
+			continue
+		}
+		misses, allowed = 0, open
+	}
+	s.sealAll()
+	for _, t := range g.retry {
+		s.heap.Push(t)
+	}
+	clear(g.retry)
+	g.retry = g.retry[:0]
+}
