@@ -5,7 +5,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"runtime"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -257,7 +257,7 @@ func TestFlood(t *testing.T) {
 	// with a later datagram. So a probe that has not made the figures
 	// add up within probeWait is followed by another, each counted sent.
 	sent := uint64(res.Sent)
-	if runtime.GOOS == "linux" {
+	if goruntime.GOOS == "linux" {
 		const probeWait = 200 * time.Millisecond
 		deadline := time.Now().Add(20 * time.Second)
 		var probed time.Time
@@ -284,10 +284,10 @@ func TestFlood(t *testing.T) {
 	if s.Received == 0 || s.Received > sent {
 		t.Fatalf("received %d of %d sent", s.Received, sent)
 	}
-	if runtime.GOOS == "linux" && s.Received+s.SocketDropped != sent {
+	if goruntime.GOOS == "linux" && s.Received+s.SocketDropped != sent {
 		t.Fatalf("after stop: sent %d, received %d + socket dropped %d", sent, s.Received, s.SocketDropped)
 	}
-	if runtime.GOOS != "linux" && s.SocketDropped != 0 {
+	if goruntime.GOOS != "linux" && s.SocketDropped != 0 {
 		t.Fatalf("socket dropped %d where the kernel's count is unknown", s.SocketDropped)
 	}
 	shedOrDropped := s.Outcomes[packet.OutcomeNoCredits] + s.Outcomes[packet.OutcomeShed]

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
 
 	"github.com/tpugo/tpu/trace"
 )
@@ -36,7 +37,7 @@ func TestMemoryMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ledger := bank.LedgerMemory() // nothing writes to the ledger: it holds still
+	mem := bank.Ledger().Memory() // nothing writes to the ledger: it holds still
 	// The runtime's figures from runtime.ReadMemStats (not through the
 	// code under test), and the heap's live bytes (which MemStats has
 	// not) by name.
@@ -86,12 +87,12 @@ func TestMemoryMetrics(t *testing.T) {
 	// start or end move the stacks.
 	within("tpu_go_memory_bytes", before.Sys-before.HeapReleased, after.Sys-after.HeapReleased, 256<<10)
 	within("tpu_go_stack_bytes", before.StackInuse, after.StackInuse, 256<<10)
-	if now := bank.LedgerMemory(); now != ledger || ledger.MemTables == 0 {
-		t.Fatalf("the ledger's memory moved (%+v, then %+v), or is zero", ledger, now)
+	if now := bank.Ledger().Memory(); now != mem || mem.MemTables == 0 {
+		t.Fatalf("the ledger's memory moved (%+v, then %+v), or is zero", mem, now)
 	}
-	exact("tpu_pebble_memtable_bytes", ledger.MemTables)
-	exact("tpu_pebble_memtables", uint64(ledger.MemTableCount))
-	exact("tpu_pebble_block_cache_bytes", ledger.BlockCache)
+	exact("tpu_pebble_memtable_bytes", mem.MemTables)
+	exact("tpu_pebble_memtables", uint64(mem.MemTableCount))
+	exact("tpu_pebble_block_cache_bytes", mem.BlockCache)
 	exact("tpu_pebble_memory_bound_bytes", ledger.MemoryBound)
 }
 

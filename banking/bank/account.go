@@ -34,6 +34,14 @@ type Account struct {
 	ref int32
 }
 
+// New returns the account at key in state s (its Lamports, Owner,
+// Executable and Data): for setups that make accounts outside a
+// transaction (tests, benchmarks).
+func New(key banking.Pubkey, s Account) *Account {
+	s.key, s.onDisk, s.dirtySlot, s.pins, s.ref = key, false, 0, 0, 0
+	return &s
+}
+
 // Empty returns the account at key that does not exist: no lamports,
 // owned by the System program, as Resolve makes it.
 func Empty(key banking.Pubkey) Account { return Account{key: key, Owner: banking.SystemProgram} }

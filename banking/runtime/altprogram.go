@@ -22,7 +22,7 @@ const (
 
 // lookupTableUnits is processor.rs's DEFAULT_COMPUTE_UNITS, which
 // declare_process_instruction! consumes on entry; each System program
-// instruction it invokes (native_invoke) consumes systemUnits more.
+// instruction it invokes (native_invoke) consumes SystemUnits more.
 const lookupTableUnits = 750
 
 // acctEdit is a change to an account's owner and data that an
@@ -159,12 +159,12 @@ func lookupTableInstruction(tx *Tx, st *txState, slot uint64, i int, in txview.I
 		need := bank.RentExemptMinimum(bank.TableMetaSize)
 		if need > tableLamports {
 			need -= tableLamports
-			units += systemUnits
+			units += SystemUnits
 			if e := cpiTransfer(tx, st, i, payer, table, need); e.IsErr() {
 				return units, e
 			}
 		}
-		units += 2 * systemUnits
+		units += 2 * SystemUnits
 		if tx.Writable&(1<<table) == 0 {
 			return ierr(banking.InstrPrivilegeEscalation)
 		}
@@ -265,7 +265,7 @@ func lookupTableInstruction(tx *Tx, st *txState, slot uint64, i int, in txview.I
 		if !tx.View.IsSigner(payer) {
 			return ierr(banking.InstrMissingRequiredSignature)
 		}
-		units += systemUnits
+		units += SystemUnits
 		return units, cpiTransfer(tx, st, i, payer, table, need-st.bal[table])
 
 	default: // altClose

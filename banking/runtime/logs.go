@@ -159,9 +159,9 @@ func isPrecompile(prog *banking.Pubkey) bool {
 func instrUnits(v txview.View, i int, in txview.Instruction, prog *banking.Pubkey) uint64 {
 	switch *prog {
 	case txview.SystemProgram:
-		return systemUnits
+		return SystemUnits
 	case txview.ComputeBudgetProgram:
-		return computeBudgetUnits
+		return ComputeBudgetUnits
 	case txview.MemoProgram, txview.MemoV1Program:
 		units, _ := memoInstruction(&Tx{View: v}, i, in, *prog == txview.MemoV1Program)
 		return units

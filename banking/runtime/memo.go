@@ -23,10 +23,10 @@ const (
 	memoBase      = 2_022 - 60*memoPerByte
 )
 
-// memoUnits returns the compute units the memo program consumes for a
+// MemoUnits returns the compute units the memo program consumes for a
 // memo of dataLen bytes with signers verified signers. Memo v1
 // (Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo) ignores its accounts and
 // is modelled with none.
-func memoUnits(dataLen, signers int) uint64 {
+func MemoUnits(dataLen, signers int) uint64 {
 	return memoBase + memoPerByte*uint64(dataLen) + memoPerSigner*uint64(signers)
 }

@@ -13,8 +13,8 @@ import (
 // System program and the Compute Budget program consume 150 as Agave's
 // builtins do. The memo program is an sBPF program: memo.go.
 const (
-	systemUnits        = 150
-	computeBudgetUnits = 150
+	SystemUnits        = 150
+	ComputeBudgetUnits = 150
 )
 
 // systemTransferTag is SystemInstruction::Transfer's bincode tag.
@@ -123,7 +123,7 @@ func Execute(tx *Tx) Result {
 		case txview.SystemProgram:
 			cost, err = systemInstruction(tx, i, in, bal[:n])
 		case txview.ComputeBudgetProgram:
-			cost = computeBudgetUnits // read by txview; a no-op here
+			cost = ComputeBudgetUnits // read by txview; a no-op here
 		case txview.MemoProgram, txview.MemoV1Program:
 			cost, err = memoInstruction(tx, i, in, prog == txview.MemoV1Program)
 		case banking.Ed25519Program, banking.Secp256k1Program, banking.Secp256r1Program:
@@ -175,37 +175,37 @@ func Execute(tx *Tx) Result {
 func systemInstruction(tx *Tx, i int, in txview.Instruction, bal []uint64) (uint64, banking.TxError) {
 	d := in.Data
 	if len(d) < 4 || binary.LittleEndian.Uint32(d) != systemTransferTag || len(d) < 12 {
-		return systemUnits, banking.InstructionError(i, banking.InstrInvalidInstructionData)
+		return SystemUnits, banking.InstructionError(i, banking.InstrInvalidInstructionData)
 	}
 	if len(in.Accounts) < 2 {
-		return systemUnits, banking.InstructionError(i, banking.InstrNotEnoughAccountKeys)
+		return SystemUnits, banking.InstructionError(i, banking.InstrNotEnoughAccountKeys)
 	}
 	lamports := binary.LittleEndian.Uint64(d[4:])
 	from, to := int(in.Accounts[0]), int(in.Accounts[1])
 	if !tx.View.IsSigner(from) {
-		return systemUnits, banking.InstructionError(i, banking.InstrMissingRequiredSignature)
+		return SystemUnits, banking.InstructionError(i, banking.InstrMissingRequiredSignature)
 	}
 	if len(tx.Accounts[from].Data) != 0 {
-		return systemUnits, banking.InstructionError(i, banking.InstrInvalidArgument) // `from` must not carry data
+		return SystemUnits, banking.InstructionError(i, banking.InstrInvalidArgument) // `from` must not carry data
 	}
 	if lamports > bal[from] {
-		return systemUnits, banking.CustomError(i, banking.CustomResultWithNegativeLamports)
+		return SystemUnits, banking.CustomError(i, banking.CustomResultWithNegativeLamports)
 	}
 	// Agave's BorrowedAccount::set_lamports, on from and then on to, even
 	// when the amount is 0: an account the program does not own may not
 	// lose lamports, a read-only or executable one may not change.
 	if e := setLamports(tx, i, from, lamports > 0); e.IsErr() {
-		return systemUnits, e
+		return SystemUnits, e
 	}
 	if bal[to]+lamports < bal[to] {
-		return systemUnits, banking.InstructionError(i, banking.InstrArithmeticOverflow)
+		return SystemUnits, banking.InstructionError(i, banking.InstrArithmeticOverflow)
 	}
 	if e := setLamports(tx, i, to, false); e.IsErr() {
-		return systemUnits, e
+		return SystemUnits, e
 	}
 	bal[from] -= lamports
 	bal[to] += lamports
-	return systemUnits, banking.TxError{}
+	return SystemUnits, banking.TxError{}
 }
 
 // setLamports checks that account index may have its lamports set by the
@@ -227,7 +227,7 @@ func setLamports(tx *Tx, i, index int, decrease bool) banking.TxError {
 
 // memoInstruction runs the memo program: the data must be UTF-8, and for
 // SPL Memo v2 and later every listed account must sign (v1 ignores its
-// accounts). It consumes memoUnits (memo.go); a failure, found before the
+// accounts). It consumes MemoUnits (memo.go); a failure, found before the
 // memo is logged, the fixed part only.
 func memoInstruction(tx *Tx, i int, in txview.Instruction, v1 bool) (uint64, banking.TxError) {
 	signers := 0
@@ -242,5 +242,5 @@ func memoInstruction(tx *Tx, i int, in txview.Instruction, v1 bool) (uint64, ban
 	if !utf8.Valid(in.Data) {
 		return memoBase, banking.InstructionError(i, banking.InstrInvalidInstructionData)
 	}
-	return memoUnits(len(in.Data), signers), banking.TxError{}
+	return MemoUnits(len(in.Data), signers), banking.TxError{}
 }

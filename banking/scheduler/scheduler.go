@@ -377,6 +377,23 @@ type Stats struct {
 	Errors                   map[string]uint64 // executed-failed transactions by error name
 }
 
+// ErrAccounting reports counts that break the accounting rule.
+var ErrAccounting = errors.New("banking: accounting")
+
+// Check reports whether the counts keep the accounting rule: every
+// transaction received ended in exactly one outcome or is still
+// buffered.
+func (st *Stats) Check() error {
+	var sum uint64
+	for _, n := range st.Outcomes {
+		sum += n
+	}
+	if st.Received != sum+st.Buffered {
+		return fmt.Errorf("%w: received %d != outcomes %d + buffered %d (%v)", ErrAccounting, st.Received, sum, st.Buffered, st.Outcomes)
+	}
+	return nil
+}
+
 // Scheduler buffers transactions, orders them by priority, hands batches
 // of lock-compatible transactions to a pool of workers, and books the
 // results into the Bank. It is plain Go driven by one goroutine (the

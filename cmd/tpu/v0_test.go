@@ -54,7 +54,7 @@ func TestRunV0(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, _, err := bank.TransactionCount()
+	committed, _, err := bank.Ledger().TransactionCount()
 	bank.Close()
 	if err != nil || committed != s.Executed {
 		t.Fatalf("the ledger holds %d transactions (%v), the summary executed %d", committed, err, s.Executed)

@@ -7,25 +7,26 @@ import (
 	"testing"
 
 	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/ledger"
 
 	"github.com/tpugo/tpu/banking"
 )
 
-// ledger is a Ledger in memory.
-type ledger struct {
+// fakeLedger is a Ledger in memory.
+type fakeLedger struct {
 	committed, durable uint64
 	statuses           map[uint64][]ledger.SigStatus
 	accounts           map[banking.Pubkey]bank.Account
 	listen             func(*ledger.SlotChanges)
 }
 
-func (l *ledger) OnCommitChanges(f func(*ledger.SlotChanges)) { l.listen = f }
-func (l *ledger) CommittedSlot() uint64                       { return l.committed }
-func (l *ledger) DurableSlot() uint64                         { return l.durable }
-func (l *ledger) SlotStatuses(slot uint64) ([]ledger.SigStatus, error) {
+func (l *fakeLedger) OnCommitChanges(f func(*ledger.SlotChanges)) { l.listen = f }
+func (l *fakeLedger) CommittedSlot() uint64                       { return l.committed }
+func (l *fakeLedger) DurableSlot() uint64                         { return l.durable }
+func (l *fakeLedger) SlotStatuses(slot uint64) ([]ledger.SigStatus, error) {
 	return l.statuses[slot], nil
 }
-func (l *ledger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]ledger.Status, error) {
+func (l *fakeLedger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]ledger.Status, error) {
 	out := map[[64]byte]ledger.Status{}
 	for s := through; s <= from; s++ {
 		for _, st := range l.statuses[s] {
@@ -38,7 +39,7 @@ func (l *ledger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte
 	}
 	return out, nil
 }
-func (l *ledger) CommittedAccount(key banking.Pubkey) (bank.Account, bool, error) {
+func (l *fakeLedger) CommittedAccount(key banking.Pubkey) (bank.Account, bool, error) {
 	a, ok := l.accounts[key]
 	return a, ok, nil
 }
@@ -61,12 +62,12 @@ func results(t *testing.T, b *box, method string) []string {
 
 // TestFeedCatchesUp: slots the listener could not queue are counted, and
 // the next slot that comes brings them all: their slot and root
-// notifications, their statuses (read from the ledger), and the followed
-// accounts as the ledger has them.
+// notifications, their statuses (read from the fakeLedger), and the followed
+// accounts as the fakeLedger has them.
 func TestFeedCatchesUp(t *testing.T) {
 	sig := [64]byte{9}
 	key := banking.Pubkey{3}
-	l := &ledger{committed: 2, durable: 2,
+	l := &fakeLedger{committed: 2, durable: 2,
 		statuses: map[uint64][]ledger.SigStatus{4: {{Signature: sig, Status: ledger.Status{Slot: 4}}}},
 		accounts: map[banking.Pubkey]bank.Account{key: {Lamports: 77, Owner: banking.SystemProgram}},
 	}

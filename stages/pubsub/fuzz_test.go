@@ -26,7 +26,7 @@ func FuzzHandle(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := &Server{cfg: Config{Bank: &ledger{committed: 10, durable: 10}, MaxSubscriptions: 4}.withDefaults(), reg: newRegistry(), log: slog.Default()}
+		s := &Server{cfg: Config{Bank: &fakeLedger{committed: 10, durable: 10}, MaxSubscriptions: 4}.withDefaults(), reg: newRegistry(), log: slog.Default()}
 		c := &conn{out: make(chan []byte, 64), cancel: func() {}, stats: &s.stats}
 		s.handle(c, data)
 		_, _, e := parseRequest(data)
@@ -54,4 +54,4 @@ func FuzzHandle(f *testing.F) {
 	})
 }
 
-var _ Ledger = (*ledger)(nil)
+var _ Ledger = (*fakeLedger)(nil)

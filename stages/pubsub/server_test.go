@@ -53,12 +53,12 @@ func startNodeWith(t *testing.T, cfg pubsub.Config, sync ledger.SyncMode, index 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed})
 	if err != nil {
 		g.Stop(context.Background())
 		t.Fatal(err)
 	}
-	cfg.Addr, cfg.Bank = "127.0.0.1:0", g.Bank()
+	cfg.Addr, cfg.Bank = "127.0.0.1:0", g.Bank().Committed()
 	if index {
 		cfg.Lookup = srv.SignatureStatus
 	}

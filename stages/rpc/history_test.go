@@ -407,7 +407,7 @@ func TestChainMethods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _, _ := n.g.Bank().SlotRecordOf(0)
+	rec, _, _ := n.g.Bank().Ledger().SlotRecordOf(0)
 	if gh != solana.Hash(rec.Blockhash) {
 		t.Fatalf("genesis hash %s", gh)
 	}
@@ -492,7 +492,7 @@ func TestHistoryAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
+		srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed})
 		if err != nil {
 			g.Stop(context.Background())
 			t.Fatal(err)

@@ -59,7 +59,7 @@ func startNodeWith(t *testing.T, beforeRPC func(*bank.Bank)) *node {
 	if beforeRPC != nil {
 		beforeRPC(g.Bank())
 	}
-	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed})
 	if err != nil {
 		g.Stop(context.Background())
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/runtime"
 
 	solana "github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
@@ -296,7 +297,7 @@ func loadedSize(t *testing.T, n *node, tx *solana.Transaction) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := n.g.Bank().Simulate(v)
+	sim, err := runtime.Simulate(n.g.Bank().Ledger(), v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,122 @@
+package ledger_test
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/banktest"
+	"github.com/tpugo/tpu/banking/ledger"
+)
+
+func TestReset(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, dir string) // dir does not exist yet
+		wantErr error
+		keep    string // a file that must survive
+	}{
+		{"missing", func(*testing.T, string) {}, nil, ""},
+		{"empty", func(t *testing.T, dir string) { mkdir(t, dir) }, nil, ""},
+		{"ledger", func(t *testing.T, dir string) {
+			runSlots(t, bank.Config{Dir: dir, Genesis: bank.GenesisConfig{Seed: banktest.Seed, Accounts: 4}}, 0, 1, 2)
+		}, nil, ""},
+		{"stray-file", func(t *testing.T, dir string) {
+			mkdir(t, dir)
+			write(t, filepath.Join(dir, "notes.txt"))
+		}, ledger.ErrNotLedger, "notes.txt"},
+		{"ledger-and-stray-file", func(t *testing.T, dir string) {
+			runSlots(t, bank.Config{Dir: dir, Genesis: bank.GenesisConfig{Seed: banktest.Seed, Accounts: 4}}, 0)
+			write(t, filepath.Join(dir, "notes.txt"))
+		}, ledger.ErrNotLedger, "notes.txt"},
+		{"pebble-without-status-log", func(t *testing.T, dir string) {
+			mkdir(t, dir)
+			write(t, filepath.Join(dir, "000001.log"))
+		}, ledger.ErrNotLedger, "000001.log"},
+		{"subdirectory", func(t *testing.T, dir string) { mkdir(t, filepath.Join(dir, "sub")) }, ledger.ErrNotLedger, "sub"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ledger")
+			tc.prepare(t, dir)
+			b, err := bank.Open(bank.Config{Dir: dir, Reset: true, Genesis: bank.GenesisConfig{Seed: banktest.Seed, Accounts: 4}})
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.keep) {
+					t.Fatalf("reset: %v, want %v naming %s", err, tc.wantErr, tc.keep)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				if b.Slot() != 1 {
+					t.Fatalf("after reset the ledger is at slot %d, not a new one", b.Slot())
+				}
+			}
+			if tc.keep != "" {
+				if _, err := os.Stat(filepath.Join(dir, tc.keep)); err != nil {
+					t.Fatalf("reset removed %s: %v", tc.keep, err)
+				}
+			}
+		})
+	}
+}
+
+func mkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func write(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A ledger another process holds is refused, by bank.Open and by a reset,
+// which leaves it as it is.
+func TestLedgerInUse(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	if !bufio.NewScanner(stdout).Scan() { // it has committed a slot
+		t.Fatal("child exited early")
+	}
+	before := size(t, filepath.Join(dir, ledger.StatusLogName))
+	for _, reset := range []bool{false, true} {
+		_, err := bank.Open(bank.Config{Dir: dir, Reset: reset, Genesis: bank.GenesisConfig{Seed: banktest.Seed, Accounts: 64}})
+		if !errors.Is(err, ledger.ErrInUse) || !strings.Contains(err.Error(), "in use by another process") {
+			t.Fatalf("reset %v: opened a ledger another process holds: %v", reset, err)
+		}
+	}
+	if size(t, filepath.Join(dir, ledger.StatusLogName)) < before {
+		t.Fatal("the status log shrank under its owner")
+	}
+	// In this process, too.
+	held := t.TempDir()
+	b := banktest.OpenBank(t, bank.Config{Dir: held})
+	defer b.Close()
+	if _, err := bank.Open(bank.Config{Dir: held}); !errors.Is(err, ledger.ErrInUse) {
+		t.Fatalf("opened a ledger twice: %v", err)
+	}
+}
