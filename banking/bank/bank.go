@@ -340,7 +340,6 @@ func (b *Bank) Status(h banking.Hash, sig *[64]byte) (ledger.Status, bool) {
 	return e.Status, true
 }
 
-
 // Capitalization returns the lamports in all accounts plus those burned
 // since genesis: constant for the life of a ledger. Call it while nothing
 // executes.
