@@ -1,0 +1,141 @@
+package scheduler
+
+import (
+	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/runtime"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/txview"
+)
+
+// pendingTx is a buffered transaction.
+type pendingTx struct {
+	seq       uint64
+	view      txview.View
+	held      *heldBatch // its source batch
+	buf       []byte     // copy handoff: the owned bytes
+	recvNanos int64
+	flags     packet.Flags
+	cb        txview.ComputeBudget
+	fee       banking.Fee
+	cost      uint64 // estimated, as scheduled
+	costExec  uint64 // of which the compute-unit limit
+	costLoad  uint64 // of which the loaded-data limit
+	priority  uint64
+	blockhash banking.Hash
+	status    bank.PendingStatus // its entry in the bank's status cache
+	heapIdx   int
+
+	// loaded are the addresses its lookups resolved to at admission
+	// (writable, then readonly; lookup.go), and altValid the last slot
+	// their tables stay usable in. The slice keeps its capacity across
+	// reuse.
+	loaded   []banking.Pubkey
+	altValid uint64
+
+	// Set when scheduled.
+	accounts   [runtime.MaxAccounts]*bank.Account
+	n          int
+	resolvedIn uint64 // the bank's slot when accounts were resolved; 0: never
+	writable   uint64
+	thread     int
+	result     runtime.Result
+	// execStart and execEnd are packet.Now() when its worker began and
+	// ended it, stamped for tracer transactions (packet.FlagTracer) only.
+	execStart, execEnd int64
+
+	// strat is the strategy's index of the transaction in its own
+	// tables (Unbatched: its usages; PrioGraph: its node in this pass's
+	// graph). The core never reads it.
+	strat int32
+}
+
+// heldBatch is a submitted packet batch while any of its transactions is
+// buffered or executing: with the refcount handoff it holds the batch's
+// reference; with the copy handoff, only its source tag.
+type heldBatch struct {
+	b      *packet.Batch // nil with the copy handoff, after Submit
+	source uint64        // b.Seq()
+	live   int
+}
+
+// deferral is a transaction that did not fit the slot's cost limits.
+// seq tells it from a recycled pendingTx: one that left meanwhile (an
+// Unbatched transaction waits in the buffer and may be evicted) is
+// skipped.
+type deferral struct {
+	t   *pendingTx
+	seq uint64
+}
+
+// Pools of the scheduler's objects, so that steady state does not
+// allocate per transaction.
+func (s *Scheduler) newTx() *pendingTx {
+	if n := len(s.freeTx); n > 0 {
+		t := s.freeTx[n-1]
+		s.freeTx = s.freeTx[:n-1]
+		return t
+	}
+	return new(pendingTx)
+}
+
+func (s *Scheduler) releaseTx(t *pendingTx) {
+	if h := t.held; h != nil {
+		h.live--
+		if h.live == 0 {
+			s.releaseHeld(h)
+		}
+	}
+	if t.buf != nil {
+		s.stats.CopyBuffers--
+		s.freeBufs = append(s.freeBufs, t.buf[:0])
+	}
+	loaded := t.loaded[:0]
+	*t = pendingTx{}
+	t.loaded = loaded
+	s.freeTx = append(s.freeTx, t)
+}
+
+func (s *Scheduler) newHeld(b *packet.Batch) *heldBatch {
+	s.stats.HeldBatches++
+	var h *heldBatch
+	if n := len(s.freeHeld); n > 0 {
+		h = s.freeHeld[n-1]
+		s.freeHeld = s.freeHeld[:n-1]
+	} else {
+		h = new(heldBatch)
+	}
+	h.b, h.source, h.live = b, b.Seq(), 0
+	return h
+}
+
+// releaseHeld lets go of a source batch none of whose transactions is
+// left.
+func (s *Scheduler) releaseHeld(h *heldBatch) {
+	s.releaseBatch(h)
+	if f := s.cfg.OnSourceDone; f != nil {
+		f(h.source)
+	}
+	s.freeHeld = append(s.freeHeld, h)
+}
+
+// releaseBatch releases h's packet batch, if it still holds it.
+func (s *Scheduler) releaseBatch(h *heldBatch) {
+	if h.b != nil {
+		s.stats.HeldBatches--
+		h.b.Release()
+		h.b = nil
+	}
+}
+
+func (s *Scheduler) copyBuf(data []byte) []byte {
+	s.stats.CopyBuffers++
+	var buf []byte
+	if n := len(s.freeBufs); n > 0 {
+		buf = s.freeBufs[n-1]
+		s.freeBufs = s.freeBufs[:n-1]
+	} else {
+		buf = make([]byte, 0, packet.Size)
+	}
+	return append(buf, data...)
+}
