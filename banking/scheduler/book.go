@@ -20,11 +20,7 @@ func (s *Scheduler) finish(t *pendingTx, o packet.Outcome) {
 // next batch. Call it on the scheduler's goroutine with each batch
 // Completions delivers.
 func (s *Scheduler) Complete(wb *WorkBatch) {
-	w := &s.workers[wb.thread]
-	w.batches--
-	w.cus -= wb.cus
-	w.txs -= len(wb.txs)
-	s.outstanding--
+	s.workers.done(wb)
 	bal := wb.bal
 	for _, t := range wb.txs {
 		s.strat.complete(t)
@@ -35,7 +31,7 @@ func (s *Scheduler) Complete(wb *WorkBatch) {
 			s.book(t, nil) // no history: book keeps no balances
 		}
 	}
-	s.freeWorkBatch(wb)
+	s.workers.release(wb)
 	if s.cost.takeFreed() && len(s.deferred) > 0 {
 		// Cost came back (drops, estimates above use): what waited for
 		// room in this slot may fit now.

@@ -17,25 +17,25 @@ type greedy struct {
 	retry []*pendingTx // could not be scheduled this pass
 }
 
-func newGreedy(s *Scheduler) *greedy { return &greedy{locking: newLocking(s)} }
+func newGreedy(e *env) *greedy { return &greedy{locking: newLocking(e)} }
 
 // locking is what greedy and prio-graph share: the buffer is their queue
 // (nothing to do at insert or drop; a transaction deferred for cost goes
 // back to it), and thread-aware locks, taken when a transaction is placed
 // and given back when it completes, so nothing is locked at a slot end.
 type locking struct {
-	s     *Scheduler
+	e     *env
 	locks lockTable
 }
 
-func newLocking(s *Scheduler) locking {
-	return locking{s: s, locks: newLockTable(&s.ids, s.cfg.Workers)}
+func newLocking(e *env) locking {
+	return locking{e: e, locks: newLockTable(&e.ids, e.cfg.Workers)}
 }
 
 func (l *locking) insert(*pendingTx)            {}
 func (l *locking) drop(*pendingTx)              {}
 func (l *locking) complete(t *pendingTx)        { l.locks.unlock(t) }
-func (l *locking) requeue(t *pendingTx)         { l.s.heap.Push(t) }
+func (l *locking) requeue(t *pendingTx)         { l.e.heap.Push(t) }
 func (l *locking) writing(a *bank.Account) bool { return l.locks.writing(a) }
 func (l *locking) pin(bool)                     {}
 
@@ -47,26 +47,26 @@ func (l *locking) lockAndPlace(t *pendingTx, allowed threadSet) (bool, threadSet
 	if set == 0 {
 		return false, allowed
 	}
-	th := l.s.pickThread(set)
+	th := l.e.workers.pickThread(set)
 	l.locks.lock(t, th)
-	if l.s.place(t, th) {
-		allowed = l.s.schedulableThreads()
+	if l.e.workers.place(t, th) {
+		allowed = l.e.workers.schedulable()
 	}
 	return true, allowed
 }
 
 func (g *greedy) schedule() {
-	s := g.s
-	allowed := s.schedulableThreads()
-	if allowed == 0 || s.heap.Len() == 0 {
+	e := g.e
+	allowed := e.workers.schedulable()
+	if allowed == 0 || e.heap.Len() == 0 {
 		return
 	}
-	budget, misses := s.heap.Len(), 0
-	for scanned := 0; scanned < budget && allowed != 0 && s.heap.Len() > 0 && misses < maxMissesPerPass; scanned++ {
-		t := s.heap.PopMax()
-		s.resolve(t)
-		if !s.cost.fits(t) {
-			s.deferCost(t)
+	budget, misses := e.heap.Len(), 0
+	for scanned := 0; scanned < budget && allowed != 0 && e.heap.Len() > 0 && misses < maxMissesPerPass; scanned++ {
+		t := e.heap.PopMax()
+		t.resolve(e.bank)
+		if !e.cost.fits(t) {
+			e.deferred.add(t)
 			continue
 		}
 		placed, open := g.lockAndPlace(t, allowed)
@@ -77,9 +77,9 @@ func (g *greedy) schedule() {
 		}
 		misses, allowed = 0, open
 	}
-	s.sealAll()
+	e.workers.sealAll()
 	for _, t := range g.retry {
-		s.heap.Push(t)
+		e.heap.Push(t)
 	}
 	clear(g.retry)
 	g.retry = g.retry[:0]

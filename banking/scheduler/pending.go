@@ -68,6 +68,23 @@ type deferral struct {
 	seq uint64
 }
 
+// resolve fills t's accounts from b, the bank.
+//
+// The pointers stay good for the rest of the slot (the bank drops an
+// account only at a slot end), so a transaction looked at again in the
+// same slot (left in the buffer by a pass, back from a prio-graph window)
+// is not resolved again.
+func (t *pendingTx) resolve(b *bank.Bank) {
+	if t.resolvedIn == b.Slot() {
+		return
+	}
+	t.resolvedIn = b.Slot()
+	t.n = t.view.NumAccounts()
+	for i := 0; i < t.n; i++ {
+		t.accounts[i] = b.Resolve(*t.keyAt(i))
+	}
+}
+
 // Pools of the scheduler's objects, so that steady state does not
 // allocate per transaction.
 func (s *Scheduler) newTx() *pendingTx {

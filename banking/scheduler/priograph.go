@@ -63,18 +63,18 @@ type graphNode struct {
 	unblocked  bool    // its dependents were unblocked
 }
 
-func newPrioGraph(s *Scheduler) *prioGraph { return &prioGraph{locking: newLocking(s)} }
+func newPrioGraph(e *env) *prioGraph { return &prioGraph{locking: newLocking(e)} }
 
 func (g *prioGraph) schedule() {
-	s := g.s
-	allowed := s.schedulableThreads()
-	if allowed == 0 || s.heap.Len() == 0 {
+	e := g.e
+	allowed := e.workers.schedulable()
+	if allowed == 0 || e.heap.Len() == 0 {
 		return
 	}
 	g.pass++
-	budget := s.heap.Len()
-	for n := min(s.cfg.LookAhead, budget, g.room()); n > 0; n-- {
-		g.add(s.heap.PopMax())
+	budget := e.heap.Len()
+	for n := min(e.cfg.LookAhead, budget, g.room()); n > 0; n-- {
+		g.add(e.heap.PopMax())
 	}
 	scanned, misses := 0, 0
 	for len(g.top) > 0 && allowed != 0 && scanned < budget && misses < maxMissesPerPass {
@@ -89,9 +89,9 @@ func (g *prioGraph) schedule() {
 				misses++
 				continue
 			}
-			if !s.cost.fits(t) {
+			if !e.cost.fits(t) {
 				g.block(t)
-				s.deferCost(t)
+				e.deferred.add(t)
 				continue
 			}
 			placed, open := g.lockAndPlace(t, allowed)
@@ -107,9 +107,9 @@ func (g *prioGraph) schedule() {
 			// Top the window up by what left it, as far as the workers
 			// could still take what waits in it: a tail they cannot take
 			// in this pass would only go back to the buffer.
-			want := min(len(g.popped), g.room()-g.waiting, s.cfg.LookAhead-g.waiting)
-			for ; want > 0 && s.heap.Len() > 0; want-- {
-				g.add(s.heap.PopMax())
+			want := min(len(g.popped), g.room()-g.waiting, e.cfg.LookAhead-g.waiting)
+			for ; want > 0 && e.heap.Len() > 0; want-- {
+				g.add(e.heap.PopMax())
 			}
 		}
 		for _, k := range g.popped {
@@ -117,15 +117,15 @@ func (g *prioGraph) schedule() {
 		}
 		g.popped = g.popped[:0]
 	}
-	s.sealAll()
+	e.workers.sealAll()
 	for i := range g.nodes {
 		if n := &g.nodes[i]; !n.popped {
-			s.heap.Push(n.t)
+			e.heap.Push(n.t)
 		}
 		g.nodes[i].t = nil
 	}
 	for _, t := range g.back {
-		s.heap.Push(t)
+		e.heap.Push(t)
 	}
 	clear(g.back)
 	g.back = g.back[:0]
@@ -136,24 +136,12 @@ func (g *prioGraph) schedule() {
 }
 
 // room returns how many transactions the workers can still take.
-func (g *prioGraph) room() int {
-	s, n := g.s, 0
-	for i := range s.workers {
-		w := &s.workers[i]
-		if w.batches < s.cfg.MaxQueuedBatches {
-			n += (s.cfg.MaxQueuedBatches - w.batches) * s.cfg.BatchSize
-			if w.building != nil {
-				n -= len(w.building.txs)
-			}
-		}
-	}
-	return n
-}
+func (g *prioGraph) room() int { return g.e.workers.room() }
 
 // add puts t in the graph, after every transaction already there.
 func (g *prioGraph) add(t *pendingTx) {
-	s := g.s
-	s.resolve(t)
+	e := g.e
+	t.resolve(e.bank)
 	k := int32(len(g.nodes))
 	if len(g.nodes) < cap(g.nodes) {
 		g.nodes = g.nodes[:k+1]
@@ -165,7 +153,7 @@ func (g *prioGraph) add(t *pendingTx) {
 	t.strat = k
 	g.waiting++
 	for i := 0; i < t.n; i++ {
-		id := s.ids.id(t.accounts[i])
+		id := e.ids.id(t.accounts[i])
 		g.accts = at(g.accts, id)
 		a := &g.accts[id]
 		if a.pass != g.pass {

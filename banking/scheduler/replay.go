@@ -4,4 +4,4 @@ package scheduler
 // yet passed to Complete. A caller that wants completions booked in an
 // order of its own (a deterministic replay) collects exactly this many
 // before completing any.
-func (s *Scheduler) InFlight() int { return s.outstanding }
+func (s *Scheduler) InFlight() int { return s.workers.outstanding }

@@ -73,9 +73,9 @@ func TestReservedReadLocked(t *testing.T) {
 				y := banktest.TransferTx(t, bh, banktest.Key(1), c.key, 1_000_000)
 				s.Submit(banktest.BatchOf(t, pool, x, y))
 				s.Schedule()
-				parallel := s.workers[0].txs == 1 && s.workers[1].txs == 1
+				parallel := s.workers.w[0].txs == 1 && s.workers.w[1].txs == 1
 				if parallel != c.parallel {
-					t.Errorf("on two workers at once: %v, want %v (workers %d, %d)", parallel, c.parallel, s.workers[0].txs, s.workers[1].txs)
+					t.Errorf("on two workers at once: %v, want %v (workers %d, %d)", parallel, c.parallel, s.workers.w[0].txs, s.workers.w[1].txs)
 				}
 				drain(t, s)
 				checkAccounting(t, s)

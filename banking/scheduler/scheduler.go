@@ -48,29 +48,21 @@ func (st *Stats) Check() error {
 // banking actor, a benchmark, a test): Submit, Schedule, Complete with
 // what Completions delivers, and EndSlot. Workers run on an ants pool.
 type Scheduler struct {
-	cfg  Config
-	bank *bank.Bank
-	pool *ants.PoolWithFunc
-	done chan *WorkBatch
-	all  threadSet
+	env // what the strategy shares: buffer, workers, cost, ids, deferrals
 
-	heap        minMaxHeap
-	strat       strategy
-	ids         accountIDs
-	cost        costTracker
-	seq         uint64
-	workers     []workerState
-	outstanding int // work batches scheduled and not completed
-	ending      bool
+	bank   *bank.Bank
+	done   chan *WorkBatch
+	all    threadSet
+	strat  strategy
+	seq    uint64
+	ending bool
 
-	stats    Stats
-	endedAt  int64      // packet.Now() when the last slot end was done
-	deferred []deferral // do not fit in this slot's cost limits
-	expired  []*pendingTx
+	stats   Stats
+	endedAt int64 // packet.Now() when the last slot end was done
+	expired []*pendingTx
 
 	freeTx   []*pendingTx
 	freeHeld []*heldBatch
-	freeWork []*WorkBatch
 	freeBufs [][]byte
 
 	expiredBelow uint64 // the window's oldest slot at the last expire
@@ -102,18 +94,18 @@ func New(cfg Config, bank *bank.Bank) (*Scheduler, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Scheduler{
-		cfg:     cfg,
-		bank:    bank,
-		done:    make(chan *WorkBatch, cfg.Workers*cfg.MaxQueuedBatches),
-		all:     allThreads(cfg.Workers),
-		workers: make([]workerState, cfg.Workers),
+		bank: bank,
+		done: make(chan *WorkBatch, cfg.Workers*cfg.MaxQueuedBatches),
+		all:  allThreads(cfg.Workers),
 	}
+	s.cfg = cfg
 	s.stats.Errors = map[string]uint64{}
 	blockLimit, accountLimit := bank.CostLimits()
 	s.cost = newCostTracker(blockLimit, accountLimit, &s.ids)
-	s.strat = newStrategy(s)
-	for i := range s.workers {
-		s.workers[i].run = &runQueue{s: s}
+	s.workers = workerSet{w: make([]workerState, cfg.Workers), batchSize: cfg.BatchSize,
+		maxQueued: cfg.MaxQueuedBatches, cost: &s.cost, bank: bank}
+	for i := range s.workers.w {
+		s.workers.w[i].run = &runQueue{delay: cfg.ExecDelay, onComplete: cfg.OnComplete, done: s.done}
 	}
 	pool, err := ants.NewPoolWithFunc(cfg.Workers, func(arg any) {
 		arg.(*runQueue).drain()
@@ -121,12 +113,14 @@ func New(cfg Config, bank *bank.Bank) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("banking: worker pool: %w", err)
 	}
-	s.pool = pool
+	s.workers.pool = pool
+	s.env.bank = bank
+	s.strat = newStrategy(&s.env)
 	return s, nil
 }
 
 // Close stops the workers. Call it when nothing is in flight.
-func (s *Scheduler) Close() { s.pool.Release() }
+func (s *Scheduler) Close() { s.workers.pool.Release() }
 
 // Completions delivers batches the workers have finished, unless
 // Config.OnComplete is set; pass each to Complete on the
@@ -157,8 +151,8 @@ func (s *Scheduler) Stats() Stats {
 		st.Errors[k] = v
 	}
 	st.Executing = 0
-	for i := range s.workers {
-		st.Executing += uint64(s.workers[i].txs)
+	for i := range s.workers.w {
+		st.Executing += uint64(s.workers.w[i].txs)
 	}
 	return st
 }
@@ -167,7 +161,7 @@ func (s *Scheduler) Stats() Stats {
 func (s *Scheduler) Idle() bool { return s.stats.Buffered == 0 }
 
 // Busy reports whether any work batch is scheduled and not completed.
-func (s *Scheduler) Busy() bool { return s.outstanding > 0 }
+func (s *Scheduler) Busy() bool { return s.workers.outstanding > 0 }
 
 // Schedule hands ready work to the workers. It does nothing while a slot
 // is ending.
@@ -176,29 +170,5 @@ func (s *Scheduler) Schedule() {
 		return
 	}
 	s.strat.schedule()
-	s.dispatch()
-}
-
-// deferCost sets aside t, out of the heap (or, for a strategy that keeps
-// it there, still in it), until the slot's cost limits have room: cost
-// given back, or the next slot.
-func (s *Scheduler) deferCost(t *pendingTx) {
-	s.deferred = append(s.deferred, deferral{t: t, seq: t.seq})
-}
-
-// resolve fills t's accounts from the bank.
-//
-// The pointers stay good for the rest of the slot (the bank drops an
-// account only at a slot end), so a transaction looked at again in the
-// same slot (left in the buffer by a pass, back from a prio-graph window)
-// is not resolved again.
-func (s *Scheduler) resolve(t *pendingTx) {
-	if t.resolvedIn == s.bank.Slot() {
-		return
-	}
-	t.resolvedIn = s.bank.Slot()
-	t.n = t.view.NumAccounts()
-	for i := 0; i < t.n; i++ {
-		t.accounts[i] = s.bank.Resolve(*t.keyAt(i))
-	}
+	s.workers.dispatch()
 }

@@ -251,8 +251,8 @@ func TestPrioGraphBlocking(t *testing.T) {
 			y := banktest.TransferTx(t, bh, banktest.Key(1), bb, 1)
 			s.Submit(banktest.BatchOf(t, pool, x, y))
 			s.Schedule() // X on one worker, Y on the other; both stay locked until Complete
-			if s.workers[0].txs != 1 || s.workers[1].txs != 1 {
-				t.Fatalf("X and Y not on two workers: %d %d", s.workers[0].txs, s.workers[1].txs)
+			if s.workers.w[0].txs != 1 || s.workers.w[1].txs != 1 {
+				t.Fatalf("X and Y not on two workers: %d %d", s.workers.w[0].txs, s.workers.w[1].txs)
 			}
 			high := banktest.SignTx(t, bh, banktest.Key(2), []txview.Ix{
 				txview.Transfer(banktest.Pub(2), a, 1), txview.Transfer(banktest.Pub(2), bb, 1),
@@ -261,7 +261,7 @@ func TestPrioGraphBlocking(t *testing.T) {
 			low := banktest.TransferTx(t, bh, banktest.Key(3), bb, 1)
 			s.Submit(banktest.BatchOf(t, pool, high, low))
 			s.Schedule()
-			scheduled := s.workers[0].txs + s.workers[1].txs - 2
+			scheduled := s.workers.w[0].txs + s.workers.w[1].txs - 2
 			switch m {
 			case PrioGraph:
 				if scheduled != 0 {

@@ -10,9 +10,9 @@ import "github.com/tpugo/tpu/packet"
 // ends when the last batch comes back (Ending tells it is pending).
 func (s *Scheduler) EndSlot() (bool, error) {
 	s.ending = true
-	s.sealAll()
-	if s.outstanding > 0 {
-		s.dispatch()
+	s.workers.sealAll()
+	if s.workers.outstanding > 0 {
+		s.workers.dispatch()
 		return false, nil
 	}
 	return true, s.endSlotNow()
@@ -31,8 +31,8 @@ func (s *Scheduler) TryEndSlot() (bool, error) {
 	if !s.ending {
 		return false, nil
 	}
-	if s.outstanding > 0 {
-		s.dispatch()
+	if s.workers.outstanding > 0 {
+		s.workers.dispatch()
 		return false, nil
 	}
 	return true, s.endSlotNow()

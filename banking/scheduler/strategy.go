@@ -39,15 +39,39 @@ type strategy interface {
 	writing(a *bank.Account) bool
 }
 
-func newStrategy(s *Scheduler) strategy {
-	switch s.cfg.Method {
+func newStrategy(e *env) strategy {
+	switch e.cfg.Method {
 	case PrioGraph:
-		return newPrioGraph(s)
+		return newPrioGraph(e)
 	case Unbatched:
-		return newUnbatched(s)
+		return newUnbatched(e)
 	}
-	return newGreedy(s)
+	return newGreedy(e)
 }
+
+// env is what a strategy works with, as pebble's commitEnv hands a
+// commit pipeline its dependencies: the buffer, the workers, the slot's
+// cost tracker, the account ids and the transactions set aside for cost.
+// The scheduler core owns them (Scheduler embeds its env) and hands the
+// strategy this, not itself.
+type env struct {
+	cfg      Config
+	bank     *bank.Bank
+	heap     minMaxHeap
+	workers  workerSet
+	cost     costTracker
+	ids      accountIDs
+	deferred deferrals
+}
+
+// deferrals are the transactions that did not fit the slot's cost
+// limits; they go back where the strategy looks when cost is given back
+// or the slot ends (Scheduler.requeueDeferred).
+type deferrals []deferral
+
+// add sets aside t, out of the heap (or, for a strategy that keeps it
+// there, still in it), until the slot's cost limits have room.
+func (d *deferrals) add(t *pendingTx) { *d = append(*d, deferral{t: t, seq: t.seq}) }
 
 // accountIDs gives the accounts the scheduler meets dense ids, so that
 // per-account scheduler state (locks, cost, usage queues, the graph's

@@ -231,7 +231,7 @@ func TestPrioGraphChains(t *testing.T) {
 			t4 := priced(t, bh, 3, 12, 10)
 			s.Submit(banktest.BatchOf(t, pool, t4, t3, t2, t1)) // arrival order does not matter
 			s.Schedule()
-			if got := [2]int{s.workers[0].txs, s.workers[1].txs}; got != c.want {
+			if got := [2]int{s.workers.w[0].txs, s.workers.w[1].txs}; got != c.want {
 				t.Fatalf("per worker %v, want %v", got, c.want)
 			}
 			drain(t, s)
@@ -265,8 +265,8 @@ func TestPrioGraphChainStaysBlocked(t *testing.T) {
 			a, bb, cc := banktest.Pub(10), banktest.Pub(11), banktest.Pub(12)
 			s.Submit(banktest.BatchOf(t, pool, banktest.TransferTx(t, bh, banktest.Key(0), a, 1), banktest.TransferTx(t, bh, banktest.Key(1), bb, 1)))
 			s.Schedule() // A on one worker, B on the other, held until Complete
-			if s.workers[0].txs != 1 || s.workers[1].txs != 1 {
-				t.Fatalf("not on two workers: %d %d", s.workers[0].txs, s.workers[1].txs)
+			if s.workers.w[0].txs != 1 || s.workers.w[1].txs != 1 {
+				t.Fatalf("not on two workers: %d %d", s.workers.w[0].txs, s.workers.w[1].txs)
 			}
 			h := banktest.SignTx(t, bh, banktest.Key(2), []txview.Ix{
 				txview.Transfer(banktest.Pub(2), a, 1), txview.Transfer(banktest.Pub(2), bb, 1),
@@ -279,7 +279,7 @@ func TestPrioGraphChainStaysBlocked(t *testing.T) {
 			l := banktest.TransferTx(t, bh, banktest.Key(4), cc, 1, txview.SetComputeUnitPrice(10_000), txview.SetComputeUnitLimit(1000))
 			s.Submit(banktest.BatchOf(t, pool, h, m, l))
 			s.Schedule()
-			if got := s.workers[0].txs + s.workers[1].txs - 2; got != c.want {
+			if got := s.workers.w[0].txs + s.workers.w[1].txs - 2; got != c.want {
 				t.Fatalf("scheduled %d of H, M, L, want %d", got, c.want)
 			}
 			drain(t, s)

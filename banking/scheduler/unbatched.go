@@ -15,7 +15,7 @@ import "github.com/tpugo/tpu/banking/bank"
 // per transaction (the hottest, a program every transaction names, is
 // read by every worker).
 type unbatched struct {
-	s        *Scheduler
+	e        *env
 	queues   []*usageQueue // by account id; nil when nobody uses or waits
 	txs      []usageState  // by pendingTx.strat
 	freeTxs  []int32
@@ -68,7 +68,7 @@ func (q *usageQueue) release(write bool) {
 	}
 }
 
-func newUnbatched(s *Scheduler) *unbatched { return &unbatched{s: s} }
+func newUnbatched(e *env) *unbatched { return &unbatched{e: e} }
 
 func (u *unbatched) live(r usageReq) bool {
 	return r.t.seq == r.seq && r.t.strat >= 0
@@ -76,7 +76,7 @@ func (u *unbatched) live(r usageReq) bool {
 
 // queue returns a's usage queue, making one if it has none.
 func (u *unbatched) queue(a *bank.Account) *usageQueue {
-	id := u.s.ids.id(a)
+	id := u.e.ids.id(a)
 	u.queues = at(u.queues, id)
 	q := u.queues[id]
 	if q == nil {
@@ -94,7 +94,7 @@ func (u *unbatched) queue(a *bank.Account) *usageQueue {
 // insert resolves t's accounts and requests each of them; t
 // is runnable at once if it got them all.
 func (u *unbatched) insert(t *pendingTx) {
-	u.s.resolve(t)
+	t.resolve(u.e.bank)
 	if n := len(u.freeTxs); n > 0 {
 		t.strat = u.freeTxs[n-1]
 		u.freeTxs = u.freeTxs[:n-1]
@@ -201,7 +201,7 @@ func (u *unbatched) pin(on bool) {
 	}
 	for id, q := range u.queues {
 		if q != nil {
-			u.s.ids.accts[id].SetPins(p)
+			u.e.ids.accts[id].SetPins(p)
 		}
 	}
 }
@@ -214,7 +214,7 @@ func (u *unbatched) writing(a *bank.Account) bool {
 // schedule gives runnable transactions, oldest first, one each to idle
 // workers.
 func (u *unbatched) schedule() {
-	s := u.s
+	e := u.e
 	for len(u.runnable) > 0 {
 		r := u.runnable[0]
 		if r.t.seq != r.seq {
@@ -222,8 +222,8 @@ func (u *unbatched) schedule() {
 			continue
 		}
 		th := -1
-		for i := range s.workers {
-			if w := &s.workers[i]; w.batches == 0 {
+		for i := range e.workers.w {
+			if w := &e.workers.w[i]; w.batches == 0 {
 				th = i
 				break
 			}
@@ -233,15 +233,15 @@ func (u *unbatched) schedule() {
 		}
 		u.pop()
 		t := r.t
-		if !s.cost.fits(t) {
-			s.deferCost(t) // keeps its usages: its followers wait too
+		if !e.cost.fits(t) {
+			e.deferred.add(t) // keeps its usages: its followers wait too
 			continue
 		}
-		s.heap.Remove(t)
-		if !s.place(t, th) {
-			s.seal(th)
+		e.heap.Remove(t)
+		if !e.workers.place(t, th) {
+			e.workers.seal(th)
 		}
-		s.dispatch()
+		e.workers.dispatch()
 	}
 }
 

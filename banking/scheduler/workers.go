@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/panjf2000/ants/v2"
+	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/runtime"
 	"github.com/tpugo/tpu/packet"
 )
@@ -105,7 +107,10 @@ type runQueue struct {
 	batches []*WorkBatch // batches[head:] are waiting
 	head    int
 	active  bool // a pool task is draining it
-	s       *Scheduler
+
+	delay      time.Duration       // Config.ExecDelay
+	onComplete func(wb *WorkBatch) // Config.OnComplete, or nil
+	done       chan<- *WorkBatch   // Completions, without onComplete
 }
 
 // drain runs the queue's batches until it is empty; it is the pool task.
@@ -130,32 +135,46 @@ func (q *runQueue) drain() {
 			q.batches, q.head = q.batches[:n], 0
 		}
 		q.mu.Unlock()
-		wb.run(q.s.cfg.ExecDelay)
-		if f := q.s.cfg.OnComplete; f != nil {
-			f(wb)
+		wb.run(q.delay)
+		if q.onComplete != nil {
+			q.onComplete(wb)
 		} else {
-			q.s.done <- wb
+			q.done <- wb
 		}
 	}
+}
+
+// workerSet is the workers as the scheduler sees them: each one's batch
+// being built, its sealed batches and the work it has in flight, and its
+// run queue on the pool. Strategies place transactions through it.
+type workerSet struct {
+	w           []workerState
+	outstanding int // work batches sealed and not completed
+	batchSize   int // Config.BatchSize
+	maxQueued   int // Config.MaxQueuedBatches
+	cost        *costTracker
+	bank        *bank.Bank // a batch runs in the bank's working slot
+	pool        *ants.PoolWithFunc
+	free        []*WorkBatch
 }
 
 // place puts t, locked for worker th by the strategy, in th's building
 // batch and charges its cost to the slot. It reports whether the batch
 // was sealed (full), which may take th out of the schedulable workers.
-func (s *Scheduler) place(t *pendingTx, th int) bool {
+func (ws *workerSet) place(t *pendingTx, th int) bool {
 	t.thread = th
-	s.cost.add(t)
-	w := &s.workers[th]
+	ws.cost.add(t)
+	w := &ws.w[th]
 	if w.building == nil {
-		w.building = s.newWork(th)
+		w.building = ws.newWork(th)
 	}
 	wb := w.building
 	wb.txs = append(wb.txs, t)
 	wb.cus += t.cost
 	w.cus += t.cost
 	w.txs++
-	if len(wb.txs) >= s.cfg.BatchSize {
-		s.seal(th)
+	if len(wb.txs) >= ws.batchSize {
+		ws.seal(th)
 		return true
 	}
 	return false
@@ -163,55 +182,70 @@ func (s *Scheduler) place(t *pendingTx, th int) bool {
 
 // pickThread chooses among set the worker with the least work scheduled
 // (compute units, then transactions), as Agave's select_thread does.
-func (s *Scheduler) pickThread(set threadSet) int {
+func (ws *workerSet) pickThread(set threadSet) int {
 	best := -1
 	for set != 0 {
 		i := bits.TrailingZeros64(uint64(set))
 		set &= set - 1
-		w := &s.workers[i]
-		if best < 0 || w.cus < s.workers[best].cus || (w.cus == s.workers[best].cus && w.txs < s.workers[best].txs) {
+		w := &ws.w[i]
+		if best < 0 || w.cus < ws.w[best].cus || (w.cus == ws.w[best].cus && w.txs < ws.w[best].txs) {
 			best = i
 		}
 	}
 	return best
 }
 
-// schedulableThreads returns the workers that may take more work.
-func (s *Scheduler) schedulableThreads() threadSet {
+// schedulable returns the workers that may take more work.
+func (ws *workerSet) schedulable() threadSet {
 	var set threadSet
-	for i := range s.workers {
-		w := &s.workers[i]
-		if w.batches < s.cfg.MaxQueuedBatches {
+	for i := range ws.w {
+		if ws.w[i].batches < ws.maxQueued {
 			set |= threadSet(1) << i
 		}
 	}
 	return set
 }
 
+// room returns how many more transactions the workers may take before
+// every one has its queue full, less those in the batches being built.
+func (ws *workerSet) room() int {
+	n := 0
+	for i := range ws.w {
+		w := &ws.w[i]
+		if w.batches < ws.maxQueued {
+			n += (ws.maxQueued - w.batches) * ws.batchSize
+			if w.building != nil {
+				n -= len(w.building.txs)
+			}
+		}
+	}
+	return n
+}
+
 // sealAll seals every worker's building batch.
-func (s *Scheduler) sealAll() {
-	for i := range s.workers {
-		if s.workers[i].building != nil {
-			s.seal(i)
+func (ws *workerSet) sealAll() {
+	for i := range ws.w {
+		if ws.w[i].building != nil {
+			ws.seal(i)
 		}
 	}
 }
 
 // seal moves worker th's building batch to its queue.
-func (s *Scheduler) seal(th int) {
-	w := &s.workers[th]
+func (ws *workerSet) seal(th int) {
+	w := &ws.w[th]
 	w.building.Sealed = packet.Now()
 	w.sealed = append(w.sealed, w.building)
 	w.building = nil
 	w.batches++
-	s.outstanding++
+	ws.outstanding++
 }
 
 // dispatch hands every worker's sealed batches to its run queue, and
 // starts a pool task to drain the queue if none is running.
-func (s *Scheduler) dispatch() {
-	for i := range s.workers {
-		w := &s.workers[i]
+func (ws *workerSet) dispatch() {
+	for i := range ws.w {
+		w := &ws.w[i]
 		if len(w.sealed) == 0 {
 			continue
 		}
@@ -224,12 +258,21 @@ func (s *Scheduler) dispatch() {
 		clear(w.sealed)
 		w.sealed = w.sealed[:0]
 		if start {
-			if err := s.pool.Invoke(q); err != nil {
+			if err := ws.pool.Invoke(q); err != nil {
 				// The pool is closed: drain it here rather than lose it.
 				q.drain()
 			}
 		}
 	}
+}
+
+// done frees worker wb.thread of the batch it finished.
+func (ws *workerSet) done(wb *WorkBatch) {
+	w := &ws.w[wb.thread]
+	w.batches--
+	w.cus -= wb.cus
+	w.txs -= len(wb.txs)
+	ws.outstanding--
 }
 
 // run executes the batch's transactions in order, on a pool worker, each
@@ -265,21 +308,22 @@ func (wb *WorkBatch) run(delay time.Duration) {
 	wb.Finished = packet.Now()
 }
 
-func (s *Scheduler) newWork(th int) *WorkBatch {
+func (ws *workerSet) newWork(th int) *WorkBatch {
 	var wb *WorkBatch
-	if n := len(s.freeWork); n > 0 {
-		wb = s.freeWork[n-1]
-		s.freeWork = s.freeWork[:n-1]
+	if n := len(ws.free); n > 0 {
+		wb = ws.free[n-1]
+		ws.free = ws.free[:n-1]
 	} else {
-		wb = &WorkBatch{txs: make([]*pendingTx, 0, s.cfg.BatchSize)}
+		wb = &WorkBatch{txs: make([]*pendingTx, 0, ws.batchSize)}
 	}
-	wb.thread, wb.cus, wb.slot = th, 0, s.bank.Slot()
-	wb.history = s.bank.HistoryEnabled()
+	wb.thread, wb.cus, wb.slot = th, 0, ws.bank.Slot()
+	wb.history = ws.bank.HistoryEnabled()
 	return wb
 }
 
-func (s *Scheduler) freeWorkBatch(wb *WorkBatch) {
+// release takes back a booked batch for reuse.
+func (ws *workerSet) release(wb *WorkBatch) {
 	clear(wb.txs)
 	wb.txs = wb.txs[:0]
-	s.freeWork = append(s.freeWork, wb)
+	ws.free = append(ws.free, wb)
 }
