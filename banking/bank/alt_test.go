@@ -10,6 +10,7 @@ import (
 
 	"filippo.io/edwards25519"
 	"github.com/mr-tron/base58"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/banktest"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/ledger"
 	"github.com/tpugo/tpu/txview"

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/sha3"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/txview"
 )

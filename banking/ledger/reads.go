@@ -1,12 +1,14 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/tpugo/tpu/banking"
 )
 
@@ -268,4 +270,83 @@ func (l *Store) SlotTransactions(slot uint64, max int) ([]TxRecord, error) {
 		err = nil
 	}
 	return out, err
+}
+
+// ReadMeta reads the meta record (EncodeMeta): last committed slot (8), lamports
+// burned since genesis (8), genesis seed (the rest).
+func (s *Store) ReadMeta() (slot, burned uint64, seed string, ok bool, err error) {
+	v, closer, err := s.db.Get([]byte(keyMeta))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, 0, "", false, nil
+	}
+	if err != nil {
+		return 0, 0, "", false, fmt.Errorf("%w: read meta: %w", ErrStore, err)
+	}
+	defer closer.Close()
+	if len(v) < 16 {
+		return 0, 0, "", false, fmt.Errorf("%w: malformed meta record", ErrStore)
+	}
+	return binary.LittleEndian.Uint64(v), binary.LittleEndian.Uint64(v[8:]), string(v[16:]), true, nil
+}
+
+// ReadBlockhashSeed returns the genesis BlockhashSeed the ledger keeps
+// ("" for a ledger made before it was kept).
+func (s *Store) ReadBlockhashSeed() (string, error) {
+	v, closer, err := s.db.Get([]byte(keyBlockhashSeed))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: read genesis blockhash seed: %w", ErrStore, err)
+	}
+	defer closer.Close()
+	return string(v), nil
+}
+
+// scan calls f for every key under prefix, in order.
+func (s *Store) scan(prefix []byte, f func(k, v []byte) error) error {
+	return s.scanRange(prefix, upperBound(prefix), f)
+}
+
+// scanRange calls f for every key in [lower, upper), in order.
+func (s *Store) scanRange(lower, upper []byte, f func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := f(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return nil
+}
+
+// upperBound returns the least key greater than every key with prefix p.
+func upperBound(p []byte) []byte {
+	u := bytes.Clone(p)
+	for i := len(u) - 1; i >= 0; i-- {
+		if u[i] != 0xff {
+			u[i]++
+			return u[:i+1]
+		}
+	}
+	return nil // every key
+}
+
+// get returns a copy of the value at key, or nil.
+func (s *Store) get(key []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	defer closer.Close()
+	return bytes.Clone(v), nil
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mr-tron/base58"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/txview"
 )

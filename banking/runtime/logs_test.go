@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mr-tron/base58"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/banktest"
 	"github.com/tpugo/tpu/txview"

@@ -9,12 +9,14 @@ import (
 	"strconv"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+
 	"github.com/tpugo/tpu/banking"
 
 	secpecdsa "github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
+	"golang.org/x/crypto/sha3"
+
 	"github.com/tpugo/tpu/ed25519strict"
 	"github.com/tpugo/tpu/txview"
-	"golang.org/x/crypto/sha3"
 )
 
 // Cost model units per precompile signature (Agave cost-model

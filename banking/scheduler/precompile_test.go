@@ -11,6 +11,7 @@ import (
 	"github.com/tpugo/tpu/banking/banktest"
 
 	"github.com/mr-tron/base58"
+
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )

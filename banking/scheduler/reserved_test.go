@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mr-tron/base58"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/banktest"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/panjf2000/ants/v2"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/packet"

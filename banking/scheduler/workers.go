@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/ants/v2"
+
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/runtime"
 	"github.com/tpugo/tpu/packet"
