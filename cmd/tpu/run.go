@@ -265,11 +265,8 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	if err != nil {
 		return 1, err
 	}
-	var sigPath string
-	backend, err := sigverify.NewBackend(f.backend) // the graph started with it
-	if err == nil {
-		sigPath = sigverify.PathOf(backend)
-	}
+	backend := cfg.Sigverify.Verify.Backend
+	sigPath := sigverify.PathOf(backend)
 	log.Info("tpu", "addr", g.Addr().String(), "sigverify_backend", f.backend, "sigverify_path", sigPath)
 	if got, asked := g.ReadBuffer(); got > 0 && got < asked {
 		log.Warn("fetch socket buffer capped by the kernel", "got_bytes", got, "asked_bytes", asked,
@@ -330,7 +327,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	// it: on a shared machine one 300 ms sample can be 10% off.
 	var ceilingBefore float64
 	if load != nil {
-		ceilingBefore = measureCeiling(f.backend, load, cores)
+		ceilingBefore = measureCeiling(backend, load, cores)
 		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", ceilingBefore, cores)
 	}
 	endProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
@@ -370,7 +367,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		sum.addRecorder(f.bankingTrace, rec.Stats())
 	}
 	if ceilingBefore > 0 {
-		sum.addCeiling(ceilingBefore, measureCeiling(f.backend, load, cores))
+		sum.addCeiling(ceilingBefore, measureCeiling(backend, load, cores))
 	}
 	sum.print(env.stdout, live.sent)
 	if f.summaryJSON != "" {
@@ -498,7 +495,6 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery, Coalesce: f.fetchCoalesce}
 	cfg.BatchSize = f.batchSize
 	cfg.FetchBudget, cfg.BankingBudget = f.fetchCredits, f.bankingCredits
-	cfg.Sigverify.Verify.Backend = f.backend
 	cfg.Sigverify.MaxPending = f.maxPending
 	cfg.Sigverify.Dedup = sigverify.DedupConfig{Bits: f.dedupBits, MaxAge: f.dedupMaxAge}
 	if err := cfg.Sigverify.Dedup.Validate(); err != nil {
@@ -549,6 +545,11 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	}
 	if f.noGen == false && f.duration == 0 && f.count == 0 {
 		return cfg, errors.New("the load generator needs --duration or --count")
+	}
+	// The one lookup of --sigverify-backend: the graph, the RPC and the
+	// ceiling all take this value.
+	if cfg.Sigverify.Verify.Backend, err = sigverify.NewBackend(f.backend); err != nil {
+		return cfg, err
 	}
 	return cfg, cfg.Validate()
 }
@@ -830,13 +831,9 @@ func writeAllocs(path string) error {
 	return errors.Join(err, pf.Close())
 }
 
-// measureCeiling is sigverify.Ceiling over the load's valid transactions
-// for 300 ms (0 for an unknown backend).
-func measureCeiling(backendName string, load *loadgen.Load, cores int) float64 {
-	b, err := sigverify.NewBackend(backendName)
-	if err != nil {
-		return 0
-	}
+// measureCeiling is sigverify.Ceiling of b over the load's valid
+// transactions for 300 ms.
+func measureCeiling(b sigverify.Backend, load *loadgen.Load, cores int) float64 {
 	txs := make([][]byte, 0, sigverify.CeilingTxs)
 	for i, k := range load.Kinds {
 		if k == loadgen.Valid {
