@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -33,16 +32,14 @@ type BankingConfig struct {
 const DefaultSlotTime = 400 * time.Millisecond
 
 func (c BankingConfig) withDefaults() BankingConfig {
-	if c.SlotTime == 0 {
-		c.SlotTime = DefaultSlotTime
-	}
+	orDefault(&c.SlotTime, DefaultSlotTime)
 	return c
 }
 
 // Validate reports a configuration the graph would reject.
 func (c BankingConfig) Validate() error {
-	if c.SlotTime < 0 {
-		return fmt.Errorf("%w: negative slot time", ErrConfig)
+	if negative(c.SlotTime) {
+		return configErr("negative slot time")
 	}
 	if err := c.Bank.Validate(); err != nil {
 		return err

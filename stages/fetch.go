@@ -46,28 +46,20 @@ type FetchConfig struct {
 const DefaultCoalesce = time.Millisecond
 
 func (c FetchConfig) withDefaults() FetchConfig {
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8003"
-	}
-	if c.Sockets == 0 {
-		c.Sockets = 1
-	}
-	if c.Coalesce == 0 {
-		c.Coalesce = DefaultCoalesce
-	}
-	if c.MaxLiveBatches == 0 {
-		c.MaxLiveBatches = 4096
-	}
+	orDefault(&c.Addr, "127.0.0.1:8003")
+	orDefault(&c.Sockets, 1)
+	orDefault(&c.Coalesce, DefaultCoalesce)
+	orDefault(&c.MaxLiveBatches, 4096)
 	return c
 }
 
 // Validate reports a configuration the graph would reject.
 func (c FetchConfig) Validate() error {
-	if c.Sockets < 0 || c.Coalesce < 0 || c.TracerEvery < 0 || c.MaxLiveBatches < 0 {
-		return fmt.Errorf("%w: negative fetch setting", ErrConfig)
+	if negative(c.Sockets, c.TracerEvery, c.MaxLiveBatches) || negative(c.Coalesce) {
+		return configErr("negative fetch setting")
 	}
 	if _, err := netip.ParseAddrPort(c.withDefaults().Addr); err != nil {
-		return fmt.Errorf("%w: fetch address: %w", ErrConfig, err)
+		return configErr("fetch address: %w", err)
 	}
 	return nil
 }

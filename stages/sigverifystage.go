@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -30,16 +29,14 @@ type SigverifyConfig struct {
 const DefaultMaxPending = 1024
 
 func (c SigverifyConfig) withDefaults() SigverifyConfig {
-	if c.MaxPending == 0 {
-		c.MaxPending = DefaultMaxPending
-	}
+	orDefault(&c.MaxPending, DefaultMaxPending)
 	return c
 }
 
 // Validate reports a configuration the graph would reject.
 func (c SigverifyConfig) Validate() error {
-	if c.MaxPending < 0 {
-		return fmt.Errorf("%w: negative sigverify capacity", ErrConfig)
+	if negative(c.MaxPending) {
+		return configErr("negative sigverify capacity")
 	}
 	if err := c.Verify.Validate(); err != nil {
 		return err
