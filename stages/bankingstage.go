@@ -77,7 +77,7 @@ type bankingStage struct {
 
 	root     *actor.RootContext
 	clock    func()                    // stops the slot clock
-	flushers []*actor.PID              // waiting for a flush or an abort
+	flushers flushWaiters              // waiting for a flush or an abort
 	outcomes [packet.NumOutcomes]int64 // since the last flush to pub
 
 	cfg BankingConfig
@@ -129,10 +129,10 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		s.committed(msg.record.Slot, msg.at)
 		s.drv.OnCommitted(msg.record.Slot)
 	case flushMsg:
-		s.flushers = append(s.flushers, ctx.Sender())
+		s.flushers.wait(ctx)
 		s.drv.Flush()
 	case abortMsg:
-		s.flushers = append(s.flushers, ctx.Sender())
+		s.flushers.wait(ctx)
 		s.drv.Abort()
 	case statsReq:
 		ctx.Respond(s.sched.Stats())
@@ -285,8 +285,5 @@ func (s *bankingStage) committed(slot uint64, at int64) {
 
 // flushed answers everyone waiting for a flush or an abort.
 func (s *bankingStage) flushed(err error) {
-	for _, f := range s.flushers {
-		s.root.Send(f, flushedMsg{err: err})
-	}
-	s.flushers = nil
+	s.flushers.answer(s.root, err)
 }

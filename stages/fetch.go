@@ -357,7 +357,7 @@ func (f *fetcher) drop(b *packet.Batch, span trace.Span) {
 type fetchActor struct {
 	f        *fetcher
 	running  int          // readers that have not returned
-	flushers []*actor.PID // waiting for the readers to stop
+	flushers flushWaiters // waiting for the readers to stop
 }
 
 func (a *fetchActor) Receive(ctx actor.Context) {
@@ -376,7 +376,7 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 		a.running--
 		a.answer(ctx)
 	case flushMsg:
-		a.flushers = append(a.flushers, ctx.Sender())
+		a.flushers.wait(ctx)
 		a.f.halt()
 		a.answer(ctx)
 	case *actor.Stopping:
@@ -386,11 +386,7 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 
 // answer replies to the flushes once no reader is left.
 func (a *fetchActor) answer(ctx actor.Context) {
-	if a.running > 0 {
-		return
+	if a.running == 0 {
+		a.flushers.answer(ctx, nil)
 	}
-	for _, f := range a.flushers {
-		ctx.Send(f, flushedMsg{})
-	}
-	a.flushers = nil
 }

@@ -77,7 +77,7 @@ type sigverifyStage struct {
 	spans     []trace.Span
 	passes    []*svPass // under way, oldest first
 	free      []*svPass
-	flushers  []*actor.PID // waiting for everything before their flush
+	flushers  flushWaiters // waiting for everything before their flush
 	draining  bool
 	counts    outcomeCounts // terminal outcomes decided here
 	forwarded atomic.Uint64 // live packets passed to banking
@@ -119,7 +119,7 @@ func (s *sigverifyStage) Receive(ctx actor.Context) {
 		// is answered once nothing is pending or under way. (The graph
 		// flushes after stopping fetch: with input still arriving, that
 		// could take a while.)
-		s.flushers = append(s.flushers, ctx.Sender())
+		s.flushers.wait(ctx)
 		s.startPass()
 		s.answerFlushes(ctx)
 	case statsReq:
@@ -163,14 +163,9 @@ func dropLive(b *packet.Batch, o packet.Outcome) {
 // answerFlushes answers the flushes waiting, once nothing is pending or
 // under way.
 func (s *sigverifyStage) answerFlushes(ctx actor.Context) {
-	if len(s.pending) > 0 || len(s.passes) > 0 {
-		return
+	if len(s.pending) == 0 && len(s.passes) == 0 {
+		s.flushers.answer(ctx, nil)
 	}
-	for _, f := range s.flushers {
-		ctx.Send(f, flushedMsg{})
-	}
-	clear(s.flushers)
-	s.flushers = s.flushers[:0]
 }
 
 func hasTracer(b *packet.Batch) bool {
