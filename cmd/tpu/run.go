@@ -218,29 +218,19 @@ func runPipeline(env *cliEnv, f runFlags) (int, error) {
 	return runGraph(env, f, cfg, prov, stop, log)
 }
 
-// runGraph starts the graph of cfg with prov, and the load; prints a live
-// line each second until the duration ends, the load is sent or a signal
-// comes (stop is closed); then drains and reports. prov outlives it: its
-// /metrics still serves the final counters when runGraph returns.
+// runGraph starts a node with the graph of cfg and prov, and the load;
+// prints a live line each second until the duration ends, the load is
+// sent or a signal comes (stop is closed); then drains and reports. prov
+// outlives it: its /metrics still serves the final counters when
+// runGraph returns.
 func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, stop <-chan struct{}, log *slog.Logger) (int, error) {
-	// Signature checks take a worker per core; the spare P runs the rest
-	// of the pipeline beside them, time-sliced by the kernel, rather than
-	// behind them until a check ends or the Go scheduler preempts it
-	// (10 ms). See docs/BENCHMARKS.md.
-	cores := runtime.GOMAXPROCS(0)
-	procs := f.procs
-	if procs == 0 {
-		procs = cores + 1
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	cfg.Sigverify.Verify.Workers = min(cores, procs)
-	cfg.Logger = log // protoactor's own lines reach it at debug level
+	cores, workers, restore := pipelineProcs(f.procs)
+	defer restore()
+	cfg.Sigverify.Verify.Workers = workers
 	var sched fromSchedule
 	if f.rate > 0 && !f.noGen {
 		cfg.Banking.OnExecuted = sched.executed
 	}
-	cfg.Trace = prov
-	cfg.Banking.Bank.Logger = log
 	if f.reset {
 		// The ledger is reset when the graph opens it, under its lock;
 		// that is before the graph binds its ports, so check first that
@@ -250,64 +240,17 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 			return 1, fmt.Errorf("--reset: %w (the ledger was left as it is)", err)
 		}
 	}
-
-	rec, err := openRecorder(f, &cfg.Banking.Bank, log)
+	ws, err := wsAddr(f)
 	if err != nil {
 		return 1, err
 	}
-	closeRec := func() error { return nil }
-	if rec != nil {
-		cfg.Recorder = rec
-		closeRec = sync.OnceValue(rec.Close)
-		defer closeRec() // on the early returns; after the graph's stop below
-	}
-	g, err := stages.Start(cfg)
+	n, err := startNode(nodeConfig{Graph: cfg, Trace: prov, Log: log, RPC: rpcConfig(f), PubSubAddr: ws,
+		OpenRecorder: func(bank *banking.Config) (*bankingtrace.Recorder, error) { return openRecorder(f, bank, log) }})
 	if err != nil {
 		return 1, err
 	}
-	backend := cfg.Sigverify.Verify.Backend
-	sigPath := sigverify.PathOf(backend)
-	log.Info("tpu", "addr", g.Addr().String(), "sigverify_backend", f.backend, "sigverify_path", sigPath)
-	if got, asked := g.ReadBuffer(); got > 0 && got < asked {
-		log.Warn("fetch socket buffer capped by the kernel", "got_bytes", got, "asked_bytes", asked,
-			"note", "a burst the readers are behind on beyond this is dropped, counted as socket_dropped; raise net.core.rmem_max to lift the cap")
-	}
-	var rpcSrv *rpc.Server
-	if f.rpcAddr != "" {
-		rpcSrv, err = rpc.Start(rpc.Config{
-			Addr: f.rpcAddr, TPU: g.Addr(), Bank: g.Bank(), Seed: f.seed, Logger: log, Verifier: backend,
-			MaxConns: f.rpcMaxConns, HistorySlots: f.rpcHistorySlots,
-			AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
-			AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
-		})
-		if err != nil {
-			g.Stop(context.Background())
-			return 1, err
-		}
-		log.Info("json-rpc", "url", rpcSrv.URL())
-	}
-	stopPubSub, err := startPubSub(f, g, rpcSrv, prov, log)
-	if err != nil {
-		if rpcSrv != nil {
-			rpcSrv.Close(context.Background())
-		}
-		g.Stop(context.Background())
-		return 1, err
-	}
-	stopRPC := func() {
-		stopPubSub() // first: it reads the ledger too
-		// Before the graph stops and the ledger closes: Close returns
-		// once no RPC handler runs.
-		if rpcSrv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := rpcSrv.Close(ctx); err != nil {
-				log.Warn("json-rpc", "err", err)
-			}
-			cancel()
-			rpcSrv = nil
-		}
-	}
-	defer stopRPC()
+	defer n.Close() // on the early returns
+	g := n.graph
 
 	var load *loadgen.Load
 	if !f.noGen {
@@ -318,66 +261,79 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 			load, err = nil, nil
 		}
 		if err != nil {
-			stopRPC()
-			g.Stop(context.Background())
 			return 1, err
 		}
 	}
 	// The sigverify ceiling is measured before the load and again after
 	// it: on a shared machine one 300 ms sample can be 10% off.
-	var ceilingBefore float64
+	r := ran{sched: &sched, loaded: load != nil}
 	if load != nil {
-		ceilingBefore = measureCeiling(backend, load, cores)
-		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", ceilingBefore, cores)
+		r.ceiling[0] = measureCeiling(n.backend, load, cores)
+		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", r.ceiling[0], cores)
 	}
 	endProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
 	if err != nil {
-		stopRPC()
-		g.Stop(context.Background())
 		return 1, err
 	}
 	defer endProfiles()
 
 	before := procstats.Read()
-	live := drive(env, g, f, load, &sched, stop, log)
-	stopRPC()
+	r.live = drive(env, g, f, load, &sched, stop, log)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	stopErr := g.Stop(ctx)
-	spent := procstats.Read().Sub(before)
+	r.stopErr = n.Stop(ctx)
+	r.spent = procstats.Read().Sub(before)
 	endProfiles()
-	if rec != nil { // the graph no longer calls it
-		if err := closeRec(); err != nil {
-			log.Error("banking trace", "err", err)
-		}
+	if err := n.Close(); err != nil { // the graph no longer calls the recorder
+		log.Error("banking trace", "err", err)
 	}
+	if r.ceiling[0] > 0 {
+		r.ceiling[1] = measureCeiling(n.backend, load, cores)
+	}
+	return reportRun(env, f, n, r)
+}
 
+// ran is what a run leaves for its report, besides its node.
+type ran struct {
+	live    driven
+	spent   procstats.Stats // from the load's start to the end of the drain
+	sched   *fromSchedule
+	loaded  bool       // there was a load (not --no-gen, not stopped while signing)
+	ceiling [2]float64 // sigverify's, before and after the load; 0: not measured
+	stopErr error      // the node's Stop's
+}
+
+// reportRun prints the summary of a run on n, stopped and closed, writes
+// it to --summary-json, and returns the run's exit: 1 when the stop
+// failed or a packet is unaccounted for.
+func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
+	g := n.graph
 	snap, _ := g.Snapshot()
-	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), live.elapsed.Seconds())
+	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), r.live.elapsed.Seconds())
 	// The banking trace holds its queue's batches until it is closed,
 	// after the stop's snapshot: the pool is read again now.
 	sum.LiveBatches = g.Pool().Stats().Live
-	sum.addProcess(spent)
-	sum.RetainedBytesPeak = live.retainedPeak
-	if load != nil {
-		sum.addLoad(loadMode(f), f.rate, &sched.hist, live.res)
+	sum.addProcess(r.spent)
+	sum.RetainedBytesPeak = r.live.retainedPeak
+	if r.loaded {
+		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
 	}
-	sum.SigverifyPath = sigPath
-	if rec != nil {
-		sum.addRecorder(f.bankingTrace, rec.Stats())
+	sum.SigverifyPath = sigverify.PathOf(n.backend)
+	if n.rec != nil {
+		sum.addRecorder(f.bankingTrace, n.rec.Stats())
 	}
-	if ceilingBefore > 0 {
-		sum.addCeiling(ceilingBefore, measureCeiling(backend, load, cores))
+	if r.ceiling[0] > 0 {
+		sum.addCeiling(r.ceiling[0], r.ceiling[1])
 	}
-	sum.print(env.stdout, live.sent)
+	sum.print(env.stdout, r.live.sent)
 	if f.summaryJSON != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
 			return 1, fmt.Errorf("--summary-json: %w", err)
 		}
 	}
-	if stopErr != nil {
-		return 1, stopErr
+	if r.stopErr != nil {
+		return 1, r.stopErr
 	}
 	if !sum.AccountingOK {
 		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InTransit)
@@ -635,6 +591,19 @@ func openRecorder(f runFlags, bank *banking.Config, log *slog.Logger) (*bankingt
 	}
 	log.Info("banking trace", "dir", f.bankingTrace, "max_bytes", f.bankingTraceMax, "genesis_blockhash_seed", bank.Genesis.BlockhashSeed)
 	return rec, nil
+}
+
+// rpcConfig returns the JSON-RPC server's config of the flags (the node
+// fills in what comes from the graph), or nil with no --rpc-addr.
+func rpcConfig(f runFlags) *rpc.Config {
+	if f.rpcAddr == "" {
+		return nil
+	}
+	return &rpc.Config{
+		Addr: f.rpcAddr, Seed: f.seed, MaxConns: f.rpcMaxConns, HistorySlots: f.rpcHistorySlots,
+		AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
+		AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
+	}
 }
 
 // probePorts binds and releases the UDP and RPC addresses the run will
