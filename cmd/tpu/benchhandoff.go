@@ -16,7 +16,6 @@ import (
 	"runtime"
 	rtmetrics "runtime/metrics"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/trace/procstats"
 )
@@ -231,6 +231,11 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The default backend, as tpu run's: looked up once for every run.
+	backend, err := sigverify.NewBackend(sigverify.DefaultBackend)
+	if err != nil {
+		return nil, err
+	}
 	idx := load.Index()
 	runs := f.rounds * 2 * (len(handoffConsumers) - 1)
 	var out []handoffResult
@@ -244,7 +249,7 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 				fmt.Fprintf(env.stderr, "run %d of %d: round %d, %s, consumers %d (%s)...\n",
 					len(out)+1, runs, round, mode, consumers, handoffConsumers[consumers])
 				rd := filepath.Join(dir, fmt.Sprintf("run-%d", len(out)+1))
-				r, err := handoffRun(f, genesis, load, idx, mode, consumers, rd)
+				r, err := handoffRun(f, genesis, backend, load, idx, mode, consumers, rd)
 				os.RemoveAll(rd)
 				if err != nil {
 					return nil, fmt.Errorf("round %d, %s, %d consumers: %w", round, mode, consumers, err)
@@ -259,11 +264,11 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 
 // handoffRun runs the pipeline once with mode and consumers, its ledger
 // and trace under dir, and sends load at f.rate.
-func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Load, idx *loadgen.Index,
+func handoffRun(f handoffFlags, genesis banking.GenesisConfig, backend sigverify.Backend, load *loadgen.Load, idx *loadgen.Index,
 	mode banking.Handoff, consumers int, dir string) (handoffResult, error) {
 	r := handoffResult{Mode: mode.String(), Consumers: consumers, Offered: len(load.Txs)}
-	cores := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + 1)) // as tpu run: see runGraph
+	_, workers, restore := pipelineProcs(0) // as tpu run
+	defer restore()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	prov, err := trace.Setup(context.Background(), trace.Config{})
 	if err != nil {
@@ -273,10 +278,9 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 
 	var cfg stages.Config
 	cfg.Fetch.Addr = "127.0.0.1:0"
-	cfg.Logger, cfg.Trace = log, prov
-	cfg.Sigverify.Verify.Workers = cores
+	cfg.Sigverify.Verify.Backend, cfg.Sigverify.Verify.Workers = backend, workers
 	bc := &cfg.Banking
-	bc.Bank = banking.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis, Logger: log}
+	bc.Bank = banking.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis}
 	bc.Bank.Sync, _ = banking.ParseSyncMode(f.syncMode) // validated
 	bc.Scheduler = banking.SchedulerConfig{Workers: f.workers, Handoff: mode}
 	bc.Scheduler.Method, _ = banking.ParseMethod(f.method)
@@ -288,15 +292,11 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 			last.Store(done) // banking's goroutine alone calls it
 		}
 	}
-	var rec *bankingtrace.Recorder
-	var closeRec func() error
+	nc := nodeConfig{Graph: cfg, Trace: prov, Log: log}
 	if consumers >= 2 {
-		if rec, err = bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: bc.Bank, Logger: log}); err != nil {
-			return r, err
+		nc.OpenRecorder = func(bank *banking.Config) (*bankingtrace.Recorder, error) {
+			return bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: *bank, Logger: log})
 		}
-		cfg.Recorder = rec
-		closeRec = sync.OnceValue(rec.Close)
-		defer closeRec() // on the early returns: after the graph's stop
 	}
 	var sink *udpSink
 	if consumers >= 3 {
@@ -304,18 +304,14 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 			return r, err
 		}
 		defer sink.close()
-		cfg.Forward = stages.ForwardConfig{To: sink.addr, Rate: stages.MaxForwardRate}
+		nc.Graph.Forward = stages.ForwardConfig{To: sink.addr, Rate: stages.MaxForwardRate}
 	}
-	g, err := stages.Start(cfg)
+	n, err := startNode(nc)
 	if err != nil {
 		return r, err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			g.Stop(context.Background())
-		}
-	}()
+	defer n.Close() // on the early returns: before the sink closes
+	g := n.graph
 
 	runtime.GC() // every run starts from the same heap: the load and little else
 	heap := startHeapSampler(10 * time.Millisecond)
@@ -329,8 +325,7 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stopped = true
-	if err := g.Stop(ctx); err != nil {
+	if err := n.Stop(ctx); err != nil {
 		heap.stop()
 		return r, err
 	}
@@ -340,11 +335,11 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 	snap, _ := g.Snapshot()
 	r.Received, r.Executed, r.Copies, r.SocketDropped = snap.Received, snap.Executed(), snap.Copies, snap.SocketDropped
 	for _, o := range packet.Terminal() {
-		if n := snap.Outcomes[o]; n > 0 && o != packet.OutcomeExecutedOK && o != packet.OutcomeExecutedFailed {
+		if c := snap.Outcomes[o]; c > 0 && o != packet.OutcomeExecutedOK && o != packet.OutcomeExecutedFailed {
 			if r.Dropped == nil {
 				r.Dropped = map[string]uint64{}
 			}
-			r.Dropped[o.String()] = n
+			r.Dropped[o.String()] = c
 		}
 	}
 	r.AllocsPerPacket, r.BytesPerPacket = spent.PerOp(snap.Received)
@@ -361,11 +356,11 @@ func handoffRun(f handoffFlags, genesis banking.GenesisConfig, load *loadgen.Loa
 	if snap.Forward != nil {
 		r.Forwarded = snap.Forward.Forwarded
 	}
-	if rec != nil {
-		if err := closeRec(); err != nil {
+	if n.rec != nil {
+		if err := n.Close(); err != nil {
 			return r, err
 		}
-		st := rec.Stats()
+		st := n.rec.Stats()
 		r.Recorded, r.RecorderDropped = st.Batches, st.Dropped+st.Abandoned
 	}
 	if sink != nil {
