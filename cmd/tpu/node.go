@@ -90,10 +90,7 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 	}
 	n.backend = gc.Sigverify.Verify.Backend
 	n.log.Info("tpu", "addr", n.graph.Addr().String(), "sigverify_backend", n.backend.Name(), "sigverify_path", sigverify.PathOf(n.backend))
-	if got, asked := n.graph.ReadBuffer(); got > 0 && got < asked {
-		n.log.Warn("fetch socket buffer capped by the kernel", "got_bytes", got, "asked_bytes", asked,
-			"note", "a burst the readers are behind on beyond this is dropped, counted as socket_dropped; raise net.core.rmem_max to lift the cap")
-	}
+	warnReadBuffer(n.log, n.graph)
 	if cfg.RPC != nil {
 		rc := *cfg.RPC
 		rc.TPU, rc.Bank, rc.Verifier, rc.Logger = n.graph.Addr(), n.graph.Bank(), n.backend, cfg.Log
