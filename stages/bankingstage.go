@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -35,16 +34,14 @@ type BankingConfig struct {
 const DefaultSlotTime = 400 * time.Millisecond
 
 func (c BankingConfig) withDefaults() BankingConfig {
-	if c.SlotTime == 0 {
-		c.SlotTime = DefaultSlotTime
-	}
+	orDefault(&c.SlotTime, DefaultSlotTime)
 	return c
 }
 
 // Validate reports a configuration the graph would reject.
 func (c BankingConfig) Validate() error {
-	if c.SlotTime < 0 {
-		return fmt.Errorf("%w: negative slot time", ErrConfig)
+	if negative(c.SlotTime) {
+		return configErr("negative slot time")
 	}
 	if err := c.Bank.Validate(); err != nil {
 		return err
@@ -82,7 +79,7 @@ type bankingStage struct {
 
 	root     *actor.RootContext
 	clock    func()                    // stops the slot clock
-	flushers []*actor.PID              // waiting for a flush or an abort
+	flushers flushWaiters              // waiting for a flush or an abort
 	outcomes [packet.NumOutcomes]int64 // since the last flush to pub
 
 	cfg BankingConfig
@@ -134,10 +131,10 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		s.committed(msg.record.Slot, msg.at)
 		s.drv.OnCommitted(msg.record.Slot)
 	case flushMsg:
-		s.flushers = append(s.flushers, ctx.Sender())
+		s.flushers.wait(ctx)
 		s.drv.Flush()
 	case abortMsg:
-		s.flushers = append(s.flushers, ctx.Sender())
+		s.flushers.wait(ctx)
 		s.drv.Abort()
 	case statsReq:
 		ctx.Respond(s.sched.Stats())
@@ -290,8 +287,5 @@ func (s *bankingStage) committed(slot uint64, at int64) {
 
 // flushed answers everyone waiting for a flush or an abort.
 func (s *bankingStage) flushed(err error) {
-	for _, f := range s.flushers {
-		s.root.Send(f, flushedMsg{err: err})
-	}
-	s.flushers = nil
+	s.flushers.answer(s.root, err)
 }

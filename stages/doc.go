@@ -41,6 +41,12 @@
 // sigverify, then lets the forwarder finish its queue; the recorder is
 // the caller's to close after Stop.
 //
+// # Configs
+//
+// Each stage's config has one shape (config.go): a field left zero means
+// its documented default, and Validate reports what the graph would
+// reject, wrapping ErrConfig.
+//
 // # Supervision
 //
 // Every actor runs under the graph's supervision (Graph.spawn): a panic
@@ -53,7 +59,8 @@
 // # Stopping
 //
 // Graph.Stop flushes the stages in order (fetch's readers, sigverify,
-// banking, whose flush ends with the last slot durable); when banking's
+// banking, whose flush ends with the last slot durable; each stage
+// answers its flushes alike, with flushWaiters, flush.go); when banking's
 // flush does not finish in time, it aborts: what is buffered is dropped,
 // counted (packet.OutcomeShutdown), and the work in flight is waited for,
 // its completions still arriving as messages. Every datagram received

@@ -46,28 +46,20 @@ type FetchConfig struct {
 const DefaultCoalesce = time.Millisecond
 
 func (c FetchConfig) withDefaults() FetchConfig {
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8003"
-	}
-	if c.Sockets == 0 {
-		c.Sockets = 1
-	}
-	if c.Coalesce == 0 {
-		c.Coalesce = DefaultCoalesce
-	}
-	if c.MaxLiveBatches == 0 {
-		c.MaxLiveBatches = 4096
-	}
+	orDefault(&c.Addr, "127.0.0.1:8003")
+	orDefault(&c.Sockets, 1)
+	orDefault(&c.Coalesce, DefaultCoalesce)
+	orDefault(&c.MaxLiveBatches, 4096)
 	return c
 }
 
 // Validate reports a configuration the graph would reject.
 func (c FetchConfig) Validate() error {
-	if c.Sockets < 0 || c.Coalesce < 0 || c.TracerEvery < 0 || c.MaxLiveBatches < 0 {
-		return fmt.Errorf("%w: negative fetch setting", ErrConfig)
+	if negative(c.Sockets, c.TracerEvery, c.MaxLiveBatches) || negative(c.Coalesce) {
+		return configErr("negative fetch setting")
 	}
 	if _, err := netip.ParseAddrPort(c.withDefaults().Addr); err != nil {
-		return fmt.Errorf("%w: fetch address: %w", ErrConfig, err)
+		return configErr("fetch address: %w", err)
 	}
 	return nil
 }
@@ -365,7 +357,7 @@ func (f *fetcher) drop(b *packet.Batch, span trace.Span) {
 type fetchActor struct {
 	f        *fetcher
 	running  int          // readers that have not returned
-	flushers []*actor.PID // waiting for the readers to stop
+	flushers flushWaiters // waiting for the readers to stop
 }
 
 func (a *fetchActor) Receive(ctx actor.Context) {
@@ -384,7 +376,7 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 		a.running--
 		a.answer(ctx)
 	case flushMsg:
-		a.flushers = append(a.flushers, ctx.Sender())
+		a.flushers.wait(ctx)
 		a.f.halt()
 		a.answer(ctx)
 	case *actor.Stopping:
@@ -394,11 +386,7 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 
 // answer replies to the flushes once no reader is left.
 func (a *fetchActor) answer(ctx actor.Context) {
-	if a.running > 0 {
-		return
+	if a.running == 0 {
+		a.flushers.answer(ctx, nil)
 	}
-	for _, f := range a.flushers {
-		ctx.Send(f, flushedMsg{})
-	}
-	a.flushers = nil
 }

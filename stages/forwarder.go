@@ -52,12 +52,8 @@ const (
 func (c ForwardConfig) Enabled() bool { return c.To.IsValid() }
 
 func (c ForwardConfig) withDefaults() ForwardConfig {
-	if c.Rate == 0 {
-		c.Rate = DefaultForwardRate
-	}
-	if c.Queue == 0 {
-		c.Queue = DefaultForwardQueue
-	}
+	orDefault(&c.Rate, DefaultForwardRate)
+	orDefault(&c.Queue, DefaultForwardQueue)
 	return c
 }
 
@@ -65,11 +61,11 @@ func (c ForwardConfig) withDefaults() ForwardConfig {
 func (c ForwardConfig) Validate() error {
 	switch {
 	case c.Rate < 0 || c.Rate > MaxForwardRate:
-		return fmt.Errorf("%w: forward rate %d: want 1 to %d packets/s, or 0 for the default", ErrConfig, c.Rate, MaxForwardRate)
-	case c.Queue < 0:
-		return fmt.Errorf("%w: negative forward queue", ErrConfig)
+		return configErr("forward rate %d: want 1 to %d packets/s, or 0 for the default", c.Rate, MaxForwardRate)
+	case negative(c.Queue):
+		return configErr("negative forward queue")
 	case c.To.IsValid() && c.To.Port() == 0:
-		return fmt.Errorf("%w: forward address %s has no port", ErrConfig, c.To)
+		return configErr("forward address %s has no port", c.To)
 	}
 	return nil
 }

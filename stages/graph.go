@@ -22,9 +22,6 @@ import (
 	"github.com/tpugo/tpu/trace"
 )
 
-// ErrConfig reports an invalid configuration.
-var ErrConfig = errors.New("stages: invalid config")
-
 // Config configures the whole graph.
 type Config struct {
 	Fetch     FetchConfig
@@ -67,10 +64,22 @@ const DefaultBudget = 64
 
 // Validate reports a configuration Start would reject.
 func (c Config) Validate() error {
-	if c.BatchSize < 0 || c.BatchSize > packet.MaxBatchCap || c.FetchBudget < 0 || c.BankingBudget < 0 {
-		return fmt.Errorf("%w: batch size or budget out of range", ErrConfig)
+	if negative(c.BatchSize, c.FetchBudget, c.BankingBudget) || c.BatchSize > packet.MaxBatchCap {
+		return configErr("batch size or budget out of range")
 	}
 	return errors.Join(c.Fetch.Validate(), c.Sigverify.Validate(), c.Banking.Validate(), c.Forward.Validate())
+}
+
+// withDefaults fills in every field left zero, the stages' configs'
+// among them.
+func (c Config) withDefaults() Config {
+	orDefault(&c.BatchSize, packet.DefaultBatchCap)
+	orDefault(&c.FetchBudget, DefaultBudget)
+	orDefault(&c.BankingBudget, DefaultBudget)
+	c.Fetch = c.Fetch.withDefaults()
+	c.Sigverify = c.Sigverify.withDefaults()
+	c.Banking = c.Banking.withDefaults()
+	return c
 }
 
 // Graph is the running pipeline: fetch, sigverify and banking actors, the
@@ -111,18 +120,7 @@ func Start(cfg Config) (*Graph, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = packet.DefaultBatchCap
-	}
-	if cfg.FetchBudget == 0 {
-		cfg.FetchBudget = DefaultBudget
-	}
-	if cfg.BankingBudget == 0 {
-		cfg.BankingBudget = DefaultBudget
-	}
-	cfg.Fetch = cfg.Fetch.withDefaults()
-	cfg.Sigverify = cfg.Sigverify.withDefaults()
-	cfg.Banking = cfg.Banking.withDefaults()
+	cfg = cfg.withDefaults()
 	g := &Graph{cfg: cfg, log: cfg.Logger, prov: cfg.Trace, failed: make(chan struct{})}
 	if g.log == nil {
 		g.log = slog.Default()

@@ -3,7 +3,6 @@
 package stages
 
 import (
-	"fmt"
 	"net"
 	"runtime"
 	"syscall"
@@ -13,7 +12,7 @@ import (
 // over sockets (Windows' SO_REUSEADDR lets one socket take them all), so
 // fetch runs one socket here.
 func reusePort(_, _ string, _ syscall.RawConn) error {
-	return fmt.Errorf("%w: fetch sockets > 1 needs SO_REUSEPORT, which %s lacks", ErrConfig, runtime.GOOS)
+	return configErr("fetch sockets > 1 needs SO_REUSEPORT, which %s lacks", runtime.GOOS)
 }
 
 // queued reports whether conn's receive queue holds a datagram; where it

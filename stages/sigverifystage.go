@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -30,16 +29,14 @@ type SigverifyConfig struct {
 const DefaultMaxPending = 1024
 
 func (c SigverifyConfig) withDefaults() SigverifyConfig {
-	if c.MaxPending == 0 {
-		c.MaxPending = DefaultMaxPending
-	}
+	orDefault(&c.MaxPending, DefaultMaxPending)
 	return c
 }
 
 // Validate reports a configuration the graph would reject.
 func (c SigverifyConfig) Validate() error {
-	if c.MaxPending < 0 {
-		return fmt.Errorf("%w: negative sigverify capacity", ErrConfig)
+	if negative(c.MaxPending) {
+		return configErr("negative sigverify capacity")
 	}
 	if err := c.Verify.Validate(); err != nil {
 		return err
@@ -80,7 +77,7 @@ type sigverifyStage struct {
 	spans     []trace.Span
 	passes    []*svPass // under way, oldest first
 	free      []*svPass
-	flushers  []*actor.PID // waiting for everything before their flush
+	flushers  flushWaiters // waiting for everything before their flush
 	draining  bool
 	counts    outcomeCounts // terminal outcomes decided here
 	forwarded atomic.Uint64 // live packets passed to banking
@@ -122,7 +119,7 @@ func (s *sigverifyStage) Receive(ctx actor.Context) {
 		// is answered once nothing is pending or under way. (The graph
 		// flushes after stopping fetch: with input still arriving, that
 		// could take a while.)
-		s.flushers = append(s.flushers, ctx.Sender())
+		s.flushers.wait(ctx)
 		s.startPass()
 		s.answerFlushes(ctx)
 	case statsReq:
@@ -166,14 +163,9 @@ func dropLive(b *packet.Batch, o packet.Outcome) {
 // answerFlushes answers the flushes waiting, once nothing is pending or
 // under way.
 func (s *sigverifyStage) answerFlushes(ctx actor.Context) {
-	if len(s.pending) > 0 || len(s.passes) > 0 {
-		return
+	if len(s.pending) == 0 && len(s.passes) == 0 {
+		s.flushers.answer(ctx, nil)
 	}
-	for _, f := range s.flushers {
-		ctx.Send(f, flushedMsg{})
-	}
-	clear(s.flushers)
-	s.flushers = s.flushers[:0]
 }
 
 func hasTracer(b *packet.Batch) bool {

@@ -6,17 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
-	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
-	rtmetrics "runtime/metrics"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,17 +18,11 @@ import (
 	"github.com/tpugo/tpu/banking/ledger"
 	"github.com/tpugo/tpu/banking/scheduler"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
-
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/trace/procstats"
 )
@@ -234,6 +222,11 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The default backend, as tpu run's: looked up once for every run.
+	backend, err := sigverify.NewBackend(sigverify.DefaultBackend)
+	if err != nil {
+		return nil, err
+	}
 	idx := load.Index()
 	runs := f.rounds * 2 * (len(handoffConsumers) - 1)
 	var out []handoffResult
@@ -247,7 +240,7 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 				fmt.Fprintf(env.stderr, "run %d of %d: round %d, %s, consumers %d (%s)...\n",
 					len(out)+1, runs, round, mode, consumers, handoffConsumers[consumers])
 				rd := filepath.Join(dir, fmt.Sprintf("run-%d", len(out)+1))
-				r, err := handoffRun(f, genesis, load, idx, mode, consumers, rd)
+				r, err := handoffRun(f, genesis, backend, load, idx, mode, consumers, rd)
 				os.RemoveAll(rd)
 				if err != nil {
 					return nil, fmt.Errorf("round %d, %s, %d consumers: %w", round, mode, consumers, err)
@@ -262,11 +255,11 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 
 // handoffRun runs the pipeline once with mode and consumers, its ledger
 // and trace under dir, and sends load at f.rate.
-func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, idx *loadgen.Index,
+func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Backend, load *loadgen.Load, idx *loadgen.Index,
 	mode scheduler.Handoff, consumers int, dir string) (handoffResult, error) {
 	r := handoffResult{Mode: mode.String(), Consumers: consumers, Offered: len(load.Txs)}
-	cores := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + 1)) // as tpu run: see runGraph
+	_, workers, restore := pipelineProcs(0) // as tpu run
+	defer restore()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	prov, err := trace.Setup(context.Background(), trace.Config{})
 	if err != nil {
@@ -276,10 +269,9 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, 
 
 	var cfg stages.Config
 	cfg.Fetch.Addr = "127.0.0.1:0"
-	cfg.Logger, cfg.Trace = log, prov
-	cfg.Sigverify.Verify.Workers = cores
+	cfg.Sigverify.Verify.Backend, cfg.Sigverify.Verify.Workers = backend, workers
 	bc := &cfg.Banking
-	bc.Bank = bank.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis, Logger: log}
+	bc.Bank = bank.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis}
 	bc.Bank.Sync, _ = ledger.ParseSyncMode(f.syncMode) // validated
 	bc.Scheduler = scheduler.Config{Workers: f.workers, Handoff: mode}
 	bc.Scheduler.Method, _ = scheduler.ParseMethod(f.method)
@@ -291,15 +283,11 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, 
 			last.Store(done) // banking's goroutine alone calls it
 		}
 	}
-	var rec *bankingtrace.Recorder
-	var closeRec func() error
+	nc := nodeConfig{Graph: cfg, Trace: prov, Log: log}
 	if consumers >= 2 {
-		if rec, err = bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: bc.Bank, Logger: log}); err != nil {
-			return r, err
+		nc.OpenRecorder = func(bank *bank.Config) (*bankingtrace.Recorder, error) {
+			return bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: *bank, Logger: log})
 		}
-		cfg.Recorder = rec
-		closeRec = sync.OnceValue(rec.Close)
-		defer closeRec() // on the early returns: after the graph's stop
 	}
 	var sink *udpSink
 	if consumers >= 3 {
@@ -307,18 +295,14 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, 
 			return r, err
 		}
 		defer sink.close()
-		cfg.Forward = stages.ForwardConfig{To: sink.addr, Rate: stages.MaxForwardRate}
+		nc.Graph.Forward = stages.ForwardConfig{To: sink.addr, Rate: stages.MaxForwardRate}
 	}
-	g, err := stages.Start(cfg)
+	n, err := startNode(nc)
 	if err != nil {
 		return r, err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			g.Stop(context.Background())
-		}
-	}()
+	defer n.Close() // on the early returns: before the sink closes
+	g := n.graph
 
 	runtime.GC() // every run starts from the same heap: the load and little else
 	heap := startHeapSampler(10 * time.Millisecond)
@@ -332,8 +316,7 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stopped = true
-	if err := g.Stop(ctx); err != nil {
+	if err := n.Stop(ctx); err != nil {
 		heap.stop()
 		return r, err
 	}
@@ -343,11 +326,11 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, 
 	snap, _ := g.Snapshot()
 	r.Received, r.Executed, r.Copies, r.SocketDropped = snap.Received, snap.Executed(), snap.Copies, snap.SocketDropped
 	for _, o := range packet.Terminal() {
-		if n := snap.Outcomes[o]; n > 0 && o != packet.OutcomeExecutedOK && o != packet.OutcomeExecutedFailed {
+		if c := snap.Outcomes[o]; c > 0 && o != packet.OutcomeExecutedOK && o != packet.OutcomeExecutedFailed {
 			if r.Dropped == nil {
 				r.Dropped = map[string]uint64{}
 			}
-			r.Dropped[o.String()] = n
+			r.Dropped[o.String()] = c
 		}
 	}
 	r.AllocsPerPacket, r.BytesPerPacket = spent.PerOp(snap.Received)
@@ -364,11 +347,11 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, 
 	if snap.Forward != nil {
 		r.Forwarded = snap.Forward.Forwarded
 	}
-	if rec != nil {
-		if err := closeRec(); err != nil {
+	if n.rec != nil {
+		if err := n.Close(); err != nil {
 			return r, err
 		}
-		st := rec.Stats()
+		st := n.rec.Stats()
 		r.Recorded, r.RecorderDropped = st.Batches, st.Dropped+st.Abandoned
 	}
 	if sink != nil {
@@ -380,238 +363,4 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, load *loadgen.Load, 
 		return r, fmt.Errorf("accounting: %d in transit, %d batches live after the drain", snap.InTransit, live)
 	}
 	return r, nil
-}
-
-// heapSampler samples the heap's object bytes until stop.
-type heapSampler struct {
-	quit chan struct{}
-	done chan [2]uint64 // peak, mean
-}
-
-const heapObjects = "/memory/classes/heap/objects:bytes"
-
-// startHeapSampler samples the heap's objects now and every period.
-func startHeapSampler(period time.Duration) *heapSampler {
-	h := &heapSampler{quit: make(chan struct{}), done: make(chan [2]uint64, 1)}
-	go func() {
-		s := []rtmetrics.Sample{{Name: heapObjects}}
-		var peak, sum, n uint64
-		sample := func() {
-			rtmetrics.Read(s)
-			v := s[0].Value.Uint64()
-			peak, sum, n = max(peak, v), sum+v, n+1
-		}
-		sample()
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				sample()
-			case <-h.quit:
-				sample()
-				h.done <- [2]uint64{peak, sum / n}
-				return
-			}
-		}
-	}()
-	return h
-}
-
-// stop ends the sampling and returns the peak and the mean.
-func (h *heapSampler) stop() (peak, mean uint64) {
-	close(h.quit)
-	v := <-h.done
-	return v[0], v[1]
-}
-
-// udpSink is the forwarder's destination: a socket on 127.0.0.1 whose
-// datagrams are read and counted.
-type udpSink struct {
-	conn *net.UDPConn
-	addr netip.AddrPort
-	n    atomic.Uint64
-	done chan struct{}
-}
-
-func newUDPSink() (*udpSink, error) {
-	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
-	if err != nil {
-		return nil, err
-	}
-	c.SetReadBuffer(8 << 20) // best effort: the kernel may cap it
-	s := &udpSink{conn: c, addr: c.LocalAddr().(*net.UDPAddr).AddrPort(), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		buf := make([]byte, 2048)
-		for {
-			if _, err := c.Read(buf); err != nil {
-				return // closed
-			}
-			s.n.Add(1)
-		}
-	}()
-	return s, nil
-}
-
-// close stops reading and returns the datagrams read. It may be called
-// more than once.
-func (s *udpSink) close() uint64 {
-	s.conn.Close()
-	<-s.done
-	return s.n.Load()
-}
-
-// handoffStat is one figure of a run, for the tables and the charts.
-type handoffStat struct {
-	name, unit string
-	get        func(handoffResult) float64
-}
-
-var handoffStats = []handoffStat{
-	{"executed", "tx", func(r handoffResult) float64 { return float64(r.Executed) }},
-	{"not executed", "tx", func(r handoffResult) float64 { return float64(r.Offered) - float64(r.Executed) }},
-	{"tps", "tx/s", func(r handoffResult) float64 { return r.TPS }},
-	{"allocs_per_packet", "allocations", func(r handoffResult) float64 { return r.AllocsPerPacket }},
-	{"bytes_per_packet", "bytes", func(r handoffResult) float64 { return r.BytesPerPacket }},
-	{"gc_cpu", "% of CPU", func(r handoffResult) float64 { return 100 * r.GCCPU }},
-	{"heap_peak", "MB", func(r handoffResult) float64 { return float64(r.HeapPeak) / 1e6 }},
-	{"heap_mean", "MB", func(r handoffResult) float64 { return float64(r.HeapMean) / 1e6 }},
-	{"p50", "us", func(r handoffResult) float64 { return r.P50 }},
-	{"p99", "us", func(r handoffResult) float64 { return r.P99 }},
-}
-
-// spread is a figure over the rounds: median, min, max.
-type spread struct{ med, min, max float64 }
-
-func spreadOf(res []handoffResult, mode string, consumers int, get func(handoffResult) float64) (spread, bool) {
-	var v []float64
-	for _, r := range res {
-		if r.Mode == mode && r.Consumers == consumers {
-			v = append(v, get(r))
-		}
-	}
-	if len(v) == 0 {
-		return spread{}, false
-	}
-	slices.Sort(v)
-	med := v[len(v)/2]
-	if len(v)%2 == 0 {
-		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return spread{med: med, min: v[0], max: v[len(v)-1]}, true
-}
-
-// writeHandoffTables prints a markdown table per consumer count: each
-// figure's median per mode with its spread, and copy over refcount.
-func writeHandoffTables(w io.Writer, res []handoffResult, f handoffFlags) {
-	num := func(v float64) string {
-		switch {
-		case v == 0:
-			return "0"
-		case v >= 100:
-			return fmt.Sprintf("%.0f", v)
-		case v >= 10:
-			return fmt.Sprintf("%.1f", v)
-		}
-		return fmt.Sprintf("%.2f", v)
-	}
-	cell := func(s spread) string {
-		return fmt.Sprintf("%s (%s-%s)", num(s.med), num(s.min), num(s.max))
-	}
-	for consumers := 1; consumers < len(handoffConsumers); consumers++ {
-		fmt.Fprintf(w, "\n### %d consumer%s: %s\n\n", consumers, map[bool]string{true: "s"}[consumers > 1], handoffConsumers[consumers])
-		fmt.Fprintf(w, "| figure | refcount: median (min-max) | copy: median (min-max) | copy / refcount |\n|---|---|---|---|\n")
-		for _, st := range handoffStats {
-			ref, ok1 := spreadOf(res, "refcount", consumers, st.get)
-			cp, ok2 := spreadOf(res, "copy", consumers, st.get)
-			if !ok1 || !ok2 {
-				continue
-			}
-			ratio := "-"
-			if ref.med != 0 {
-				ratio = fmt.Sprintf("%.2f", cp.med/ref.med)
-			}
-			fmt.Fprintf(w, "| %s (%s) | %s | %s | %s |\n", st.name, st.unit, cell(ref), cell(cp), ratio)
-		}
-	}
-	fmt.Fprintf(w, "\n%d rounds; each run offers the same %d transfers open-loop at %.0f tx/s; latency from each transaction's scheduled send to its execution; allocations, bytes and GC share from the first send to the end of the drain, per packet received; heap = live heap objects sampled every 10 ms. --num-workers %d --block-production-method %s --sync %s, GOMAXPROCS %d.\n",
-		f.rounds, f.count, f.rate, f.workers, f.method, f.syncMode, runtime.GOMAXPROCS(0)+1)
-}
-
-// writeHandoffHTML draws each figure's median against the consumer
-// count, a line per mode, each round's value as a point, as inline SVG
-// in one page (the approach of trace/report).
-func writeHandoffHTML(w io.Writer, res []handoffResult, f handoffFlags) error {
-	fmt.Fprintf(w, `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>tpu bench handoff</title>
-<style>
-body { font-family: sans-serif; margin: 1.5em; max-width: 70em; }
-figure { margin: 1.5em 0; border-top: 1px solid #ccc; padding-top: 0.5em; }
-pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
-svg { max-width: 100%%; height: auto; }
-</style>
-</head>
-<body>
-<h1>tpu bench handoff</h1>
-`)
-	var tables bytes.Buffer
-	writeHandoffTables(&tables, res, f)
-	fmt.Fprintf(w, "<pre id=\"tables\">%s</pre>\n", html.EscapeString(tables.String()))
-	for _, st := range handoffStats {
-		p := plot.New()
-		p.Title.Text = st.name
-		p.X.Label.Text = "consumers of each verified batch"
-		p.Y.Label.Text = st.unit
-		p.X.Min, p.X.Max = 0.8, float64(len(handoffConsumers)-1)+0.2
-		p.X.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 1, Label: "1"}, {Value: 2, Label: "2"}, {Value: 3, Label: "3"}})
-		p.Legend.Top = true
-		p.Add(plotter.NewGrid())
-		for i, mode := range handoffModes {
-			var med, pts plotter.XYs
-			for c := 1; c < len(handoffConsumers); c++ {
-				if s, ok := spreadOf(res, mode.String(), c, st.get); ok {
-					med = append(med, plotter.XY{X: float64(c), Y: s.med})
-				}
-				for _, r := range res {
-					if r.Mode == mode.String() && r.Consumers == c {
-						pts = append(pts, plotter.XY{X: float64(c) + 0.04*float64(2*i-1), Y: st.get(r)})
-					}
-				}
-			}
-			if len(med) == 0 {
-				continue
-			}
-			l, err := plotter.NewLine(med)
-			if err != nil {
-				return err
-			}
-			l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return err
-			}
-			sc.Color, sc.Shape = plotutil.Color(i), plotutil.Shape(i)
-			p.Add(l, sc)
-			p.Legend.Add(mode.String()+" (median; points: rounds)", l, sc)
-		}
-		fmt.Fprintf(w, "<figure id=\"%s\">\n", st.name)
-		c := vgsvg.New(16*vg.Centimeter, 9*vg.Centimeter)
-		p.Draw(draw.New(c))
-		var svg bytes.Buffer
-		if _, err := c.WriteTo(&svg); err != nil {
-			return err
-		}
-		out := svg.Bytes()
-		if i := bytes.Index(out, []byte("<svg")); i > 0 {
-			out = out[i:] // no XML prolog inside HTML
-		}
-		w.Write(out)
-		fmt.Fprintf(w, "</figure>\n")
-	}
-	_, err := fmt.Fprintf(w, "</body>\n</html>\n")
-	return err
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/tpugo/tpu/trace"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tpugo/tpu/trace"
 )
 
 // TestMetricsMatchSummary runs tpu run's pipeline with a load a third

@@ -17,9 +17,9 @@ import (
 
 // VerifyConfig configures a Verifier.
 type VerifyConfig struct {
-	// Backend names the signature backend (see BackendNames). Empty means
-	// DefaultBackend.
-	Backend string
+	// Backend checks the signatures. The caller resolves it from a name
+	// once (NewBackend); nil means the backend called DefaultBackend.
+	Backend Backend
 	// Workers is the number of pooled goroutines that check signatures.
 	// Zero means GOMAXPROCS.
 	Workers int
@@ -37,9 +37,6 @@ var ErrVerifyConfig = errors.New("sigverify: invalid verify config")
 func (c VerifyConfig) Validate() error {
 	if c.Workers < 0 || c.MinTaskSignatures < 0 {
 		return fmt.Errorf("%w: negative workers or task size", ErrVerifyConfig)
-	}
-	if _, err := NewBackend(c.Backend); err != nil {
-		return err
 	}
 	return nil
 }
@@ -159,7 +156,10 @@ func NewVerifier(cfg VerifyConfig) (*Verifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	backend, _ := NewBackend(cfg.Backend)
+	backend := cfg.Backend
+	if backend == nil {
+		backend, _ = NewBackend("") // the default exists
+	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -106,7 +107,7 @@ func TestVerifierOutcomes(t *testing.T) {
 		workers int
 	}{{"", 1}, {"", 2}, {"", 3}, {"lanes", 1}, {"lanes", 2}} {
 		t.Run(fmt.Sprintf("backend=%s/workers=%d", tc.backend, tc.workers), func(t *testing.T) {
-			v := newVerifier(t, VerifyConfig{Backend: tc.backend, Workers: tc.workers, MinTaskSignatures: 1})
+			v := newVerifier(t, VerifyConfig{Backend: mustBackend(t, tc.backend), Workers: tc.workers, MinTaskSignatures: 1})
 			pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
 			var batches []*packet.Batch
 			var pkts []*packet.Packet
@@ -223,7 +224,7 @@ func verifyCorpus(t *testing.T, backend string, corpus []struct {
 		Verdicts   []string `json:"sig_verify_strict"`
 	} `json:"parsed_by_agave_model"`
 }) {
-	v := newVerifier(t, VerifyConfig{Backend: backend, Workers: 2})
+	v := newVerifier(t, VerifyConfig{Backend: mustBackend(t, backend), Workers: 2})
 	pool, _ := packet.NewPool(packet.Config{})
 	var batches []*packet.Batch
 	var pkts []*packet.Packet
@@ -598,7 +599,7 @@ func TestVerifierAllocs(t *testing.T) {
 }
 
 func verifierAllocs(t *testing.T, backend string) {
-	v := newVerifier(t, VerifyConfig{Backend: backend, Workers: 2})
+	v := newVerifier(t, VerifyConfig{Backend: mustBackend(t, backend), Workers: 2})
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
 	b := pool.Get()
 	defer b.Release()
@@ -623,7 +624,8 @@ func verifierAllocs(t *testing.T, backend string) {
 }
 
 func TestVerifierConfigValidate(t *testing.T) {
-	if _, err := NewVerifier(VerifyConfig{Backend: "nope"}); err == nil {
+	// The name is looked up before the config (NewBackend), once.
+	if _, err := NewBackend("nope"); !errors.Is(err, ErrUnknownBackend) {
 		t.Fatal("unknown backend accepted")
 	}
 	if _, err := NewVerifier(VerifyConfig{Workers: -1}); err == nil {
@@ -1157,7 +1159,7 @@ func (panicMulti) verifyChecks([]sigCheck) { panic("lane failure") }
 // one, so every packet still gets its own verdict and nothing is counted
 // as a panic that did not panic there.
 func TestVerifierMultiPanic(t *testing.T) {
-	v := newVerifier(t, VerifyConfig{Backend: "lanes", Workers: 1})
+	v := newVerifier(t, VerifyConfig{Backend: mustBackend(t, "lanes"), Workers: 1})
 	v.backend = panicMulti{lanesBackend{portablePath}}
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 12})
 	b := pool.Get()

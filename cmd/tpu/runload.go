@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/stages/sigverify"
+)
+
+// tpu run's load: signed (buildLoad), then sent while a live line is
+// printed each second (drive); and the sigverify ceiling measured over
+// it.
+
+// driven is what drive saw.
+type driven struct {
+	elapsed      time.Duration // from the start of the load to its end
+	sent         int           // by the load generator; -1 without one
+	retainedPeak uint64        // banking's buffer, sampled each second
+	res          loadgen.SendResult
+}
+
+// loadMode returns how tpu run sends its load: loadOpen with a --rate,
+// loadClosed without, loadNone with --no-gen.
+func loadMode(f runFlags) string {
+	switch {
+	case f.noGen:
+		return loadNone
+	case f.rate > 0:
+		return loadOpen
+	}
+	return loadClosed
+}
+
+// drive sends the load, if any, and prints a live line each second, until
+// --duration ends, stop is closed, or (with a --count load and no
+// --duration) the load is sent. An open-loop load (--rate) is sent to the
+// end of its schedule, however late: the duration bounds the schedule,
+// not the sending. It returns once the load generator has stopped.
+func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *fromSchedule, stop <-chan struct{}, log *slog.Logger) driven {
+	d := driven{sent: -1}
+	mode := loadMode(f)
+	var idx *loadgen.Index
+	if load != nil {
+		fmt.Fprintln(env.stderr, loadLine(mode, f.rate))
+		if mode == loadOpen {
+			idx = load.Index() // before the schedule starts
+		}
+	}
+	start := time.Now()
+	sendDone := make(chan loadgen.SendResult, 1)
+	quit := make(chan struct{}) // the load generator's stop: at the end of drive
+	if load != nil {
+		sc := loadgen.SendConfig{Target: g.Addr(), Duration: f.duration, BatchSize: f.sendBatch, Stop: quit}
+		if mode == loadOpen {
+			sc.Rate, sc.Start = f.rate, start
+			sched.arm(idx, loadgen.Schedule{Start: start, Rate: f.rate})
+		} else {
+			sc.Accepting = g.Accepting
+		}
+		go func() {
+			res, err := load.Send(sc)
+			if err != nil {
+				log.Error("load generator", "err", err)
+			}
+			sendDone <- res
+		}()
+	}
+	var deadline <-chan time.Time
+	if f.duration > 0 && !(mode == loadOpen) {
+		t := time.NewTimer(f.duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	prev, _ := g.Snapshot()
+loop:
+	for {
+		select {
+		case <-tick.C:
+			if cur, err := g.Snapshot(); err == nil {
+				fmt.Fprintln(env.stderr, liveLine(cur, prev, g.Trace().Hops()))
+				prev = cur
+				d.retainedPeak = max(d.retainedPeak, cur.RetainedBytes())
+			}
+		case <-deadline:
+			break loop
+		case <-stop:
+			break loop
+		case <-g.Done():
+			// An actor panicked (logged with its stack) or the ledger
+			// failed (logged by it): the graph has stopped working; Stop
+			// returns the failure, and the run exits 1 with it.
+			log.Error("pipeline failed", "err", g.Err())
+			break loop
+		case res := <-sendDone:
+			d.sent, d.res = res.Sent, res
+			if f.duration == 0 || mode == loadOpen {
+				break loop // a --count load without a duration, or the schedule's end: done
+			}
+		}
+	}
+	d.elapsed = time.Since(start)
+	close(quit)
+	if load != nil && d.sent < 0 {
+		d.res = <-sendDone
+		d.sent = d.res.Sent
+	}
+	// What is still in the socket's buffer is read when the stop halts
+	// fetch: its readers drain the socket before they return.
+	return d
+}
+
+// buildLoad signs the run's load; a signal (stop) ends it early with
+// loadgen.ErrStopped.
+func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, stop <-chan struct{}) (*loadgen.Load, error) {
+	n := f.count
+	if n == 0 {
+		secs := f.duration.Seconds()
+		if f.rate > 0 {
+			n = int(f.rate * secs)
+		} else {
+			n = int(60_000 * secs)
+		}
+		n = min(max(n, 1), 2_000_000)
+	}
+	bh, err := g.LatestBlockhash()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.stderr, "signing %d transactions...\n", n)
+	t0 := time.Now()
+	load, err := loadgen.Build(loadgen.Config{
+		Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Count: n, Contention: f.contention,
+		InvalidFraction: f.invalid, V0Fraction: f.v0, BatchSize: f.sendBatch, RandSeed: uint64(time.Now().UnixNano()),
+		Progress: func(done, total int) { fmt.Fprintf(env.stderr, "  signed %d of %d\n", done, total) },
+		Stop:     stop,
+	})
+	if err != nil {
+		return nil, err
+	}
+	signing := time.Since(t0)
+	fmt.Fprintf(env.stderr, "signed %d transactions in %.1fs; sending for %v\n", n, signing.Seconds(), f.duration)
+	if w := expiryWarning(signing, f.duration, f.slotTime); w != "" {
+		fmt.Fprintln(env.stderr, w)
+	}
+	return load, nil
+}
+
+// measureCeiling is sigverify.Ceiling of b over the load's valid
+// transactions for 300 ms.
+func measureCeiling(b sigverify.Backend, load *loadgen.Load, cores int) float64 {
+	txs := make([][]byte, 0, sigverify.CeilingTxs)
+	for i, k := range load.Kinds {
+		if k == loadgen.Valid {
+			txs = append(txs, load.Txs[i])
+			if len(txs) == sigverify.CeilingTxs {
+				break
+			}
+		}
+	}
+	return sigverify.Ceiling(b, txs, cores, 300*time.Millisecond)
+}

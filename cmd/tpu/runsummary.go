@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace/procstats"
+)
+
+// ran is what a run leaves for its report, besides its node.
+type ran struct {
+	live    driven
+	spent   procstats.Stats // from the load's start to the end of the drain
+	sched   *fromSchedule
+	loaded  bool       // there was a load (not --no-gen, not stopped while signing)
+	ceiling [2]float64 // sigverify's, before and after the load; 0: not measured
+	stopErr error      // the node's Stop's
+}
+
+// reportRun prints the summary of a run on n, stopped and closed, writes
+// it to --summary-json, and returns the run's exit: 1 when the stop
+// failed or a packet is unaccounted for.
+func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
+	g := n.graph
+	snap, _ := g.Snapshot()
+	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), r.live.elapsed.Seconds())
+	// The banking trace holds its queue's batches until it is closed,
+	// after the stop's snapshot: the pool is read again now.
+	sum.LiveBatches = g.Pool().Stats().Live
+	sum.addProcess(r.spent)
+	sum.RetainedBytesPeak = r.live.retainedPeak
+	if r.loaded {
+		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
+	}
+	sum.SigverifyPath = sigverify.PathOf(n.backend)
+	if n.rec != nil {
+		sum.addRecorder(f.bankingTrace, n.rec.Stats())
+	}
+	if r.ceiling[0] > 0 {
+		sum.addCeiling(r.ceiling[0], r.ceiling[1])
+	}
+	sum.print(env.stdout, r.live.sent)
+	if f.summaryJSON != "" {
+		b, _ := json.MarshalIndent(sum, "", "  ")
+		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
+			return 1, fmt.Errorf("--summary-json: %w", err)
+		}
+	}
+	if r.stopErr != nil {
+		return 1, r.stopErr
+	}
+	if !sum.AccountingOK {
+		return 1, fmt.Errorf("accounting failed: received %d, %d not accounted for", sum.Received, snap.InTransit)
+	}
+	return 0, nil
+}
