@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tpugo/tpu/rpc"
+	"github.com/tpugo/tpu/rpc/pubsub"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/pubsub"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/trace"
 )
 

@@ -10,12 +10,12 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // commitment is a subscription's level. processed and confirmed are both
 // the last committed slot, finalized the last durable one: what
-// stages/rpc's slotAt and statusOf say for the same level.
+// rpc's slotAt and statusOf say for the same level.
 type commitment uint8
 
 const (

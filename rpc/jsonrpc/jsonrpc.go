@@ -1,6 +1,6 @@
 // Package jsonrpc holds the JSON-RPC 2.0 message types and error codes
-// that tpu's two Solana-compatible servers share: stages/rpc (HTTP) and
-// stages/pubsub (websocket). Each server keeps its own parsing of
+// that tpu's two Solana-compatible servers share: rpc (HTTP) and
+// rpc/pubsub (websocket). Each server keeps its own parsing of
 // parameters, since Solana's two servers word their errors differently.
 package jsonrpc
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // box is a sink that keeps what it is sent.

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // Ledger is what the server reads: the committed ledger, through methods
@@ -46,7 +46,7 @@ type Config struct {
 	// Required. The server must be closed (Close) before it is.
 	Bank Ledger
 	// Lookup finds the status of a signature committed before its
-	// subscription came, if it can say cheaply (stages/rpc's index:
+	// subscription came, if it can say cheaply (rpc's index:
 	// rpc.Server.SignatureStatus). Nil means reading the ledger's last
 	// LookbackSlots slots.
 	Lookup func(sig [64]byte) (banking.Status, bool, error)

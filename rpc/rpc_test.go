@@ -18,8 +18,8 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 )
 

@@ -14,9 +14,9 @@ import (
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/rpc"
+	"github.com/tpugo/tpu/rpc/pubsub"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/pubsub"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/ws"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/pubsub"
+	"github.com/tpugo/tpu/rpc/pubsub"
 )
 
 // TestSolanaGoClient: solana-go's rpc/ws client subscribes to a

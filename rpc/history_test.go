@@ -18,8 +18,8 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/txview"
 )
 

@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/pubsub"
+	"github.com/tpugo/tpu/rpc/pubsub"
 )
 
 // TestMetrics: the counters reach the meter with Stats's figures.
