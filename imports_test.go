@@ -50,7 +50,7 @@ var rules = []rule{
 	}},
 	{dir: "rpc/jsonrpc"},
 	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
-	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "stages/sigverify"}, external: []string{"github.com/mr-tron/base58"}},
+	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
 }
 

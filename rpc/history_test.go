@@ -490,7 +490,7 @@ func TestHistoryAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
+		srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed, Verifier: sigverifyBackend(t)})
 		if err != nil {
 			g.Stop(context.Background())
 			t.Fatal(err)

@@ -70,7 +70,6 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
-	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -95,6 +94,14 @@ type Ledger interface {
 	// the committed tables: the loaded addresses, or the
 	// TransactionError of a failure.
 	Lookups(v txview.View) ([]banking.Pubkey, banking.TxError, error)
+}
+
+// Verifier checks one signature with Solana's rule (ed25519-dalek's
+// verify_strict): whether sig is pubkey's signature of msg. The
+// pipeline's signature backend (stages/sigverify.Backend) is one. It
+// must be safe for concurrent use and keep none of its arguments.
+type Verifier interface {
+	Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool
 }
 
 // Defaults of the limits in Config, for cmd/tpu's flags.
@@ -198,10 +205,10 @@ type Config struct {
 	AirdropRequests int
 
 	// Verifier checks signatures for sendTransaction's preflight and
-	// simulateTransaction's sigVerify; give it the pipeline's backend, so
-	// that both accept exactly what sigverify does. Nil means the default
-	// backend (sigverify.NewBackend("")).
-	Verifier sigverify.Backend
+	// simulateTransaction's sigVerify. Required: give it the pipeline's
+	// backend, the one cmd/tpu resolved from --sigverify-backend, so that
+	// both accept exactly what sigverify does.
+	Verifier Verifier
 
 	// Version is reported by getVersion. Empty means "tpu-0.1.0".
 	Version string
@@ -212,11 +219,14 @@ type Config struct {
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("rpc: invalid config")
 
-// Validate reports a missing ledger or a negative limit.
+// Validate reports a missing ledger or verifier, or a negative limit.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Bank == nil {
 		errs = append(errs, fmt.Errorf("%w: no ledger (Bank)", ErrConfig))
+	}
+	if c.Verifier == nil {
+		errs = append(errs, fmt.Errorf("%w: no signature verifier (Verifier): give it the pipeline's sigverify backend", ErrConfig))
 	}
 	for _, v := range []struct {
 		name string
@@ -286,9 +296,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
-	}
-	if c.Verifier == nil {
-		c.Verifier, _ = sigverify.NewBackend("") // the default exists
 	}
 	return c
 }

@@ -57,7 +57,7 @@ func startNodeWith(t *testing.T, beforeRPC func(*banking.Bank)) *node {
 	if beforeRPC != nil {
 		beforeRPC(g.Bank())
 	}
-	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed, Verifier: sigverifyBackend(t)})
 	if err != nil {
 		g.Stop(context.Background())
 		t.Fatal(err)
@@ -457,3 +457,14 @@ func TestErrors(t *testing.T) {
 func base64(b []byte) string { return b64.StdEncoding.EncodeToString(b) }
 
 func sigverifyDedup() sigverify.DedupConfig { return sigverify.DedupConfig{Bits: 1 << 20} }
+
+// sigverifyBackend is the rpc.Config.Verifier of the tests: the default
+// backend, the one the graph verifies with.
+func sigverifyBackend(t testing.TB) sigverify.Backend {
+	t.Helper()
+	b, err := sigverify.NewBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -60,7 +60,7 @@ func TestStartIndexesSlotsCommittedDuringScan(t *testing.T) {
 	}
 	scanned = func() { listen(); endSlots(5) }
 	defer func() { scanned = nil }()
-	srv, err := Start(Config{Addr: "127.0.0.1:0", TPU: netip.MustParseAddrPort("127.0.0.1:9"), Bank: b, Seed: "x"})
+	srv, err := Start(Config{Addr: "127.0.0.1:0", TPU: netip.MustParseAddrPort("127.0.0.1:9"), Bank: b, Seed: "x", Verifier: testVerifier(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,12 @@ func startNodeWith(t *testing.T, cfg pubsub.Config, sync banking.SyncMode, index
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed})
+	backend, err := sigverify.NewBackend("")
+	if err != nil {
+		g.Stop(context.Background())
+		t.Fatal(err)
+	}
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: g.Bank(), Seed: seed, Verifier: backend})
 	if err != nil {
 		g.Stop(context.Background())
 		t.Fatal(err)
