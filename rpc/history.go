@@ -35,9 +35,6 @@ type History interface {
 // without maxSupportedTransactionVersion.
 const codeUnsupportedVersion = -32015
 
-// null is a null result (a nil one would leave "result" out).
-var null = json.RawMessage("null")
-
 // codeNoHistory answers a history method on a node that keeps none:
 // Agave's TransactionHistoryNotAvailable (-32011).
 const codeNoHistory = -32011
@@ -140,7 +137,7 @@ func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
 	if !ok || !s.visible(r.Slot, c.Commitment) {
-		return null, nil
+		return nil, nil // a null result
 	}
 	return encodeConfirmed(r, c)
 }

@@ -647,7 +647,7 @@ var errCancelled = &Error{Code: jsonrpc.CodeInternal, Message: "request cancelle
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInternal, Message: "server is shutting down"}})
+		writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInternal, Message: "server is shutting down"}))
 		return
 	}
 	defer s.leave()
@@ -661,29 +661,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "request too large"}})
+			writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "request too large"}))
 			return
 		}
-		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}})
+		writeJSON(w, jsonrpc.Fail(nil, jsonrpc.ErrParse))
 		return
 	}
 	if nestedDeeper(body, s.cfg.MaxDepth) {
-		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}})
+		writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}))
 		return
 	}
 	c := &call{ctx: r.Context(), items: s.cfg.MaxItems, history: s.cfg.HistorySlots}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' { // a batch
 		var reqs []json.RawMessage
 		if err := json.Unmarshal(body, &reqs); err != nil {
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}})
+			writeJSON(w, jsonrpc.Fail(nil, jsonrpc.ErrParse))
 			return
 		}
 		if len(reqs) == 0 {
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}})
+			writeJSON(w, jsonrpc.Fail(nil, jsonrpc.ErrInvalidRequest))
 			return
 		}
 		if len(reqs) > s.cfg.MaxBatch {
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: batch of %d requests, more than the %d allowed", len(reqs), s.cfg.MaxBatch)}})
+			writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: batch of %d requests, more than the %d allowed", len(reqs), s.cfg.MaxBatch)}))
 			return
 		}
 		out := make([]jsonrpc.Response, len(reqs))
@@ -695,48 +695,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, s.handle(c, body))
 }
-func writeJSON(w http.ResponseWriter, v any) {
+
+// writeJSON writes a response, or a batch of them, as the HTTP body.
+func writeJSON[T jsonrpc.Response | []jsonrpc.Response](w http.ResponseWriter, v T) {
 	w.Header().Set("Content-Type", "application/json")
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null}`)
-	}
-	w.Write(append(b, '\n'))
+	w.Write(append(jsonrpc.Marshal(v), '\n'))
 }
 
 // handle answers one request, drawing on c's allowance.
 func (s *Server) handle(c *call, raw []byte) jsonrpc.Response {
-	var req jsonrpc.Request
-	if err := json.Unmarshal(raw, &req); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			return jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}}
-		}
-		return jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}}
+	req, e := jsonrpc.Unmarshal(raw)
+	if e != nil {
+		return jsonrpc.Fail(nil, e) // over HTTP, a request not read whole is answered with a null id
 	}
-	id := req.ID
-	if len(id) == 0 {
-		id = jsonrpc.NullID
-	}
-	if req.JSONRPC != "2.0" || req.Method == "" {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}}
+	if e := req.Check(); e != nil {
+		return jsonrpc.Fail(req.ID, e)
 	}
 	h, ok := methods[req.Method]
 	if !ok {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: &Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}}
+		return jsonrpc.Fail(req.ID, jsonrpc.ErrMethodNotFound)
 	}
-	var params []json.RawMessage
-	if len(req.Params) > 0 && string(req.Params) != "null" {
-		if err := json.Unmarshal(req.Params, &params); err != nil {
-			return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: jsonrpc.InvalidParams("Invalid params: params must be an array")}
-		}
+	params, e := req.Positional()
+	if e != nil {
+		return jsonrpc.Fail(req.ID, e)
 	}
 	if c.ctx.Err() != nil {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: errCancelled}
+		return jsonrpc.Fail(req.ID, errCancelled)
 	}
-	result, rerr := h(s, c, params)
-	if rerr != nil {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: rerr}
+	result, e := h(s, c, params)
+	if e != nil {
+		return jsonrpc.Fail(req.ID, e)
 	}
-	return jsonrpc.Response{JSONRPC: "2.0", ID: id, Result: result}
+	return jsonrpc.Reply(req.ID, result)
 }

@@ -371,7 +371,7 @@ func (c *conn) stop(reason *atomic.Uint64) {
 
 // handle answers one request.
 func (s *Server) handle(c *conn, data []byte) {
-	req, params, e := parseRequest(data)
+	req, params, e := decode(data)
 	if e == nil && len(req.ID) == 0 {
 		// A notification (no id) gets no answer, as JSON-RPC 2.0 and
 		// Agave's server have it: web3.js sends {"method":"ping"} so
@@ -400,7 +400,7 @@ func (s *Server) handle(c *conn, data []byte) {
 			c.send(reply(req.ID, ok, nil))
 		}
 	default:
-		e = &Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
+		e = jsonrpc.ErrMethodNotFound
 	}
 	if e != nil {
 		c.send(reply(req.ID, nil, e))
