@@ -48,7 +48,7 @@ func getEpochInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	slot := s.slotAt(c.Commitment)
+	slot := s.slotAt(c.level)
 	s.mu.RLock()
 	count := s.txCount
 	s.mu.RUnlock()

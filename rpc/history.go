@@ -49,6 +49,10 @@ type historyConfig struct {
 	Before                         string  `json:"before"`
 	Until                          string  `json:"until"`
 	MinContextSlot                 *uint64 `json:"minContextSlot"`
+
+	// level is Commitment read (parseHistoryConfig): Finalized when none
+	// was given.
+	level jsonrpc.Commitment
 }
 
 func (s *Server) history() (History, *Error) {
@@ -77,14 +81,14 @@ func (s *Server) parseHistoryConfig(params []json.RawMessage, i int) (historyCon
 			return c, jsonrpc.InvalidParams("Invalid params: %v", err)
 		}
 	}
-	switch c.Commitment {
-	case "", "confirmed", "finalized":
-	case "processed":
-		return c, jsonrpc.InvalidParams("Method does not support commitment below `confirmed`")
-	default:
-		return c, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", c.Commitment)
+	var e *Error
+	if c.level, e = jsonrpc.ParseCommitment(c.Commitment); e != nil {
+		return c, e
 	}
-	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.Commitment) {
+	if c.level == jsonrpc.Processed {
+		return c, jsonrpc.InvalidParams("Method does not support commitment below `confirmed`")
+	}
+	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.level) {
 		return c, &Error{Code: -32016, Message: "Minimum context slot has not been reached"}
 	}
 	return c, nil
@@ -93,18 +97,8 @@ func (s *Server) parseHistoryConfig(params []json.RawMessage, i int) (historyCon
 // visible reports whether a transaction of slot is visible at the
 // commitment: confirmed, committed and indexed (slotAt); finalized (the
 // default), durable.
-func (s *Server) visible(slot uint64, commitment string) bool {
-	if commitment == "" {
-		commitment = "finalized"
-	}
-	return slot <= s.slotAt(commitment)
-}
-
-func (s *Server) confirmation(slot uint64) string {
-	if slot <= s.cfg.Bank.DurableSlot() {
-		return "finalized"
-	}
-	return "confirmed"
+func (s *Server) visible(slot uint64, level jsonrpc.Commitment) bool {
+	return slot <= s.slotAt(level)
 }
 
 func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) {
@@ -136,7 +130,7 @@ func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	if err != nil {
 		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
-	if !ok || !s.visible(r.Slot, c.Commitment) {
+	if !ok || !s.visible(r.Slot, c.level) {
 		return nil, nil // a null result
 	}
 	return encodeConfirmed(r, c)
@@ -461,12 +455,12 @@ func memoOf(v txview.View) *string {
 const maxSignaturesLimit = 1000
 
 type signatureInfo struct {
-	Signature          string          `json:"signature"`
-	Slot               uint64          `json:"slot"`
-	Err                banking.TxError `json:"err"`
-	Memo               *string         `json:"memo"`
-	BlockTime          *int64          `json:"blockTime"`
-	ConfirmationStatus string          `json:"confirmationStatus"`
+	Signature          string             `json:"signature"`
+	Slot               uint64             `json:"slot"`
+	Err                banking.TxError    `json:"err"`
+	Memo               *string            `json:"memo"`
+	BlockTime          *int64             `json:"blockTime"`
+	ConfirmationStatus jsonrpc.Commitment `json:"confirmationStatus"`
 }
 
 // getSignaturesForAddress lists the transactions that used an account,
@@ -530,7 +524,7 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 		return nil, errCancelled
 	}
 	defer func() { <-s.searches }()
-	top := s.slotAt(c.Commitment)
+	top := s.slotAt(c.level)
 	if start == nil || start.Slot > top {
 		// Nothing newer than the commitment's slot.
 		start = &banking.TxRef{Slot: top + 1, Index: 0}
@@ -568,7 +562,7 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 			times[r.Slot] = bt
 		}
 		out = append(out, signatureInfo{Signature: base58.Encode(v.Signature(0)[:]), Slot: r.Slot, Err: r.Err,
-			Memo: memoOf(v), BlockTime: bt, ConfirmationStatus: s.confirmation(r.Slot)})
+			Memo: memoOf(v), BlockTime: bt, ConfirmationStatus: reached(r.Slot, s.cfg.Bank.DurableSlot())})
 	}
 	return out, nil
 }

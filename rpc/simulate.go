@@ -128,7 +128,7 @@ func (s *Server) sanitize(v txview.View) *Error {
 // then a simulation against the committed state at commitment (blockhash,
 // already processed, fee payer, execution), whose failure is -32002 with
 // the simulation as data.
-func (s *Server) preflight(v txview.View, commitment string) *Error {
+func (s *Server) preflight(v txview.View, level jsonrpc.Commitment) *Error {
 	if e := s.sanitize(v); e != nil {
 		return e
 	}
@@ -138,7 +138,7 @@ func (s *Server) preflight(v txview.View, commitment string) *Error {
 	if e := s.unhealthy(); e != nil {
 		return e
 	}
-	sim, e := s.simulate(v, commitment)
+	sim, e := s.simulate(v, level)
 	if e != nil {
 		return e
 	}
@@ -154,8 +154,8 @@ func (s *Server) preflight(v txview.View, commitment string) *Error {
 // commitment's slot; the signature not already processed), then
 // Bank.Simulate. A lookup table that no longer resolves (a commit since
 // sanitize) is a sanitize failure in Agave: -32602.
-func (s *Server) simulate(v txview.View, commitment string) (banking.Simulation, *Error) {
-	at := s.slotAt(commitment)
+func (s *Server) simulate(v txview.View, level jsonrpc.Commitment) (banking.Simulation, *Error) {
+	at := s.slotAt(level)
 	s.mu.RLock()
 	slot, ok := s.hashSlot[*v.RecentBlockhash()]
 	s.mu.RUnlock()
@@ -224,7 +224,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	if e := s.sanitize(v); e != nil {
 		return nil, e
 	}
-	at := s.slotAt(c.Commitment)
+	at := s.slotAt(c.level)
 	var replaced any
 	if sc.ReplaceRecentBlockhash {
 		if sc.SigVerify {
@@ -239,7 +239,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 			return nil, e
 		}
 	}
-	sim, e := s.simulate(v, c.Commitment)
+	sim, e := s.simulate(v, c.level)
 	if e != nil {
 		return nil, e
 	}

@@ -2,8 +2,8 @@
 // Solana-compatible services share, the HTTP server (package rpc) and the
 // websocket PubSub (rpc/pubsub): the request and response types, reading
 // a request (Unmarshal, Check, Positional), building a response (Reply,
-// Fail) and encoding it (Marshal), and the error codes and the errors
-// every server words alike.
+// Fail) and encoding it (Marshal), the error codes and the errors every
+// server words alike, and the Commitment levels a client asks for.
 //
 // Each server keeps its own parsing of method parameters: Solana's HTTP
 // and websocket servers word some of the same errors differently

@@ -449,7 +449,7 @@ func (s *Server) signatureSubscribe(c *conn, id json.RawMessage, params []json.R
 	if e != nil {
 		return e
 	}
-	level, e := parseCommitment(cfg.Commitment)
+	level, e := jsonrpc.ParseCommitment(cfg.Commitment)
 	if e != nil {
 		return e
 	}
@@ -470,9 +470,9 @@ func (s *Server) signatureSubscribe(c *conn, id json.RawMessage, params []json.R
 	if !ok {
 		return nil
 	}
-	s.reg.signatureFound(sb.id, confirmed, max(last, st.Slot), st)
+	s.reg.signatureFound(sb.id, jsonrpc.Confirmed, max(last, st.Slot), st)
 	if durable := s.cfg.Bank.DurableSlot(); st.Slot <= durable {
-		s.reg.signatureFound(sb.id, finalized, durable, st)
+		s.reg.signatureFound(sb.id, jsonrpc.Finalized, durable, st)
 	}
 	return nil
 }
@@ -504,7 +504,7 @@ func (s *Server) accountSubscribe(c *conn, id json.RawMessage, params []json.Raw
 	if e != nil {
 		return e
 	}
-	level, e := parseCommitment(cfg.Commitment)
+	level, e := jsonrpc.ParseCommitment(cfg.Commitment)
 	if e != nil {
 		return e
 	}
