@@ -228,75 +228,44 @@ func (c Config) Validate() error {
 	if c.Verifier == nil {
 		errs = append(errs, fmt.Errorf("%w: no signature verifier (Verifier): give it the pipeline's sigverify backend", ErrConfig))
 	}
-	for _, v := range []struct {
-		name string
-		v    int64
-	}{
-		{"MaxBodyBytes", c.MaxBodyBytes},
-		{"MaxHeaderBytes", int64(c.MaxHeaderBytes)},
-		{"MaxConns", int64(c.MaxConns)},
-		{"ReadHeaderTimeout", int64(c.ReadHeaderTimeout)},
-		{"ReadTimeout", int64(c.ReadTimeout)},
-		{"WriteTimeout", int64(c.WriteTimeout)},
-		{"IdleTimeout", int64(c.IdleTimeout)},
-		{"MaxBatch", int64(c.MaxBatch)},
-		{"MaxItems", int64(c.MaxItems)},
-		{"MaxDepth", int64(c.MaxDepth)},
-		{"MaxSearches", int64(c.MaxSearches)},
-		{"AirdropWindow", int64(c.AirdropWindow)},
-		{"AirdropRequests", int64(c.AirdropRequests)},
-	} {
-		if v.v < 0 {
-			errs = append(errs, fmt.Errorf("%w: %s %d is negative", ErrConfig, v.name, v.v))
-		}
-	}
+	errs = append(errs,
+		jsonrpc.NonNegative(ErrConfig, "MaxBodyBytes", c.MaxBodyBytes),
+		jsonrpc.NonNegative(ErrConfig, "MaxHeaderBytes", c.MaxHeaderBytes),
+		jsonrpc.NonNegative(ErrConfig, "MaxConns", c.MaxConns),
+		jsonrpc.NonNegative(ErrConfig, "ReadHeaderTimeout", c.ReadHeaderTimeout),
+		jsonrpc.NonNegative(ErrConfig, "ReadTimeout", c.ReadTimeout),
+		jsonrpc.NonNegative(ErrConfig, "WriteTimeout", c.WriteTimeout),
+		jsonrpc.NonNegative(ErrConfig, "IdleTimeout", c.IdleTimeout),
+		jsonrpc.NonNegative(ErrConfig, "MaxBatch", c.MaxBatch),
+		jsonrpc.NonNegative(ErrConfig, "MaxItems", c.MaxItems),
+		jsonrpc.NonNegative(ErrConfig, "MaxDepth", c.MaxDepth),
+		jsonrpc.NonNegative(ErrConfig, "MaxSearches", c.MaxSearches),
+		jsonrpc.NonNegative(ErrConfig, "AirdropWindow", c.AirdropWindow),
+		jsonrpc.NonNegative(ErrConfig, "AirdropRequests", c.AirdropRequests),
+	)
 	return errors.Join(errs...)
 }
 
 func (c Config) withDefaults() Config {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	dur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8899"
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = 50 << 10
-	}
-	def(&c.MaxHeaderBytes, 32<<10)
-	def(&c.MaxConns, DefaultMaxConns)
-	dur(&c.ReadHeaderTimeout, 5*time.Second)
-	dur(&c.ReadTimeout, 10*time.Second)
-	dur(&c.WriteTimeout, 30*time.Second)
-	dur(&c.IdleTimeout, 30*time.Second)
-	def(&c.MaxBatch, 100)
-	def(&c.MaxItems, 1024)
-	def(&c.MaxDepth, 16)
-	if c.HistorySlots == 0 {
-		c.HistorySlots = DefaultHistorySlots
-	}
-	def(&c.MaxSearches, DefaultMaxSearches)
-	dur(&c.AirdropWindow, DefaultAirdropWindow)
-	if c.AirdropPerRecipient == 0 {
-		c.AirdropPerRecipient = DefaultAirdropPerRecipient
-	}
-	if c.AirdropLamports == 0 {
-		c.AirdropLamports = DefaultAirdropLamports
-	}
-	def(&c.AirdropRequests, DefaultAirdropRequests)
-	if c.Version == "" {
-		c.Version = "tpu-0.1.0"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	jsonrpc.Default(&c.Addr, "127.0.0.1:8899")
+	jsonrpc.Default(&c.MaxBodyBytes, 50<<10)
+	jsonrpc.Default(&c.MaxHeaderBytes, 32<<10)
+	jsonrpc.Default(&c.MaxConns, DefaultMaxConns)
+	jsonrpc.Default(&c.ReadHeaderTimeout, 5*time.Second)
+	jsonrpc.Default(&c.ReadTimeout, 10*time.Second)
+	jsonrpc.Default(&c.WriteTimeout, 30*time.Second)
+	jsonrpc.Default(&c.IdleTimeout, 30*time.Second)
+	jsonrpc.Default(&c.MaxBatch, 100)
+	jsonrpc.Default(&c.MaxItems, 1024)
+	jsonrpc.Default(&c.MaxDepth, 16)
+	jsonrpc.Default(&c.HistorySlots, DefaultHistorySlots)
+	jsonrpc.Default(&c.MaxSearches, DefaultMaxSearches)
+	jsonrpc.Default(&c.AirdropWindow, DefaultAirdropWindow)
+	jsonrpc.Default(&c.AirdropPerRecipient, DefaultAirdropPerRecipient)
+	jsonrpc.Default(&c.AirdropLamports, DefaultAirdropLamports)
+	jsonrpc.Default(&c.AirdropRequests, DefaultAirdropRequests)
+	jsonrpc.Default(&c.Version, "tpu-0.1.0")
+	jsonrpc.Default(&c.Logger, slog.Default())
 	return c
 }
 

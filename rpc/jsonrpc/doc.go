@@ -3,7 +3,9 @@
 // websocket PubSub (rpc/pubsub): the request and response types, reading
 // a request (Unmarshal, Check, Positional), building a response (Reply,
 // Fail) and encoding it (Marshal), the error codes and the errors every
-// server words alike, and the Commitment levels a client asks for.
+// server words alike, the Commitment levels a client asks for, and what
+// both servers' Configs do alike: refuse a negative limit (NonNegative)
+// and fill in the fields left zero (Default).
 //
 // Each server keeps its own parsing of method parameters: Solana's HTTP
 // and websocket servers word some of the same errors differently

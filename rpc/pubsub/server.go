@@ -95,54 +95,29 @@ func (c Config) Validate() error {
 	if c.Bank == nil {
 		errs = append(errs, fmt.Errorf("%w: no ledger (Bank)", ErrConfig))
 	}
-	for _, v := range []struct {
-		name string
-		v    int64
-	}{
-		{"MaxConns", int64(c.MaxConns)},
-		{"MaxSubscriptions", int64(c.MaxSubscriptions)},
-		{"MaxMessageBytes", c.MaxMessageBytes},
-		{"QueueLen", int64(c.QueueLen)},
-		{"WriteTimeout", int64(c.WriteTimeout)},
-		{"PingInterval", int64(c.PingInterval)},
-		{"FeedQueue", int64(c.FeedQueue)},
-	} {
-		if v.v < 0 {
-			errs = append(errs, fmt.Errorf("%w: %s %d is negative", ErrConfig, v.name, v.v))
-		}
-	}
+	errs = append(errs,
+		jsonrpc.NonNegative(ErrConfig, "MaxConns", c.MaxConns),
+		jsonrpc.NonNegative(ErrConfig, "MaxSubscriptions", c.MaxSubscriptions),
+		jsonrpc.NonNegative(ErrConfig, "MaxMessageBytes", c.MaxMessageBytes),
+		jsonrpc.NonNegative(ErrConfig, "QueueLen", c.QueueLen),
+		jsonrpc.NonNegative(ErrConfig, "WriteTimeout", c.WriteTimeout),
+		jsonrpc.NonNegative(ErrConfig, "PingInterval", c.PingInterval),
+		jsonrpc.NonNegative(ErrConfig, "FeedQueue", c.FeedQueue),
+	)
 	return errors.Join(errs...)
 }
 
 func (c Config) withDefaults() Config {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	dur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8900"
-	}
-	if c.LookbackSlots == 0 {
-		c.LookbackSlots = banking.MaxProcessingAge
-	}
-	def(&c.MaxConns, DefaultMaxConns)
-	def(&c.MaxSubscriptions, DefaultMaxSubscriptions)
-	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = 64 << 10
-	}
-	def(&c.QueueLen, 1024)
-	dur(&c.WriteTimeout, 10*time.Second)
-	dur(&c.PingInterval, 30*time.Second)
-	def(&c.FeedQueue, 256)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	jsonrpc.Default(&c.Addr, "127.0.0.1:8900")
+	jsonrpc.Default(&c.LookbackSlots, banking.MaxProcessingAge)
+	jsonrpc.Default(&c.MaxConns, DefaultMaxConns)
+	jsonrpc.Default(&c.MaxSubscriptions, DefaultMaxSubscriptions)
+	jsonrpc.Default(&c.MaxMessageBytes, 64<<10)
+	jsonrpc.Default(&c.QueueLen, 1024)
+	jsonrpc.Default(&c.WriteTimeout, 10*time.Second)
+	jsonrpc.Default(&c.PingInterval, 30*time.Second)
+	jsonrpc.Default(&c.FeedQueue, 256)
+	jsonrpc.Default(&c.Logger, slog.Default())
 	return c
 }
 
