@@ -49,6 +49,7 @@ var rules = []rule{
 		"github.com/zeebo/xxh3", "github.com/cespare/xxhash", "github.com/mr-tron/base58",
 	}},
 	{dir: "rpc/jsonrpc"},
+	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
 	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
+	"github.com/tpugo/tpu/rpc/txjson"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -244,92 +245,47 @@ func loadedOf(v txview.View, loaded []banking.Pubkey) *loadedAddresses {
 	return out
 }
 
-type jsonHeader struct {
-	NumRequiredSignatures       uint8 `json:"numRequiredSignatures"`
-	NumReadonlySignedAccounts   uint8 `json:"numReadonlySignedAccounts"`
-	NumReadonlyUnsignedAccounts uint8 `json:"numReadonlyUnsignedAccounts"`
-}
-
-type jsonInstruction struct {
-	ProgramIDIndex uint8   `json:"programIdIndex"`
-	Accounts       []int   `json:"accounts"`
-	Data           string  `json:"data"`
-	StackHeight    *uint32 `json:"stackHeight"`
-}
-
-type jsonLookup struct {
-	AccountKey      string `json:"accountKey"`
-	WritableIndexes []int  `json:"writableIndexes"`
-	ReadonlyIndexes []int  `json:"readonlyIndexes"`
-}
-
-type jsonMessage struct {
-	Header              jsonHeader        `json:"header"`
-	AccountKeys         []string          `json:"accountKeys"`
-	RecentBlockhash     string            `json:"recentBlockhash"`
-	Instructions        []jsonInstruction `json:"instructions"`
-	AddressTableLookups any               `json:"addressTableLookups,omitempty"` // v0 only, even when empty
-}
-
+// jsonTransaction is Agave's UiTransaction: the signatures and a
+// message, raw (uiMessage) or parsed (parsedMessage).
 type jsonTransaction struct {
 	Signatures []string `json:"signatures"`
 	Message    any      `json:"message"`
 }
 
-func signaturesOf(v txview.View) []string {
-	out := make([]string, v.NumSignatures())
-	for i := range out {
-		out[i] = base58.Encode(v.Signature(i)[:])
-	}
-	return out
+// uiMessage is Agave's UiRawMessage: txjson's message, each instruction
+// with its stackHeight, and addressTableLookups for a v0 message only.
+type uiMessage struct {
+	Header              txjson.Header   `json:"header"`
+	AccountKeys         []string        `json:"accountKeys"`
+	RecentBlockhash     string          `json:"recentBlockhash"`
+	Instructions        []uiInstruction `json:"instructions"`
+	AddressTableLookups any             `json:"addressTableLookups,omitempty"` // v0 only, even when empty
 }
 
-func keysOf(v txview.View) []string {
-	out := make([]string, v.NumStaticKeys())
-	for i := range out {
-		out[i] = base58.Encode(v.StaticKey(i)[:])
-	}
-	return out
+// uiInstruction is Agave's UiCompiledInstruction: the instruction as
+// txjson renders it and its stack height, null for a top-level one.
+type uiInstruction struct {
+	txjson.Instruction
+	StackHeight *uint32 `json:"stackHeight"`
 }
 
-// jsonTx is Agave's UiTransaction with a UiRawMessage.
+// jsonTx is Agave's UiTransaction with a UiRawMessage (the json
+// encoding).
 func jsonTx(v txview.View) jsonTransaction {
-	h := v.Header()
-	m := jsonMessage{
-		Header:          jsonHeader{h.NumRequiredSignatures, h.NumReadonlySignedAccounts, h.NumReadonlyUnsignedAccounts},
-		AccountKeys:     keysOf(v),
-		RecentBlockhash: base58.Encode(v.RecentBlockhash()[:]),
-		Instructions:    []jsonInstruction{},
+	t := txjson.Encode(v)
+	m := uiMessage{
+		Header:          t.Message.Header,
+		AccountKeys:     t.Message.AccountKeys,
+		RecentBlockhash: t.Message.RecentBlockhash,
+		Instructions:    make([]uiInstruction, len(t.Message.Instructions)),
 	}
-	it := v.Instructions()
-	for in, ok := it.Next(); ok; in, ok = it.Next() {
-		m.Instructions = append(m.Instructions, jsonInstruction{ProgramIDIndex: in.ProgramIndex, Accounts: ints(in.Accounts), Data: base58.Encode(in.Data)})
+	for i, in := range t.Message.Instructions {
+		m.Instructions[i] = uiInstruction{Instruction: in}
 	}
 	if v.Version() != txview.Legacy {
-		m.AddressTableLookups = lookupsOf(v)
+		m.AddressTableLookups = t.Message.AddressTableLookups
 	}
-	return jsonTransaction{Signatures: signaturesOf(v), Message: m}
-}
-
-// ints widens account indexes, which encoding/json would write as
-// base64 bytes.
-func ints(b []byte) []int {
-	out := make([]int, len(b))
-	for i, x := range b {
-		out[i] = int(x)
-	}
-	return out
-}
-
-// lookupsOf renders a v0 message's lookups; a v0 message always has the
-// field, empty or not.
-func lookupsOf(v txview.View) []jsonLookup {
-	out := []jsonLookup{}
-	it := v.Lookups()
-	for l, ok := it.Next(); ok; l, ok = it.Next() {
-		out = append(out, jsonLookup{AccountKey: base58.Encode(l.Table[:]), WritableIndexes: ints(l.Writable), ReadonlyIndexes: ints(l.Readonly)})
-	}
-	return out
+	return jsonTransaction{Signatures: t.Signatures, Message: m}
 }
 
 type parsedKey struct {
@@ -382,7 +338,7 @@ const (
 // parser for it, and a partially decoded form would not be what Agave
 // returns.
 func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTransaction, *Error) {
-	keys := keysOf(v)
+	keys := txjson.AccountKeys(v)
 	m := parsedMessage{RecentBlockhash: base58.Encode(v.RecentBlockhash()[:]), Instructions: []any{}}
 	for i, k := range keys {
 		m.AccountKeys = append(m.AccountKeys, parsedKey{Pubkey: k, Writable: writable&(1<<i) != 0, Signer: v.IsSigner(i), Source: "transaction"})
@@ -421,9 +377,9 @@ func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTran
 		m.Instructions = append(m.Instructions, partiallyDecoded{ProgramID: base58.Encode(prog[:]), Accounts: accts, Data: base58.Encode(in.Data)})
 	}
 	if v.Version() != txview.Legacy {
-		m.AddressTableLookups = lookupsOf(v)
+		m.AddressTableLookups = txjson.Lookups(v)
 	}
-	return jsonTransaction{Signatures: signaturesOf(v), Message: m}, nil
+	return jsonTransaction{Signatures: txjson.Signatures(v), Message: m}, nil
 }
 
 // memoOf is Agave's extract_and_fmt_memos (transaction-status/src/
