@@ -24,12 +24,14 @@ type rule struct {
 }
 
 // rules is the import direction of DESIGN.md: packet, txview <- trace,
-// banking <- stages <- cmd. Only stages imports protoactor-go; only cmd
-// reads flags and the environment. The first rule whose dir matches a
-// package wins, so a subpackage's own rule comes before its parent's:
-// trace/procstats, standard library only, is measured with by banking's
-// benchmark harness too; packet/mmsg and banking/bankingtrace (its
-// mmap reader) may use golang.org/x/sys.
+// banking <- stages <- cmd, with the services (rpc: JSON-RPC and PubSub)
+// beside the pipeline: banking <- rpc <- cmd, rpc never importing
+// stages. Only stages imports protoactor-go; only cmd reads flags and the
+// environment. The first rule whose dir matches a package wins, so a
+// subpackage's own rule comes before its parent's: trace/procstats,
+// standard library only, is measured with by banking's benchmark harness
+// too; packet/mmsg and banking/bankingtrace (its mmap reader) may use
+// golang.org/x/sys.
 var rules = []rule{
 	{dir: "packet/mmsg", internal: []string{"packet"}, external: []string{"golang.org/x/sys/"}},
 	{dir: "packet/packettest", internal: []string{"packet"}},
@@ -52,13 +54,15 @@ var rules = []rule{
 	{dir: "banking/bank", internal: []string{"txview", "ed25519strict", "=banking", "banking/ledger"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking/ledger", internal: []string{"=banking"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "stages/jsonrpc"},
-	{dir: "stages/pubsub", internal: []string{"banking", "stages/jsonrpc"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
 	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",
 		"github.com/zeebo/xxh3", "github.com/cespare/xxhash", "github.com/mr-tron/base58",
 	}},
+	{dir: "rpc/jsonrpc"},
+	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
+	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
+	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
 }
 

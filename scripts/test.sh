@@ -40,7 +40,7 @@ echo "== fuzz FuzzParse (short)"
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-300000x}" ./txview
 
 echo "== fuzz FuzzHandle (short: PubSub's client messages)"
-go test -run '^$' -fuzz '^FuzzHandle$' -fuzztime "${PUBSUB_FUZZTIME:-20000x}" ./stages/pubsub
+go test -run '^$' -fuzz '^FuzzHandle$' -fuzztime "${PUBSUB_FUZZTIME:-20000x}" ./rpc/pubsub
 
 echo "== fuzz FuzzLanesDifferential (short: the lanes verifier against voi)"
 # Every lane path this CPU runs (portable, avx2x4, ifma8), lane by lane;

@@ -10,9 +10,9 @@ import (
 	"github.com/tpugo/tpu/banking/bank"
 
 	"github.com/tpugo/tpu/banking/bankingtrace"
+	"github.com/tpugo/tpu/rpc"
+	"github.com/tpugo/tpu/rpc/pubsub"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/pubsub"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
 )

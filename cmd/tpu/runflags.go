@@ -15,8 +15,8 @@ import (
 	"github.com/tpugo/tpu/banking/scheduler"
 
 	"github.com/tpugo/tpu/banking/bankingtrace"
+	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 )
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mr-tron/base58"
 
+	"github.com/tpugo/tpu/rpc/txjson"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/txview"
 )
@@ -170,36 +171,16 @@ func decodeTx(text, encoding string) decoded {
 	return first
 }
 
-// txJSON is the --json output for one transaction.
+// txJSON is the --json output for one transaction: its version and
+// signatures, the message's fields as getTransaction names them
+// (txjson.Message), then what only tx decode adds.
 type txJSON struct {
-	Version             string       `json:"version"`
-	Signatures          []string     `json:"signatures"`
-	Header              headerJSON   `json:"header"`
-	AccountKeys         []string     `json:"accountKeys"`
-	RecentBlockhash     string       `json:"recentBlockhash"`
-	Instructions        []instrJSON  `json:"instructions"`
-	AddressTableLookups []lookupJSON `json:"addressTableLookups"`
-	MessageHash         string       `json:"messageHash"`
-	ComputeBudget       budgetJSON   `json:"computeBudget"`
-	SignatureVerdicts   []string     `json:"signatureVerdicts,omitempty"`
-}
-
-type headerJSON struct {
-	NumRequiredSignatures       uint8 `json:"numRequiredSignatures"`
-	NumReadonlySignedAccounts   uint8 `json:"numReadonlySignedAccounts"`
-	NumReadonlyUnsignedAccounts uint8 `json:"numReadonlyUnsignedAccounts"`
-}
-
-type instrJSON struct {
-	ProgramIDIndex int    `json:"programIdIndex"`
-	Accounts       []int  `json:"accounts"`
-	Data           string `json:"data"`
-}
-
-type lookupJSON struct {
-	AccountKey      string `json:"accountKey"`
-	WritableIndexes []int  `json:"writableIndexes"`
-	ReadonlyIndexes []int  `json:"readonlyIndexes"`
+	Version    string   `json:"version"`
+	Signatures []string `json:"signatures"`
+	txjson.Message
+	MessageHash       string     `json:"messageHash"`
+	ComputeBudget     budgetJSON `json:"computeBudget"`
+	SignatureVerdicts []string   `json:"signatureVerdicts,omitempty"`
 }
 
 // budgetJSON holds the compute-budget details, or the error that makes a
@@ -213,41 +194,10 @@ type budgetJSON struct {
 	Error                       string  `json:"error,omitempty"`
 }
 
-func ints(b []byte) []int {
-	out := make([]int, len(b))
-	for i, x := range b {
-		out[i] = int(x)
-	}
-	return out
-}
-
 func toJSON(v txview.View) txJSON {
-	h := v.Header()
-	j := txJSON{
-		Version:             v.Version().String(),
-		Signatures:          []string{},
-		Header:              headerJSON{h.NumRequiredSignatures, h.NumReadonlySignedAccounts, h.NumReadonlyUnsignedAccounts},
-		AccountKeys:         []string{},
-		RecentBlockhash:     base58.Encode(v.RecentBlockhash()[:]),
-		Instructions:        []instrJSON{},
-		AddressTableLookups: []lookupJSON{},
-	}
-	for i := 0; i < v.NumSignatures(); i++ {
-		j.Signatures = append(j.Signatures, base58.Encode(v.Signature(i)[:]))
-	}
-	for i := 0; i < v.NumStaticKeys(); i++ {
-		j.AccountKeys = append(j.AccountKeys, base58.Encode(v.StaticKey(i)[:]))
-	}
-	it := v.Instructions()
-	for in, ok := it.Next(); ok; in, ok = it.Next() {
-		j.Instructions = append(j.Instructions, instrJSON{int(in.ProgramIndex), ints(in.Accounts), base58.Encode(in.Data)})
-	}
-	lit := v.Lookups()
-	for l, ok := lit.Next(); ok; l, ok = lit.Next() {
-		j.AddressTableLookups = append(j.AddressTableLookups, lookupJSON{base58.Encode(l.Table[:]), ints(l.Writable), ints(l.Readonly)})
-	}
-	h32 := v.MessageHash()
-	j.MessageHash = base58.Encode(h32[:])
+	t := txjson.Encode(v)
+	h := v.MessageHash()
+	j := txJSON{Version: v.Version().String(), Signatures: t.Signatures, Message: t.Message, MessageHash: base58.Encode(h[:])}
 	if cb, err := v.ComputeBudget(); err != nil {
 		j.ComputeBudget.Error = err.Error()
 	} else {
@@ -293,7 +243,7 @@ func writeText(w io.Writer, d decoded) {
 	fmt.Fprintf(w, "instructions:\n")
 	for i, in := range j.Instructions {
 		fmt.Fprintf(w, "  %-3d program %d (%s) accounts %v data %s (%d bytes)\n", i, in.ProgramIDIndex,
-			programName(v.StaticKey(in.ProgramIDIndex)), in.Accounts, in.Data, base58Len(in.Data))
+			programName(v.StaticKey(int(in.ProgramIDIndex))), in.Accounts, in.Data, base58Len(in.Data))
 	}
 	if len(j.AddressTableLookups) > 0 {
 		fmt.Fprintf(w, "address table lookups:\n")

@@ -11,7 +11,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -51,7 +51,7 @@ func getEpochInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	slot := s.slotAt(c.Commitment)
+	slot := s.slotAt(c.level)
 	s.mu.RLock()
 	count := s.txCount
 	s.mu.RUnlock()

@@ -8,6 +8,7 @@ import (
 	"github.com/tpugo/tpu/banking/ledger"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // commit is a committed slot on its way from the bank's committer to the
@@ -117,7 +118,7 @@ func (f *feed) apply(m commit) {
 	}
 	for s := f.committed + 1; s <= slot; s++ {
 		if sigs {
-			f.reg.signatures(confirmed, s, statuses(s))
+			f.reg.signatures(jsonrpc.Confirmed, s, statuses(s))
 		}
 		f.reg.slot(s, s-1, durable)
 	}
@@ -151,7 +152,7 @@ func (f *feed) apply(m commit) {
 	f.committed = slot
 	for s := f.durable + 1; s <= durable; s++ {
 		if sigs {
-			f.reg.signatures(finalized, s, statuses(s))
+			f.reg.signatures(jsonrpc.Finalized, s, statuses(s))
 		}
 		for len(f.pending) > 0 && f.pending[0].slot <= s {
 			w := &f.pending[0]

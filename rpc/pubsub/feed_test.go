@@ -10,6 +10,7 @@ import (
 	"github.com/tpugo/tpu/banking/ledger"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // fakeLedger is a Ledger in memory.
@@ -77,9 +78,9 @@ func TestFeedCatchesUp(t *testing.T) {
 	nop := func(uint64) []byte { return nil }
 	for _, s := range []*sub{
 		{kind: kindSlot, to: b}, {kind: kindRoot, to: b},
-		{kind: kindSignature, to: b, sig: sig, commitment: confirmed},
-		{kind: kindAccount, to: b, key: key, commitment: processed, encoding: "base64"},
-		{kind: kindAccount, to: b, key: key, commitment: finalized, encoding: "base58"},
+		{kind: kindSignature, to: b, sig: sig, commitment: jsonrpc.Confirmed},
+		{kind: kindAccount, to: b, key: key, commitment: jsonrpc.Processed, encoding: "base64"},
+		{kind: kindAccount, to: b, key: key, commitment: jsonrpc.Finalized, encoding: "base58"},
 	} {
 		if _, e := r.add(s, 10, nop); e != nil {
 			t.Fatal(e)

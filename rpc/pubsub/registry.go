@@ -13,33 +13,8 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
-
-// commitment is a subscription's level. processed and confirmed are both
-// the last committed slot, finalized the last durable one: what
-// stages/rpc's slotAt and statusOf say for the same level.
-type commitment uint8
-
-const (
-	processed commitment = iota
-	confirmed
-	finalized
-)
-
-// parseCommitment reads a level; none is Solana's default, finalized
-// (Agave's CommitmentConfig::default).
-func parseCommitment(s string) (commitment, *Error) {
-	switch s {
-	case "processed":
-		return processed, nil
-	case "confirmed":
-		return confirmed, nil
-	case "", "finalized":
-		return finalized, nil
-	}
-	return 0, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", s)
-}
 
 // kind is what a subscription follows.
 type kind uint8
@@ -71,11 +46,11 @@ type sub struct {
 	id         uint64
 	kind       kind
 	to         sink
-	commitment commitment
-	sig        [64]byte       // kindSignature
-	received   bool           // kindSignature: enableReceivedNotification, not yet sent
-	key        banking.Pubkey // kindAccount
-	encoding   string         // kindAccount: binary, base58 or base64
+	commitment jsonrpc.Commitment // notified at this level: processed and confirmed at commit, finalized once durable
+	sig        [64]byte           // kindSignature
+	received   bool               // kindSignature: enableReceivedNotification, not yet sent
+	key        banking.Pubkey     // kindAccount
+	encoding   string             // kindAccount: binary, base58 or base64
 }
 
 // registry holds the subscriptions of every connection and turns events
@@ -236,7 +211,7 @@ func (r *registry) root(slot uint64) {
 // level than the slot's is notified and ends, as Solana's does; one
 // waiting for finalized that asked for it gets receivedSignature when
 // its transaction commits.
-func (r *registry) signatures(level commitment, ctx uint64, sts []ledger.SigStatus) {
+func (r *registry) signatures(level jsonrpc.Commitment, ctx uint64, sts []ledger.SigStatus) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.bySig) == 0 {
@@ -251,7 +226,7 @@ func (r *registry) signatures(level commitment, ctx uint64, sts []ledger.SigStat
 
 // signature notifies s of its transaction's status st, now at level;
 // the caller holds mu.
-func (r *registry) signature(s *sub, level commitment, ctx uint64, st ledger.Status) {
+func (r *registry) signature(s *sub, level jsonrpc.Commitment, ctx uint64, st ledger.Status) {
 	if s.received {
 		// Agave sends it when the leader receives the transaction; tpu
 		// tells it when the transaction commits, always before the
@@ -269,7 +244,7 @@ func (r *registry) signature(s *sub, level commitment, ctx uint64, st ledger.Sta
 // signatureFound notifies subscription id, if it is still registered,
 // of a status found when it was made (the transaction committed before
 // it), at level.
-func (r *registry) signatureFound(id uint64, level commitment, ctx uint64, st ledger.Status) {
+func (r *registry) signatureFound(id uint64, level jsonrpc.Commitment, ctx uint64, st ledger.Status) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s := r.subs[id]; s != nil && s.kind == kindSignature {
@@ -283,7 +258,7 @@ func (r *registry) watches(key banking.Pubkey, final bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.byKey[key] {
-		if (s.commitment == finalized) == final {
+		if (s.commitment == jsonrpc.Finalized) == final {
 			return true
 		}
 	}
@@ -307,7 +282,7 @@ func (r *registry) account(final bool, ctx uint64, key banking.Pubkey, a *bank.A
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.byKey[key] {
-		if (s.commitment == finalized) != final {
+		if (s.commitment == jsonrpc.Finalized) != final {
 			continue
 		}
 		v, e := encodeAccount(a, s.encoding)

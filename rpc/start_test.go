@@ -62,7 +62,7 @@ func TestStartIndexesSlotsCommittedDuringScan(t *testing.T) {
 	}
 	scanned = func() { listen(); endSlots(5) }
 	defer func() { scanned = nil }()
-	srv, err := Start(Config{Addr: "127.0.0.1:0", TPU: netip.MustParseAddrPort("127.0.0.1:9"), Bank: LedgerOf(b.Committed()), Seed: "x"})
+	srv, err := Start(Config{Addr: "127.0.0.1:0", TPU: netip.MustParseAddrPort("127.0.0.1:9"), Bank: LedgerOf(b.Committed()), Seed: "x", Verifier: testVerifier(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

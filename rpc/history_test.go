@@ -20,8 +20,8 @@ import (
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/mr-tron/base58"
 
+	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -492,7 +492,7 @@ func TestHistoryAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed})
+		srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed, Verifier: sigverifyBackend(t)})
 		if err != nil {
 			g.Stop(context.Background())
 			t.Fatal(err)

@@ -20,8 +20,8 @@ import (
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 )
 
@@ -59,7 +59,7 @@ func startNodeWith(t *testing.T, beforeRPC func(*bank.Bank)) *node {
 	if beforeRPC != nil {
 		beforeRPC(g.Bank())
 	}
-	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed})
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed, Verifier: sigverifyBackend(t)})
 	if err != nil {
 		g.Stop(context.Background())
 		t.Fatal(err)
@@ -459,3 +459,14 @@ func TestErrors(t *testing.T) {
 func base64(b []byte) string { return b64.StdEncoding.EncodeToString(b) }
 
 func sigverifyDedup() sigverify.DedupConfig { return sigverify.DedupConfig{Bits: 1 << 20} }
+
+// sigverifyBackend is the rpc.Config.Verifier of the tests: the default
+// backend, the one the graph verifies with.
+func sigverifyBackend(t testing.TB) sigverify.Backend {
+	t.Helper()
+	b, err := sigverify.NewBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -93,10 +93,12 @@ func (f *fakeLedger) CommittedAccount(key banking.Pubkey) (bank.Account, bool, e
 	return bank.Account{Lamports: 7}, true, nil
 }
 
-// startFake serves l with cfg (its Addr, TPU and Bank filled in).
+// startFake serves l with cfg (its Addr, TPU, Bank and Verifier filled
+// in).
 func startFake(t *testing.T, l *fakeLedger, cfg Config) *Server {
 	t.Helper()
 	cfg.Addr, cfg.TPU, cfg.Bank, cfg.Seed = "127.0.0.1:0", netip.MustParseAddrPort("127.0.0.1:9"), l, "x"
+	cfg.Verifier = testVerifier(t)
 	s, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -612,14 +614,23 @@ func TestAirdropLimitOverRPC(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	if err := (Config{}).Validate(); !errors.Is(err, ErrConfig) {
+	v := testVerifier(t)
+	if err := (Config{Verifier: v}).Validate(); !errors.Is(err, ErrConfig) {
 		t.Errorf("no ledger: %v", err)
 	}
-	err := Config{Bank: &fakeLedger{}, MaxConns: -1, ReadTimeout: -time.Second}.Validate()
+	// The verifier has no default: the backend is resolved once, in cmd,
+	// and RPC must accept exactly what the pipeline's sigverify does.
+	if err := (Config{Bank: &fakeLedger{}}).Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "Verifier") {
+		t.Errorf("no verifier: %v", err)
+	}
+	if _, err := Start(Config{Addr: "127.0.0.1:0", Bank: &fakeLedger{last: 10}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("Start without a verifier: %v", err)
+	}
+	err := Config{Bank: &fakeLedger{}, Verifier: v, MaxConns: -1, ReadTimeout: -time.Second}.Validate()
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "MaxConns") || !strings.Contains(err.Error(), "ReadTimeout") {
 		t.Errorf("negative limits: %v", err)
 	}
-	if err := (Config{Bank: &fakeLedger{}}).Validate(); err != nil {
+	if err := (Config{Bank: &fakeLedger{}, Verifier: v}).Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
 }

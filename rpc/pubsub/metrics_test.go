@@ -9,7 +9,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/tpugo/tpu/stages/pubsub"
+	"github.com/tpugo/tpu/rpc/pubsub"
 )
 
 // TestMetrics: the counters reach the meter with Stats's figures.

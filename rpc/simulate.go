@@ -16,7 +16,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -132,7 +132,7 @@ func (s *Server) sanitize(v txview.View) *Error {
 // then a simulation against the committed state at commitment (blockhash,
 // already processed, fee payer, execution), whose failure is -32002 with
 // the simulation as data.
-func (s *Server) preflight(v txview.View, commitment string) *Error {
+func (s *Server) preflight(v txview.View, level jsonrpc.Commitment) *Error {
 	if e := s.sanitize(v); e != nil {
 		return e
 	}
@@ -142,7 +142,7 @@ func (s *Server) preflight(v txview.View, commitment string) *Error {
 	if e := s.unhealthy(); e != nil {
 		return e
 	}
-	sim, e := s.simulate(v, commitment)
+	sim, e := s.simulate(v, level)
 	if e != nil {
 		return e
 	}
@@ -158,8 +158,8 @@ func (s *Server) preflight(v txview.View, commitment string) *Error {
 // commitment's slot; the signature not already processed), then
 // Bank.Simulate. A lookup table that no longer resolves (a commit since
 // sanitize) is a sanitize failure in Agave: -32602.
-func (s *Server) simulate(v txview.View, commitment string) (runtime.Simulation, *Error) {
-	at := s.slotAt(commitment)
+func (s *Server) simulate(v txview.View, level jsonrpc.Commitment) (runtime.Simulation, *Error) {
+	at := s.slotAt(level)
 	s.mu.RLock()
 	slot, ok := s.hashSlot[*v.RecentBlockhash()]
 	s.mu.RUnlock()
@@ -228,7 +228,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	if e := s.sanitize(v); e != nil {
 		return nil, e
 	}
-	at := s.slotAt(c.Commitment)
+	at := s.slotAt(c.level)
 	var replaced any
 	if sc.ReplaceRecentBlockhash {
 		if sc.SigVerify {
@@ -243,7 +243,7 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 			return nil, e
 		}
 	}
-	sim, e := s.simulate(v, c.Commitment)
+	sim, e := s.simulate(v, c.level)
 	if e != nil {
 		return nil, e
 	}

@@ -16,9 +16,9 @@ import (
 	solana "github.com/gagliardetto/solana-go"
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 
+	"github.com/tpugo/tpu/rpc"
+	"github.com/tpugo/tpu/rpc/pubsub"
 	"github.com/tpugo/tpu/stages"
-	"github.com/tpugo/tpu/stages/pubsub"
-	"github.com/tpugo/tpu/stages/rpc"
 	"github.com/tpugo/tpu/stages/sigverify"
 )
 
@@ -53,7 +53,12 @@ func startNodeWith(t *testing.T, cfg pubsub.Config, sync ledger.SyncMode, index 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed})
+	backend, err := sigverify.NewBackend("")
+	if err != nil {
+		g.Stop(context.Background())
+		t.Fatal(err)
+	}
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed, Verifier: backend})
 	if err != nil {
 		g.Stop(context.Background())
 		t.Fatal(err)

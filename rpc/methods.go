@@ -12,7 +12,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -78,25 +78,28 @@ type config struct {
 	SkipPreflight            bool    `json:"skipPreflight"`
 	PreflightCommitment      string  `json:"preflightCommitment"`
 	MaxRetries               *uint64 `json:"maxRetries"`
+
+	// level and preflight are Commitment and PreflightCommitment read
+	// (parseConfig): Finalized when none was given.
+	level, preflight jsonrpc.Commitment
 }
 
 // parseConfig reads params[i] as the options object, if present.
 func (s *Server) parseConfig(params []json.RawMessage, i int) (config, *Error) {
 	var c config
-	if i >= len(params) || string(params[i]) == "null" {
-		return c, nil
-	}
-	if err := json.Unmarshal(params[i], &c); err != nil {
-		return c, jsonrpc.InvalidParams("Invalid params: %v", err)
-	}
-	for _, cm := range []string{c.Commitment, c.PreflightCommitment} {
-		switch cm {
-		case "", "processed", "confirmed", "finalized":
-		default:
-			return c, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", cm)
+	if i < len(params) && string(params[i]) != "null" {
+		if err := json.Unmarshal(params[i], &c); err != nil {
+			return c, jsonrpc.InvalidParams("Invalid params: %v", err)
 		}
 	}
-	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.Commitment) {
+	var e *Error
+	if c.level, e = jsonrpc.ParseCommitment(c.Commitment); e != nil {
+		return c, e
+	}
+	if c.preflight, e = jsonrpc.ParseCommitment(c.PreflightCommitment); e != nil {
+		return c, e
+	}
+	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.level) {
 		return c, &Error{Code: -32016, Message: "Minimum context slot has not been reached"}
 	}
 	return c, nil
@@ -149,14 +152,13 @@ func (s *Server) unhealthy() *Error {
 
 // slotAt returns the newest slot at a commitment level: for processed
 // and confirmed the last committed slot the server has indexed; for
-// finalized, and for no level (Solana's default), the last durable one,
-// no later than that (with --sync nosync durability trails the commit by
-// up to a second).
-func (s *Server) slotAt(commitment string) uint64 {
+// finalized (Solana's default) the last durable one, no later than that
+// (with --sync nosync durability trails the commit by up to a second).
+func (s *Server) slotAt(level jsonrpc.Commitment) uint64 {
 	s.mu.RLock()
 	slot := s.slot
 	s.mu.RUnlock()
-	if commitment == "processed" || commitment == "confirmed" {
+	if level < jsonrpc.Finalized {
 		return slot
 	}
 	return min(slot, s.cfg.Bank.DurableSlot())
@@ -183,7 +185,7 @@ func getSlot(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	return s.slotAt(c.Commitment), nil
+	return s.slotAt(c.level), nil
 }
 
 func getTransactionCount(s *Server, q *call, params []json.RawMessage) (any, *Error) {
@@ -206,7 +208,7 @@ func getLatestBlockhash(s *Server, q *call, params []json.RawMessage) (any, *Err
 	if e != nil {
 		return nil, e
 	}
-	at := s.slotAt(c.Commitment)
+	at := s.slotAt(c.level)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	// The blockhash of the newest slot at the commitment asked; the
@@ -370,20 +372,26 @@ func getMultipleAccounts(s *Server, q *call, params []json.RawMessage) (any, *Er
 
 // statusJSON is a signature status as Solana renders it.
 type statusJSON struct {
-	Slot               uint64          `json:"slot"`
-	Confirmations      *uint64         `json:"confirmations"`
-	Err                banking.TxError `json:"err"`
-	Status             map[string]any  `json:"status"`
-	ConfirmationStatus string          `json:"confirmationStatus"`
+	Slot               uint64             `json:"slot"`
+	Confirmations      *uint64            `json:"confirmations"`
+	Err                banking.TxError    `json:"err"`
+	Status             map[string]any     `json:"status"`
+	ConfirmationStatus jsonrpc.Commitment `json:"confirmationStatus"`
 }
 
-// statusOf renders a committed transaction's status: "finalized" once its
-// slot is durable (ledger.SyncMode), "confirmed" until then.
-func statusOf(st ledger.Status, durable uint64) statusJSON {
-	out := statusJSON{Slot: st.Slot, Err: st.Err, ConfirmationStatus: "finalized"}
-	if st.Slot > durable {
-		out.ConfirmationStatus = "confirmed"
+// reached is the level a transaction committed in slot has reached:
+// finalized once its slot is durable (ledger.SyncMode), confirmed until
+// then.
+func reached(slot, durable uint64) jsonrpc.Commitment {
+	if slot > durable {
+		return jsonrpc.Confirmed
 	}
+	return jsonrpc.Finalized
+}
+
+// statusOf renders a committed transaction's status.
+func statusOf(st ledger.Status, durable uint64) statusJSON {
+	out := statusJSON{Slot: st.Slot, Err: st.Err, ConfirmationStatus: reached(st.Slot, durable)}
 	if st.Err.IsErr() {
 		out.Status = map[string]any{"Err": st.Err}
 	} else {
@@ -628,7 +636,7 @@ func sendTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error)
 		return nil, e
 	}
 	if !c.SkipPreflight {
-		if e := s.preflight(v, c.PreflightCommitment); e != nil {
+		if e := s.preflight(v, c.preflight); e != nil {
 			return nil, e
 		}
 	}

@@ -1,5 +1,5 @@
 // Package pubsub is Solana's websocket PubSub API, served beside the
-// JSON-RPC of stages/rpc: what @solana/web3.js (sendAndConfirmTransaction,
+// JSON-RPC of package rpc: what @solana/web3.js (sendAndConfirmTransaction,
 // confirmTransaction, onAccountChange, onSlotChange), solana-go's rpc/ws
 // and the Solana CLI confirm through. Agave serves it at the RPC port + 1
 // (8900), and so does tpu run (--ws-addr).
@@ -33,7 +33,7 @@
 //
 // # Commitment
 //
-// The levels mean what stages/rpc says for them: processed and
+// The levels mean what package rpc says for them: processed and
 // confirmed are the last committed slot, finalized (and no level,
 // Solana's default) the last durable one (Bank.DurableSlot: the same
 // slot with --sync sync, up to a second older with nosync). A finalized

@@ -16,7 +16,8 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
+	"github.com/tpugo/tpu/rpc/txjson"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -38,9 +39,6 @@ type History interface {
 // without maxSupportedTransactionVersion.
 const codeUnsupportedVersion = -32015
 
-// null is a null result (a nil one would leave "result" out).
-var null = json.RawMessage("null")
-
 // codeNoHistory answers a history method on a node that keeps none:
 // Agave's TransactionHistoryNotAvailable (-32011).
 const codeNoHistory = -32011
@@ -55,6 +53,10 @@ type historyConfig struct {
 	Before                         string  `json:"before"`
 	Until                          string  `json:"until"`
 	MinContextSlot                 *uint64 `json:"minContextSlot"`
+
+	// level is Commitment read (parseHistoryConfig): Finalized when none
+	// was given.
+	level jsonrpc.Commitment
 }
 
 func (s *Server) history() (History, *Error) {
@@ -83,14 +85,14 @@ func (s *Server) parseHistoryConfig(params []json.RawMessage, i int) (historyCon
 			return c, jsonrpc.InvalidParams("Invalid params: %v", err)
 		}
 	}
-	switch c.Commitment {
-	case "", "confirmed", "finalized":
-	case "processed":
-		return c, jsonrpc.InvalidParams("Method does not support commitment below `confirmed`")
-	default:
-		return c, jsonrpc.InvalidParams("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", c.Commitment)
+	var e *Error
+	if c.level, e = jsonrpc.ParseCommitment(c.Commitment); e != nil {
+		return c, e
 	}
-	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.Commitment) {
+	if c.level == jsonrpc.Processed {
+		return c, jsonrpc.InvalidParams("Method does not support commitment below `confirmed`")
+	}
+	if c.MinContextSlot != nil && *c.MinContextSlot > s.slotAt(c.level) {
 		return c, &Error{Code: -32016, Message: "Minimum context slot has not been reached"}
 	}
 	return c, nil
@@ -99,18 +101,8 @@ func (s *Server) parseHistoryConfig(params []json.RawMessage, i int) (historyCon
 // visible reports whether a transaction of slot is visible at the
 // commitment: confirmed, committed and indexed (slotAt); finalized (the
 // default), durable.
-func (s *Server) visible(slot uint64, commitment string) bool {
-	if commitment == "" {
-		commitment = "finalized"
-	}
-	return slot <= s.slotAt(commitment)
-}
-
-func (s *Server) confirmation(slot uint64) string {
-	if slot <= s.cfg.Bank.DurableSlot() {
-		return "finalized"
-	}
-	return "confirmed"
+func (s *Server) visible(slot uint64, level jsonrpc.Commitment) bool {
+	return slot <= s.slotAt(level)
 }
 
 func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) {
@@ -142,8 +134,8 @@ func getTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	if err != nil {
 		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
-	if !ok || !s.visible(r.Slot, c.Commitment) {
-		return null, nil
+	if !ok || !s.visible(r.Slot, c.level) {
+		return nil, nil // a null result
 	}
 	return encodeConfirmed(r, c)
 }
@@ -256,92 +248,47 @@ func loadedOf(v txview.View, loaded []banking.Pubkey) *loadedAddresses {
 	return out
 }
 
-type jsonHeader struct {
-	NumRequiredSignatures       uint8 `json:"numRequiredSignatures"`
-	NumReadonlySignedAccounts   uint8 `json:"numReadonlySignedAccounts"`
-	NumReadonlyUnsignedAccounts uint8 `json:"numReadonlyUnsignedAccounts"`
-}
-
-type jsonInstruction struct {
-	ProgramIDIndex uint8   `json:"programIdIndex"`
-	Accounts       []int   `json:"accounts"`
-	Data           string  `json:"data"`
-	StackHeight    *uint32 `json:"stackHeight"`
-}
-
-type jsonLookup struct {
-	AccountKey      string `json:"accountKey"`
-	WritableIndexes []int  `json:"writableIndexes"`
-	ReadonlyIndexes []int  `json:"readonlyIndexes"`
-}
-
-type jsonMessage struct {
-	Header              jsonHeader        `json:"header"`
-	AccountKeys         []string          `json:"accountKeys"`
-	RecentBlockhash     string            `json:"recentBlockhash"`
-	Instructions        []jsonInstruction `json:"instructions"`
-	AddressTableLookups any               `json:"addressTableLookups,omitempty"` // v0 only, even when empty
-}
-
+// jsonTransaction is Agave's UiTransaction: the signatures and a
+// message, raw (uiMessage) or parsed (parsedMessage).
 type jsonTransaction struct {
 	Signatures []string `json:"signatures"`
 	Message    any      `json:"message"`
 }
 
-func signaturesOf(v txview.View) []string {
-	out := make([]string, v.NumSignatures())
-	for i := range out {
-		out[i] = base58.Encode(v.Signature(i)[:])
-	}
-	return out
+// uiMessage is Agave's UiRawMessage: txjson's message, each instruction
+// with its stackHeight, and addressTableLookups for a v0 message only.
+type uiMessage struct {
+	Header              txjson.Header   `json:"header"`
+	AccountKeys         []string        `json:"accountKeys"`
+	RecentBlockhash     string          `json:"recentBlockhash"`
+	Instructions        []uiInstruction `json:"instructions"`
+	AddressTableLookups any             `json:"addressTableLookups,omitempty"` // v0 only, even when empty
 }
 
-func keysOf(v txview.View) []string {
-	out := make([]string, v.NumStaticKeys())
-	for i := range out {
-		out[i] = base58.Encode(v.StaticKey(i)[:])
-	}
-	return out
+// uiInstruction is Agave's UiCompiledInstruction: the instruction as
+// txjson renders it and its stack height, null for a top-level one.
+type uiInstruction struct {
+	txjson.Instruction
+	StackHeight *uint32 `json:"stackHeight"`
 }
 
-// jsonTx is Agave's UiTransaction with a UiRawMessage.
+// jsonTx is Agave's UiTransaction with a UiRawMessage (the json
+// encoding).
 func jsonTx(v txview.View) jsonTransaction {
-	h := v.Header()
-	m := jsonMessage{
-		Header:          jsonHeader{h.NumRequiredSignatures, h.NumReadonlySignedAccounts, h.NumReadonlyUnsignedAccounts},
-		AccountKeys:     keysOf(v),
-		RecentBlockhash: base58.Encode(v.RecentBlockhash()[:]),
-		Instructions:    []jsonInstruction{},
+	t := txjson.Encode(v)
+	m := uiMessage{
+		Header:          t.Message.Header,
+		AccountKeys:     t.Message.AccountKeys,
+		RecentBlockhash: t.Message.RecentBlockhash,
+		Instructions:    make([]uiInstruction, len(t.Message.Instructions)),
 	}
-	it := v.Instructions()
-	for in, ok := it.Next(); ok; in, ok = it.Next() {
-		m.Instructions = append(m.Instructions, jsonInstruction{ProgramIDIndex: in.ProgramIndex, Accounts: ints(in.Accounts), Data: base58.Encode(in.Data)})
+	for i, in := range t.Message.Instructions {
+		m.Instructions[i] = uiInstruction{Instruction: in}
 	}
 	if v.Version() != txview.Legacy {
-		m.AddressTableLookups = lookupsOf(v)
+		m.AddressTableLookups = t.Message.AddressTableLookups
 	}
-	return jsonTransaction{Signatures: signaturesOf(v), Message: m}
-}
-
-// ints widens account indexes, which encoding/json would write as
-// base64 bytes.
-func ints(b []byte) []int {
-	out := make([]int, len(b))
-	for i, x := range b {
-		out[i] = int(x)
-	}
-	return out
-}
-
-// lookupsOf renders a v0 message's lookups; a v0 message always has the
-// field, empty or not.
-func lookupsOf(v txview.View) []jsonLookup {
-	out := []jsonLookup{}
-	it := v.Lookups()
-	for l, ok := it.Next(); ok; l, ok = it.Next() {
-		out = append(out, jsonLookup{AccountKey: base58.Encode(l.Table[:]), WritableIndexes: ints(l.Writable), ReadonlyIndexes: ints(l.Readonly)})
-	}
-	return out
+	return jsonTransaction{Signatures: t.Signatures, Message: m}
 }
 
 type parsedKey struct {
@@ -394,7 +341,7 @@ const (
 // parser for it, and a partially decoded form would not be what Agave
 // returns.
 func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTransaction, *Error) {
-	keys := keysOf(v)
+	keys := txjson.AccountKeys(v)
 	m := parsedMessage{RecentBlockhash: base58.Encode(v.RecentBlockhash()[:]), Instructions: []any{}}
 	for i, k := range keys {
 		m.AccountKeys = append(m.AccountKeys, parsedKey{Pubkey: k, Writable: writable&(1<<i) != 0, Signer: v.IsSigner(i), Source: "transaction"})
@@ -433,9 +380,9 @@ func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTran
 		m.Instructions = append(m.Instructions, partiallyDecoded{ProgramID: base58.Encode(prog[:]), Accounts: accts, Data: base58.Encode(in.Data)})
 	}
 	if v.Version() != txview.Legacy {
-		m.AddressTableLookups = lookupsOf(v)
+		m.AddressTableLookups = txjson.Lookups(v)
 	}
-	return jsonTransaction{Signatures: signaturesOf(v), Message: m}, nil
+	return jsonTransaction{Signatures: txjson.Signatures(v), Message: m}, nil
 }
 
 // memoOf is Agave's extract_and_fmt_memos (transaction-status/src/
@@ -467,12 +414,12 @@ func memoOf(v txview.View) *string {
 const maxSignaturesLimit = 1000
 
 type signatureInfo struct {
-	Signature          string          `json:"signature"`
-	Slot               uint64          `json:"slot"`
-	Err                banking.TxError `json:"err"`
-	Memo               *string         `json:"memo"`
-	BlockTime          *int64          `json:"blockTime"`
-	ConfirmationStatus string          `json:"confirmationStatus"`
+	Signature          string             `json:"signature"`
+	Slot               uint64             `json:"slot"`
+	Err                banking.TxError    `json:"err"`
+	Memo               *string            `json:"memo"`
+	BlockTime          *int64             `json:"blockTime"`
+	ConfirmationStatus jsonrpc.Commitment `json:"confirmationStatus"`
 }
 
 // getSignaturesForAddress lists the transactions that used an account,
@@ -536,7 +483,7 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 		return nil, errCancelled
 	}
 	defer func() { <-s.searches }()
-	top := s.slotAt(c.Commitment)
+	top := s.slotAt(c.level)
 	if start == nil || start.Slot > top {
 		// Nothing newer than the commitment's slot.
 		start = &ledger.TxRef{Slot: top + 1, Index: 0}
@@ -574,7 +521,7 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 			times[r.Slot] = bt
 		}
 		out = append(out, signatureInfo{Signature: base58.Encode(v.Signature(0)[:]), Slot: r.Slot, Err: r.Err,
-			Memo: memoOf(v), BlockTime: bt, ConfirmationStatus: s.confirmation(r.Slot)})
+			Memo: memoOf(v), BlockTime: bt, ConfirmationStatus: reached(r.Slot, s.cfg.Bank.DurableSlot())})
 	}
 	return out, nil
 }

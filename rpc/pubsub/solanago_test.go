@@ -11,7 +11,7 @@ import (
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/ws"
 
-	"github.com/tpugo/tpu/stages/pubsub"
+	"github.com/tpugo/tpu/rpc/pubsub"
 )
 
 // TestSolanaGoClient: solana-go's rpc/ws client subscribes to a

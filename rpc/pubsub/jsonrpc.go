@@ -2,58 +2,44 @@ package pubsub
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // Error is a JSON-RPC error object (jsonrpc.Error).
 type Error = jsonrpc.Error
 
-// reply builds a response message.
-func reply(id json.RawMessage, result any, e *Error) []byte {
-	if len(id) == 0 {
-		id = jsonrpc.NullID
+// errBatch answers a batch: over the websocket a message is one request.
+var errBatch = &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: batch requests are not supported over the websocket; send one request per message"}
+
+// decode reads one message as a request and its parameters, or returns
+// the error to answer, with the request's id once it is known: over the
+// websocket, even one read from a request that did not unmarshal whole.
+func decode(data []byte) (jsonrpc.Request, []json.RawMessage, *Error) {
+	req, e := jsonrpc.Unmarshal(data)
+	if e == jsonrpc.ErrInvalidRequest && len(data) > 0 && data[0] == '[' {
+		e = errBatch
 	}
-	r := jsonrpc.Response{JSONRPC: "2.0", ID: id, Result: result, Error: e}
-	if e == nil && result == nil {
-		r.Result = json.RawMessage("null")
+	if e == nil {
+		e = req.Check()
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null}`)
+	if e != nil {
+		return req, nil, e
 	}
-	return b
+	params, e := req.Positional()
+	return req, params, e
 }
 
-// parseRequest reads one request, or returns the error to answer (with
-// the request's id once it is known).
-func parseRequest(data []byte) (jsonrpc.Request, []json.RawMessage, *Error) {
-	var req jsonrpc.Request
-	if err := json.Unmarshal(data, &req); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || !json.Valid(data) {
-			return req, nil, &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}
-		}
-		if len(data) > 0 && data[0] == '[' {
-			return req, nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: batch requests are not supported over the websocket; send one request per message"}
-		}
-		return req, nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}
+// reply encodes the response to the request id: its result, or e.
+func reply(id json.RawMessage, result any, e *Error) []byte {
+	if e != nil {
+		return jsonrpc.Marshal(jsonrpc.Fail(id, e))
 	}
-	if req.JSONRPC != "2.0" || req.Method == "" {
-		return req, nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}
-	}
-	var params []json.RawMessage
-	if len(req.Params) > 0 && string(req.Params) != "null" {
-		if err := json.Unmarshal(req.Params, &params); err != nil {
-			return req, nil, jsonrpc.InvalidParams("Invalid params: params must be an array")
-		}
-	}
-	return req, params, nil
+	return jsonrpc.Marshal(jsonrpc.Reply(id, result))
 }
 
 // subConfig is the options object of signatureSubscribe and

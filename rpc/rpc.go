@@ -1,56 +1,3 @@
-// Package rpc is a subset of Solana's JSON-RPC API over HTTP, enough for
-// standard clients (solana-go, @solana/web3.js, the Solana CLI) to send
-// transactions to a running tpu and confirm them.
-//
-// Reads come from the committed ledger. getSlot, getBlockHeight,
-// getLatestBlockhash and minContextSlot read the slot of the commitment
-// asked: processed and confirmed the last committed slot, finalized (and
-// no level, Solana's default) the last durable one (the same with --sync
-// sync; up to a second older with nosync). Accounts are read as the last
-// committed slot left them, whatever the level: the ledger keeps no older
-// state. A committed transaction reports confirmationStatus "finalized"
-// once its slot is durable, "confirmed" until then. Once the ledger has
-// failed (a full or read-only disk, corruption), getHealth,
-// sendTransaction and requestAirdrop answer Solana's -32005 (node
-// unhealthy) with the ledger's error, rather than return signatures that
-// will never confirm; reads of what was committed are still served.
-// Writes do not execute anything here: sendTransaction and requestAirdrop
-// send the transaction over UDP to fetch, like any client, so it is deduplicated,
-// verified, scheduled, traced and accounted like every other. Before that,
-// sendTransaction runs Agave's preflight unless skipPreflight is set
-// (simulate.go): the signatures with the pipeline's verifier (-32003),
-// then a simulation against the committed state at preflightCommitment
-// (blockhash, already processed, fee payer, execution: -32002 with the
-// simulation as data); with skipPreflight a transaction with a bad
-// signature goes to the pipeline, which discards and counts it.
-// simulateTransaction runs the same simulation (Bank.Simulate) and
-// changes nothing.
-//
-// History (history.go) is read from the ledger's transaction history
-// (banking/history.go), through the History interface a Ledger may also
-// implement: getTransaction (json, base58, base64, binary, jsonParsed;
-// Agave's EncodedConfirmedTransactionWithStatusMeta, logMessages rebuilt
-// by runtime.LogMessages; -32015 for a v0 transaction without
-// maxSupportedTransactionVersion) and getSignaturesForAddress (newest
-// first, before/until/limit up to 1,000, charged to MaxItems, one
-// history search's turn). Both refuse processed commitment, as Agave
-// does. The chain's shape (chain.go): the block height is the slot, since
-// tpu commits a block in every slot; epochs are Solana's 432,000 slots
-// without warmup; the genesis hash is slot 0's blockhash; the identity
-// is the collector key derived from the genesis seed;
-// getRecentPrioritizationFees follows Agave's prioritization fee cache
-// over the last 150 slots; nothing is ever pruned, so
-// getFirstAvailableBlock and minimumLedgerSlot are 0.
-//
-// The server is bounded against abuse (Config): header and body sizes,
-// the connections open at once (below the descriptor limit, with room
-// left for the ledger), read, write and idle timeouts, the requests in a
-// batch, the signatures and accounts one HTTP request names, JSON
-// nesting, and the slots a history search reads. A request whose client
-// goes away stops at its next check of its context, and at most
-// MaxSearches history searches run at once. requestAirdrop is limited
-// per recipient and in all, per window of time. Close cancels what runs
-// and returns once no handler does, so that the ledger can close after.
 package rpc
 
 import (
@@ -73,8 +20,7 @@ import (
 	"github.com/tpugo/tpu/banking/runtime"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
-	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -113,6 +59,14 @@ func (c committed) Simulate(v txview.View) (runtime.Simulation, error) {
 
 func (c committed) Lookups(v txview.View) ([]banking.Pubkey, banking.TxError, error) {
 	return runtime.Lookups(c.Store, v)
+}
+
+// Verifier checks one signature with Solana's rule (ed25519-dalek's
+// verify_strict): whether sig is pubkey's signature of msg. The
+// pipeline's signature backend (stages/sigverify.Backend) is one. It
+// must be safe for concurrent use and keep none of its arguments.
+type Verifier interface {
+	Verify(pubkey *[32]byte, msg []byte, sig *[64]byte) bool
 }
 
 // Defaults of the limits in Config, for cmd/tpu's flags.
@@ -216,10 +170,10 @@ type Config struct {
 	AirdropRequests int
 
 	// Verifier checks signatures for sendTransaction's preflight and
-	// simulateTransaction's sigVerify; give it the pipeline's backend, so
-	// that both accept exactly what sigverify does. Nil means the default
-	// backend (sigverify.NewBackend("")).
-	Verifier sigverify.Backend
+	// simulateTransaction's sigVerify. Required: give it the pipeline's
+	// backend, the one cmd/tpu resolved from --sigverify-backend, so that
+	// both accept exactly what sigverify does.
+	Verifier Verifier
 
 	// Version is reported by getVersion. Empty means "tpu-0.1.0".
 	Version string
@@ -230,84 +184,53 @@ type Config struct {
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("rpc: invalid config")
 
-// Validate reports a missing ledger or a negative limit.
+// Validate reports a missing ledger or verifier, or a negative limit.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Bank == nil {
 		errs = append(errs, fmt.Errorf("%w: no ledger (Bank)", ErrConfig))
 	}
-	for _, v := range []struct {
-		name string
-		v    int64
-	}{
-		{"MaxBodyBytes", c.MaxBodyBytes},
-		{"MaxHeaderBytes", int64(c.MaxHeaderBytes)},
-		{"MaxConns", int64(c.MaxConns)},
-		{"ReadHeaderTimeout", int64(c.ReadHeaderTimeout)},
-		{"ReadTimeout", int64(c.ReadTimeout)},
-		{"WriteTimeout", int64(c.WriteTimeout)},
-		{"IdleTimeout", int64(c.IdleTimeout)},
-		{"MaxBatch", int64(c.MaxBatch)},
-		{"MaxItems", int64(c.MaxItems)},
-		{"MaxDepth", int64(c.MaxDepth)},
-		{"MaxSearches", int64(c.MaxSearches)},
-		{"AirdropWindow", int64(c.AirdropWindow)},
-		{"AirdropRequests", int64(c.AirdropRequests)},
-	} {
-		if v.v < 0 {
-			errs = append(errs, fmt.Errorf("%w: %s %d is negative", ErrConfig, v.name, v.v))
-		}
+	if c.Verifier == nil {
+		errs = append(errs, fmt.Errorf("%w: no signature verifier (Verifier): give it the pipeline's sigverify backend", ErrConfig))
 	}
+	errs = append(errs,
+		jsonrpc.NonNegative(ErrConfig, "MaxBodyBytes", c.MaxBodyBytes),
+		jsonrpc.NonNegative(ErrConfig, "MaxHeaderBytes", c.MaxHeaderBytes),
+		jsonrpc.NonNegative(ErrConfig, "MaxConns", c.MaxConns),
+		jsonrpc.NonNegative(ErrConfig, "ReadHeaderTimeout", c.ReadHeaderTimeout),
+		jsonrpc.NonNegative(ErrConfig, "ReadTimeout", c.ReadTimeout),
+		jsonrpc.NonNegative(ErrConfig, "WriteTimeout", c.WriteTimeout),
+		jsonrpc.NonNegative(ErrConfig, "IdleTimeout", c.IdleTimeout),
+		jsonrpc.NonNegative(ErrConfig, "MaxBatch", c.MaxBatch),
+		jsonrpc.NonNegative(ErrConfig, "MaxItems", c.MaxItems),
+		jsonrpc.NonNegative(ErrConfig, "MaxDepth", c.MaxDepth),
+		jsonrpc.NonNegative(ErrConfig, "MaxSearches", c.MaxSearches),
+		jsonrpc.NonNegative(ErrConfig, "AirdropWindow", c.AirdropWindow),
+		jsonrpc.NonNegative(ErrConfig, "AirdropRequests", c.AirdropRequests),
+	)
 	return errors.Join(errs...)
 }
 
 func (c Config) withDefaults() Config {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	dur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8899"
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = 50 << 10
-	}
-	def(&c.MaxHeaderBytes, 32<<10)
-	def(&c.MaxConns, DefaultMaxConns)
-	dur(&c.ReadHeaderTimeout, 5*time.Second)
-	dur(&c.ReadTimeout, 10*time.Second)
-	dur(&c.WriteTimeout, 30*time.Second)
-	dur(&c.IdleTimeout, 30*time.Second)
-	def(&c.MaxBatch, 100)
-	def(&c.MaxItems, 1024)
-	def(&c.MaxDepth, 16)
-	if c.HistorySlots == 0 {
-		c.HistorySlots = DefaultHistorySlots
-	}
-	def(&c.MaxSearches, DefaultMaxSearches)
-	dur(&c.AirdropWindow, DefaultAirdropWindow)
-	if c.AirdropPerRecipient == 0 {
-		c.AirdropPerRecipient = DefaultAirdropPerRecipient
-	}
-	if c.AirdropLamports == 0 {
-		c.AirdropLamports = DefaultAirdropLamports
-	}
-	def(&c.AirdropRequests, DefaultAirdropRequests)
-	if c.Version == "" {
-		c.Version = "tpu-0.1.0"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Verifier == nil {
-		c.Verifier, _ = sigverify.NewBackend("") // the default exists
-	}
+	jsonrpc.Default(&c.Addr, "127.0.0.1:8899")
+	jsonrpc.Default(&c.MaxBodyBytes, 50<<10)
+	jsonrpc.Default(&c.MaxHeaderBytes, 32<<10)
+	jsonrpc.Default(&c.MaxConns, DefaultMaxConns)
+	jsonrpc.Default(&c.ReadHeaderTimeout, 5*time.Second)
+	jsonrpc.Default(&c.ReadTimeout, 10*time.Second)
+	jsonrpc.Default(&c.WriteTimeout, 30*time.Second)
+	jsonrpc.Default(&c.IdleTimeout, 30*time.Second)
+	jsonrpc.Default(&c.MaxBatch, 100)
+	jsonrpc.Default(&c.MaxItems, 1024)
+	jsonrpc.Default(&c.MaxDepth, 16)
+	jsonrpc.Default(&c.HistorySlots, DefaultHistorySlots)
+	jsonrpc.Default(&c.MaxSearches, DefaultMaxSearches)
+	jsonrpc.Default(&c.AirdropWindow, DefaultAirdropWindow)
+	jsonrpc.Default(&c.AirdropPerRecipient, DefaultAirdropPerRecipient)
+	jsonrpc.Default(&c.AirdropLamports, DefaultAirdropLamports)
+	jsonrpc.Default(&c.AirdropRequests, DefaultAirdropRequests)
+	jsonrpc.Default(&c.Version, "tpu-0.1.0")
+	jsonrpc.Default(&c.Logger, slog.Default())
 	return c
 }
 
@@ -658,7 +581,7 @@ var errCancelled = &Error{Code: jsonrpc.CodeInternal, Message: "request cancelle
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInternal, Message: "server is shutting down"}})
+		writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInternal, Message: "server is shutting down"}))
 		return
 	}
 	defer s.leave()
@@ -672,29 +595,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "request too large"}})
+			writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: "request too large"}))
 			return
 		}
-		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}})
+		writeJSON(w, jsonrpc.Fail(nil, jsonrpc.ErrParse))
 		return
 	}
 	if nestedDeeper(body, s.cfg.MaxDepth) {
-		writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}})
+		writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}))
 		return
 	}
 	c := &call{ctx: r.Context(), items: s.cfg.MaxItems, history: s.cfg.HistorySlots}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' { // a batch
 		var reqs []json.RawMessage
 		if err := json.Unmarshal(body, &reqs); err != nil {
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}})
+			writeJSON(w, jsonrpc.Fail(nil, jsonrpc.ErrParse))
 			return
 		}
 		if len(reqs) == 0 {
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}})
+			writeJSON(w, jsonrpc.Fail(nil, jsonrpc.ErrInvalidRequest))
 			return
 		}
 		if len(reqs) > s.cfg.MaxBatch {
-			writeJSON(w, jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: batch of %d requests, more than the %d allowed", len(reqs), s.cfg.MaxBatch)}})
+			writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: batch of %d requests, more than the %d allowed", len(reqs), s.cfg.MaxBatch)}))
 			return
 		}
 		out := make([]jsonrpc.Response, len(reqs))
@@ -706,48 +629,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, s.handle(c, body))
 }
-func writeJSON(w http.ResponseWriter, v any) {
+
+// writeJSON writes a response, or a batch of them, as the HTTP body.
+func writeJSON[T jsonrpc.Response | []jsonrpc.Response](w http.ResponseWriter, v T) {
 	w.Header().Set("Content-Type", "application/json")
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null}`)
-	}
-	w.Write(append(b, '\n'))
+	w.Write(append(jsonrpc.Marshal(v), '\n'))
 }
 
 // handle answers one request, drawing on c's allowance.
 func (s *Server) handle(c *call, raw []byte) jsonrpc.Response {
-	var req jsonrpc.Request
-	if err := json.Unmarshal(raw, &req); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			return jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeParse, Message: "Parse error"}}
-		}
-		return jsonrpc.Response{JSONRPC: "2.0", ID: jsonrpc.NullID, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}}
+	req, e := jsonrpc.Unmarshal(raw)
+	if e != nil {
+		return jsonrpc.Fail(nil, e) // over HTTP, a request not read whole is answered with a null id
 	}
-	id := req.ID
-	if len(id) == 0 {
-		id = jsonrpc.NullID
-	}
-	if req.JSONRPC != "2.0" || req.Method == "" {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: &Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request"}}
+	if e := req.Check(); e != nil {
+		return jsonrpc.Fail(req.ID, e)
 	}
 	h, ok := methods[req.Method]
 	if !ok {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: &Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}}
+		return jsonrpc.Fail(req.ID, jsonrpc.ErrMethodNotFound)
 	}
-	var params []json.RawMessage
-	if len(req.Params) > 0 && string(req.Params) != "null" {
-		if err := json.Unmarshal(req.Params, &params); err != nil {
-			return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: jsonrpc.InvalidParams("Invalid params: params must be an array")}
-		}
+	params, e := req.Positional()
+	if e != nil {
+		return jsonrpc.Fail(req.ID, e)
 	}
 	if c.ctx.Err() != nil {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: errCancelled}
+		return jsonrpc.Fail(req.ID, errCancelled)
 	}
-	result, rerr := h(s, c, params)
-	if rerr != nil {
-		return jsonrpc.Response{JSONRPC: "2.0", ID: id, Error: rerr}
+	result, e := h(s, c, params)
+	if e != nil {
+		return jsonrpc.Fail(req.ID, e)
 	}
-	return jsonrpc.Response{JSONRPC: "2.0", ID: id, Result: result}
+	return jsonrpc.Reply(req.ID, result)
 }

@@ -8,7 +8,7 @@ import (
 // blockhash window: from the server's status index (started at the first
 // call, as getSignatureStatuses starts it), or from the ledger for the
 // slots not indexed yet, as getSignatureStatuses reads them. It is safe
-// for concurrent use; stages/pubsub's signatureSubscribe looks up a
+// for concurrent use; rpc/pubsub's signatureSubscribe looks up a
 // transaction committed before its subscription with it (pubsub.Config's
 // Lookup).
 func (s *Server) SignatureStatus(sig [64]byte) (ledger.Status, bool, error) {

@@ -29,7 +29,7 @@ func FuzzHandle(f *testing.F) {
 		s := &Server{cfg: Config{Bank: &fakeLedger{committed: 10, durable: 10}, MaxSubscriptions: 4}.withDefaults(), reg: newRegistry(), log: slog.Default()}
 		c := &conn{out: make(chan []byte, 64), cancel: func() {}, stats: &s.stats}
 		s.handle(c, data)
-		_, _, e := parseRequest(data)
+		_, _, e := decode(data)
 		var req struct {
 			ID json.RawMessage `json:"id"`
 		}

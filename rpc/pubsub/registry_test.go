@@ -6,7 +6,7 @@ import (
 
 	"github.com/tpugo/tpu/banking/ledger"
 
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // box is a sink that keeps what it is sent.
@@ -22,15 +22,15 @@ func TestSignatureLevels(t *testing.T) {
 	st := ledger.Status{Slot: 5}
 	for _, tc := range []struct {
 		name     string
-		level    commitment
+		level    jsonrpc.Commitment
 		received bool
 		want     []string // after the commit, then after durability
 	}{
-		{"processed", processed, false, []string{`{"context":{"slot":5},"value":{"err":null}}`}},
-		{"confirmed", confirmed, false, []string{`{"context":{"slot":5},"value":{"err":null}}`}},
-		{"finalized", finalized, false, []string{`{"context":{"slot":6},"value":{"err":null}}`}},
-		{"confirmed received", confirmed, true, []string{`{"context":{"slot":5},"value":"receivedSignature"}`, `{"context":{"slot":5},"value":{"err":null}}`}},
-		{"finalized received", finalized, true, []string{`{"context":{"slot":5},"value":"receivedSignature"}`, `{"context":{"slot":6},"value":{"err":null}}`}},
+		{"processed", jsonrpc.Processed, false, []string{`{"context":{"slot":5},"value":{"err":null}}`}},
+		{"confirmed", jsonrpc.Confirmed, false, []string{`{"context":{"slot":5},"value":{"err":null}}`}},
+		{"finalized", jsonrpc.Finalized, false, []string{`{"context":{"slot":6},"value":{"err":null}}`}},
+		{"confirmed received", jsonrpc.Confirmed, true, []string{`{"context":{"slot":5},"value":"receivedSignature"}`, `{"context":{"slot":5},"value":{"err":null}}`}},
+		{"finalized received", jsonrpc.Finalized, true, []string{`{"context":{"slot":5},"value":"receivedSignature"}`, `{"context":{"slot":6},"value":{"err":null}}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRegistry()
@@ -40,12 +40,12 @@ func TestSignatureLevels(t *testing.T) {
 				t.Fatal(e)
 			}
 			sts := []ledger.SigStatus{{Signature: [64]byte{1}}, {Signature: sig, Status: st}}
-			r.signatures(confirmed, 5, sts)
-			if tc.level == finalized && len(b.msgs) != 1+boolInt(tc.received) {
+			r.signatures(jsonrpc.Confirmed, 5, sts)
+			if tc.level == jsonrpc.Finalized && len(b.msgs) != 1+boolInt(tc.received) {
 				t.Fatalf("finalized notified at commit: %q", b.msgs)
 			}
-			r.signatures(finalized, 6, sts)
-			r.signatures(finalized, 6, sts) // ended: nothing more
+			r.signatures(jsonrpc.Finalized, 6, sts)
+			r.signatures(jsonrpc.Finalized, 6, sts) // ended: nothing more
 			if len(b.msgs) != 1+len(tc.want) || b.msgs[0] != "reply" {
 				t.Fatalf("messages %q", b.msgs)
 			}

@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tpugo/tpu/banking"
-	"github.com/tpugo/tpu/stages/jsonrpc"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
 // Ledger is what the server reads: the committed ledger, through methods
@@ -49,7 +49,7 @@ type Config struct {
 	// Required. The server must be closed (Close) before it is.
 	Bank Ledger
 	// Lookup finds the status of a signature committed before its
-	// subscription came, if it can say cheaply (stages/rpc's index:
+	// subscription came, if it can say cheaply (rpc's index:
 	// rpc.Server.SignatureStatus). Nil means reading the ledger's last
 	// LookbackSlots slots.
 	Lookup func(sig [64]byte) (ledger.Status, bool, error)
@@ -98,54 +98,29 @@ func (c Config) Validate() error {
 	if c.Bank == nil {
 		errs = append(errs, fmt.Errorf("%w: no ledger (Bank)", ErrConfig))
 	}
-	for _, v := range []struct {
-		name string
-		v    int64
-	}{
-		{"MaxConns", int64(c.MaxConns)},
-		{"MaxSubscriptions", int64(c.MaxSubscriptions)},
-		{"MaxMessageBytes", c.MaxMessageBytes},
-		{"QueueLen", int64(c.QueueLen)},
-		{"WriteTimeout", int64(c.WriteTimeout)},
-		{"PingInterval", int64(c.PingInterval)},
-		{"FeedQueue", int64(c.FeedQueue)},
-	} {
-		if v.v < 0 {
-			errs = append(errs, fmt.Errorf("%w: %s %d is negative", ErrConfig, v.name, v.v))
-		}
-	}
+	errs = append(errs,
+		jsonrpc.NonNegative(ErrConfig, "MaxConns", c.MaxConns),
+		jsonrpc.NonNegative(ErrConfig, "MaxSubscriptions", c.MaxSubscriptions),
+		jsonrpc.NonNegative(ErrConfig, "MaxMessageBytes", c.MaxMessageBytes),
+		jsonrpc.NonNegative(ErrConfig, "QueueLen", c.QueueLen),
+		jsonrpc.NonNegative(ErrConfig, "WriteTimeout", c.WriteTimeout),
+		jsonrpc.NonNegative(ErrConfig, "PingInterval", c.PingInterval),
+		jsonrpc.NonNegative(ErrConfig, "FeedQueue", c.FeedQueue),
+	)
 	return errors.Join(errs...)
 }
 
 func (c Config) withDefaults() Config {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	dur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8900"
-	}
-	if c.LookbackSlots == 0 {
-		c.LookbackSlots = bank.MaxProcessingAge
-	}
-	def(&c.MaxConns, DefaultMaxConns)
-	def(&c.MaxSubscriptions, DefaultMaxSubscriptions)
-	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = 64 << 10
-	}
-	def(&c.QueueLen, 1024)
-	dur(&c.WriteTimeout, 10*time.Second)
-	dur(&c.PingInterval, 30*time.Second)
-	def(&c.FeedQueue, 256)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	jsonrpc.Default(&c.Addr, "127.0.0.1:8900")
+	jsonrpc.Default(&c.LookbackSlots, bank.MaxProcessingAge)
+	jsonrpc.Default(&c.MaxConns, DefaultMaxConns)
+	jsonrpc.Default(&c.MaxSubscriptions, DefaultMaxSubscriptions)
+	jsonrpc.Default(&c.MaxMessageBytes, 64<<10)
+	jsonrpc.Default(&c.QueueLen, 1024)
+	jsonrpc.Default(&c.WriteTimeout, 10*time.Second)
+	jsonrpc.Default(&c.PingInterval, 30*time.Second)
+	jsonrpc.Default(&c.FeedQueue, 256)
+	jsonrpc.Default(&c.Logger, slog.Default())
 	return c
 }
 
@@ -374,7 +349,7 @@ func (c *conn) stop(reason *atomic.Uint64) {
 
 // handle answers one request.
 func (s *Server) handle(c *conn, data []byte) {
-	req, params, e := parseRequest(data)
+	req, params, e := decode(data)
 	if e == nil && len(req.ID) == 0 {
 		// A notification (no id) gets no answer, as JSON-RPC 2.0 and
 		// Agave's server have it: web3.js sends {"method":"ping"} so
@@ -403,7 +378,7 @@ func (s *Server) handle(c *conn, data []byte) {
 			c.send(reply(req.ID, ok, nil))
 		}
 	default:
-		e = &Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
+		e = jsonrpc.ErrMethodNotFound
 	}
 	if e != nil {
 		c.send(reply(req.ID, nil, e))
@@ -452,7 +427,7 @@ func (s *Server) signatureSubscribe(c *conn, id json.RawMessage, params []json.R
 	if e != nil {
 		return e
 	}
-	level, e := parseCommitment(cfg.Commitment)
+	level, e := jsonrpc.ParseCommitment(cfg.Commitment)
 	if e != nil {
 		return e
 	}
@@ -473,9 +448,9 @@ func (s *Server) signatureSubscribe(c *conn, id json.RawMessage, params []json.R
 	if !ok {
 		return nil
 	}
-	s.reg.signatureFound(sb.id, confirmed, max(last, st.Slot), st)
+	s.reg.signatureFound(sb.id, jsonrpc.Confirmed, max(last, st.Slot), st)
 	if durable := s.cfg.Bank.DurableSlot(); st.Slot <= durable {
-		s.reg.signatureFound(sb.id, finalized, durable, st)
+		s.reg.signatureFound(sb.id, jsonrpc.Finalized, durable, st)
 	}
 	return nil
 }
@@ -507,7 +482,7 @@ func (s *Server) accountSubscribe(c *conn, id json.RawMessage, params []json.Raw
 	if e != nil {
 		return e
 	}
-	level, e := parseCommitment(cfg.Commitment)
+	level, e := jsonrpc.ParseCommitment(cfg.Commitment)
 	if e != nil {
 		return e
 	}
