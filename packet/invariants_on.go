@@ -4,6 +4,7 @@ package packet
 
 import (
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -68,4 +69,17 @@ func callers(pcs []uintptr) string {
 func disarmLeakCheck(b *Batch) {
 	b.cleanup.Stop()
 	b.cleanup = runtime.Cleanup{}
+}
+
+// leaked reports a leak, naming where the batch was taken from the pool,
+// then counts it: whoever sees the count sees the report already made.
+func (p *Pool) leaked(seq uint64, gotAt string) {
+	msg := fmt.Sprintf("packet: batch seq %d was garbage-collected while still referenced (leak); taken by %s", seq, gotAt)
+	if p.cfg.LeakHook != nil {
+		p.cfg.LeakHook(msg)
+	} else {
+		slog.Error(msg)
+		loggedLeaks.Add(1)
+	}
+	p.leaks.Add(1)
 }

@@ -3,7 +3,6 @@ package packet
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 )
@@ -146,19 +145,6 @@ func (p *Pool) violation(b *Batch, what string) {
 	if Invariants {
 		panic(fmt.Sprintf("packet: %s (batch seq %d)", what, b.seq))
 	}
-}
-
-// leaked reports a leak, naming where the batch was taken from the pool,
-// then counts it: whoever sees the count sees the report already made.
-func (p *Pool) leaked(seq uint64, gotAt string) {
-	msg := fmt.Sprintf("packet: batch seq %d was garbage-collected while still referenced (leak); taken by %s", seq, gotAt)
-	if p.cfg.LeakHook != nil {
-		p.cfg.LeakHook(msg)
-	} else {
-		slog.Error(msg)
-		loggedLeaks.Add(1)
-	}
-	p.leaks.Add(1)
 }
 
 // loggedLeaks counts the leaks of every pool that has no LeakHook.

@@ -62,18 +62,6 @@ func mustCall(t *testing.T, url, method, params string) json.RawMessage {
 	return r
 }
 
-// decode unmarshals raw into a generic value with numbers kept exact.
-func decode(t *testing.T, raw json.RawMessage) any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // TestGetTransaction sends an airdrop (a transfer with a memo) and a
 // transfer, and reads both back in every encoding, with the fields and
 // shapes Agave's EncodedConfirmedTransactionWithStatusMeta has.

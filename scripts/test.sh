@@ -20,6 +20,12 @@ echo "== go vet"
 go vet ./...
 go vet -tags invariants ./...
 
+echo "== staticcheck (the plain and the invariants build, as one matrix)"
+# Pinned: a newer release may add checks. A matrix, so that code used by
+# one build tag alone is not reported unused by the other.
+printf 'default:\ninvariants: -tags=invariants\n' |
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -matrix ./...
+
 echo "== portable: GOOS=darwin go build, GOOS=windows go vet"
 # Linux-only code (recvmmsg, SO_REUSEPORT) lives in build-tagged files
 # beside a portable fallback; TestPortable at the root checks the same.

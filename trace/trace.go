@@ -204,7 +204,7 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 		// for those spans: the sampler records what it is given.
 		limits := sdktrace.NewSpanLimits()
 		limits.EventCountLimit, limits.LinkCountLimit = MaxSpanEvents, MaxSpanLinks
-		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))
+		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits))
 		p.tp = sdktrace.NewTracerProvider(opts...)
 		p.tracer = p.tp.Tracer("github.com/tpugo/tpu")
 	} else {

@@ -299,10 +299,6 @@ func (c *statusCache) prune(oldest uint64) {
 	}
 }
 
-// clear drops every status, for benchmarks that replay transactions
-// (Agave's banking-bench calls bank.clear_signatures() the same way).
-func (c *statusCache) clear() { clear(c.byHash) }
-
 // len returns the number of entries.
 func (c *statusCache) len() int {
 	n := 0

@@ -160,7 +160,7 @@ func TestVerifySecp256k1(t *testing.T) {
 	}
 	const ethAt, sigAt = 12, 32
 	msgAt := sigAt + 65
-	n := secp256k1.S256().N.Bytes()
+	n := secp256k1.Params().N.Bytes()
 	for _, c := range []struct {
 		name string
 		data []byte

@@ -36,9 +36,8 @@ type Simulation struct {
 	// an instruction's error).
 	Executed bool
 
-	keys  []banking.Pubkey // static, then loaded
-	post  []bank.Account   // the accounts after execution, when Err is zero
-	exist []bool
+	keys []banking.Pubkey // static, then loaded
+	post []bank.Account   // the accounts after execution, when Err is zero
 }
 
 // Account returns the state the simulation leaves at key, if key is one

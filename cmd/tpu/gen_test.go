@@ -49,7 +49,7 @@ func TestGenAgainstRun(t *testing.T) {
 		t.Fatalf("gen --airdrop: exit %d\n%s\n%s", code, out, errOut)
 	}
 	c.await(t, 1, " received ") // the first live line: it takes signals
-	err, out := c.interrupt(t)
+	out, err := c.interrupt(t)
 	if err != nil || !strings.Contains(out, "accounting ok: true") {
 		t.Fatalf("tpu run: %v\n%s\n%s", err, out, c.stderr())
 	}

@@ -118,7 +118,7 @@ func TestJSClient(t *testing.T) {
 	if t.Failed() {
 		t.Logf("tpu's log:\n%s", c.stderr())
 	}
-	if err, _ := c.interrupt(t); err != nil {
+	if _, err := c.interrupt(t); err != nil {
 		t.Errorf("tpu run after the checks, on SIGINT: %v\n%s", err, c.stderr())
 	}
 }

@@ -78,7 +78,7 @@ func TestRunLedgerInUse(t *testing.T) {
 			t.Fatalf("%v on a ledger in use: exit %d\n%s", extra, code, errOut)
 		}
 	}
-	if err, out := c.interrupt(t); err != nil {
+	if out, err := c.interrupt(t); err != nil {
 		t.Fatalf("the server, after the refused runs: %v\n%s\n%s", err, out, c.stderr())
 	}
 }

@@ -37,7 +37,7 @@ func TestRunServesPubSub(t *testing.T) {
 		}
 	}
 	c.await(t, 1, " received ") // the first live line: it takes signals
-	if err, out := c.interrupt(t); err != nil || !strings.Contains(out, "accounting ok: true") {
+	if out, err := c.interrupt(t); err != nil || !strings.Contains(out, "accounting ok: true") {
 		t.Fatalf("tpu run: %v\n%s\n%s", err, out, c.stderr())
 	}
 	for { // the notifications written before the stop, then the end

@@ -196,7 +196,7 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if f.rate < 0 || f.count < 0 || f.duration < 0 {
 		return cfg, errors.New("--rate, --count and --duration must not be negative")
 	}
-	if f.noGen == false && f.duration == 0 && f.count == 0 {
+	if !f.noGen && f.duration == 0 && f.count == 0 {
 		return cfg, errors.New("the load generator needs --duration or --count")
 	}
 	// The one lookup of --sigverify-backend: the graph, the RPC and the

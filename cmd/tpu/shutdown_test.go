@@ -136,7 +136,7 @@ func shutdownRound(t *testing.T, ledger string) {
 	// The clients keep going: at this moment requests are in flight,
 	// most waiting for their search's turn.
 	stopping.Store(true)
-	err, out := c.interrupt(t)
+	out, err := c.interrupt(t)
 	cancel()
 	wg.Wait()
 	errs := c.stderr()

@@ -143,7 +143,7 @@ func logged(t *testing.T, line, key string) string {
 
 // interrupt sends SIGINT and waits up to 30 s for the child to exit,
 // returning how it exited and its stdout.
-func (c *child) interrupt(t *testing.T) (error, string) {
+func (c *child) interrupt(t *testing.T) (string, error) {
 	t.Helper()
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func (c *child) interrupt(t *testing.T) (error, string) {
 		t.Fatalf("no exit 30 s after SIGINT:\n%s", c.stderr())
 	}
 	err := c.cmd.Wait()
-	return err, c.stdout.String()
+	return c.stdout.String(), err
 }
 
 // TestSignalDrains runs tpu run in a child process, scrapes /metrics while
@@ -179,7 +179,7 @@ func TestSignalDrains(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	err, out := c.interrupt(t)
+	out, err := c.interrupt(t)
 	if err != nil {
 		t.Fatalf("exit after SIGINT: %v\n%s\n%s", err, out, c.stderr())
 	}
@@ -197,7 +197,7 @@ func TestSignalWhileSigning(t *testing.T) {
 		"--duration", "60s", "--count", "2000000", "--accounts", "64")
 	c.await(t, 1, "signing 2000000 transactions")
 	start := time.Now()
-	err, out := c.interrupt(t)
+	out, err := c.interrupt(t)
 	if err != nil {
 		t.Fatalf("exit after SIGINT while signing: %v\n%s\n%s", err, out, c.stderr())
 	}
@@ -214,7 +214,7 @@ func TestSignalAtStartup(t *testing.T) {
 	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(t.TempDir(), "ledger"),
 		"--no-gen", "--duration", "0", "--accounts", "16", "--metrics-addr", "127.0.0.1:0")
 	c.await(t, 1, "msg=metrics") // printed before the graph starts
-	err, out := c.interrupt(t)
+	out, err := c.interrupt(t)
 	if err != nil || !strings.Contains(out, "accounting ok: true") {
 		t.Fatalf("exit after SIGINT at startup: %v\n%s\n%s", err, out, c.stderr())
 	}
