@@ -40,22 +40,9 @@ type Backend interface {
 // IFMA, avx2x4 with AVX2), and voi elsewhere: lanes' portable path is
 // slower than voi.
 //
-// BenchmarkVerify, the signature of a one-signature transfer, benchstat
-// medians of 6 runs on a noisy 2 vCPU AMD VM, Go 1.26:
-//
-//	backend            time/op   allocs/op  vs crypto/ed25519
-//	voi                34.2 us   0          0.77x
-//	stdlib             44.1 us   0          0.99x (same within noise)
-//	circl              44.7 us   13         1.00x (same within noise)
-//	crypto/ed25519     44.6 us   0          1 (no strict checks; not a backend)
-//
-// BenchmarkVerifyMany/interleaved, 64 transfers' signatures per op, voi
-// and lanes (8 per pass) back to back in each op and timed in thread CPU
-// time, runs of 40 ops on a 2 vCPU AMD Zen (Turin-like, AVX-512 IFMA and
-// AVX2) VM under a load average of about 12: medians of 28 runs voi 43.4
-// us/sig, lanes avx2x4 33.7 us/sig (1.31x; 0.79x to 1.79x over the
-// runs); of 20 runs, lanes ifma8 11.3 us/sig (3.66x). The avx2x4 figure
-// is the AVX2 code on that CPU, not on an AVX2-only one (BENCHMARKS.md).
+// The figures behind that choice (BenchmarkVerify per backend,
+// BenchmarkVerifyMany for lanes against voi in the same op) are in
+// docs/BENCHMARKS.md, "sigverify".
 var DefaultBackend = func() string {
 	if bestPath != portablePath {
 		return "lanes"
