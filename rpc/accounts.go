@@ -1,0 +1,134 @@
+package rpc
+
+import (
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/mr-tron/base58"
+
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/rpc/jsonrpc"
+)
+
+func getBalance(s *Server, q *call, params []json.RawMessage) (any, *Error) {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	k, e := parsePubkey(params[0])
+	if e != nil {
+		return nil, e
+	}
+	if _, e := s.parseConfig(params, 1); e != nil {
+		return nil, e
+	}
+	ctx := s.ctx()
+	a, _, err := s.cfg.Bank.CommittedAccount(k)
+	if err != nil {
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
+	}
+	return withContext{Context: ctx, Value: a.Lamports}, nil
+}
+
+// accountJSON is an account as Solana renders it.
+type accountJSON struct {
+	Data       any    `json:"data"` // [data, encoding], or a plain base58 string (legacy "binary")
+	Executable bool   `json:"executable"`
+	Lamports   uint64 `json:"lamports"`
+	Owner      string `json:"owner"`
+	RentEpoch  uint64 `json:"rentEpoch"`
+	Space      int    `json:"space"`
+}
+
+// encodeAccount renders an account. getAccountInfo's default encoding is
+// Solana's legacy "binary" (data a plain base58 string); getMultipleAccounts
+// defaults to base64, as Agave's do.
+func encodeAccount(a bank.Account, ok bool, encoding string) (any, *Error) {
+	if !ok {
+		return nil, nil
+	}
+	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
+	switch encoding {
+	case "base64", "jsonParsed":
+		// jsonParsed falls back to base64 for data no parser knows, as
+		// Solana does.
+		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
+	case "base58", "", "binary":
+		if len(a.Data) > 128 {
+			return nil, jsonrpc.InvalidParams("Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.")
+		}
+		if encoding == "base58" {
+			out.Data = [2]string{base58.Encode(a.Data), "base58"}
+		} else {
+			out.Data = base58.Encode(a.Data)
+		}
+	default:
+		return nil, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (base58, base64)", encoding)
+	}
+	return out, nil
+}
+
+func getAccountInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	k, e := parsePubkey(params[0])
+	if e != nil {
+		return nil, e
+	}
+	c, e := s.parseConfig(params, 1)
+	if e != nil {
+		return nil, e
+	}
+	ctx := s.ctx()
+	a, ok, err := s.cfg.Bank.CommittedAccount(k)
+	if err != nil {
+		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
+	}
+	v, e := encodeAccount(a, ok, c.Encoding)
+	if e != nil {
+		return nil, e
+	}
+	return withContext{Context: ctx, Value: v}, nil
+}
+
+func getMultipleAccounts(s *Server, q *call, params []json.RawMessage) (any, *Error) {
+	if e := jsonrpc.WantParams(params, 1, 2); e != nil {
+		return nil, e
+	}
+	var keys []json.RawMessage
+	if err := json.Unmarshal(params[0], &keys); err != nil {
+		return nil, jsonrpc.InvalidParams("Invalid params: invalid type: %s, expected a sequence", params[0])
+	}
+	if len(keys) > 100 {
+		return nil, jsonrpc.InvalidParams("Too many inputs provided; max 100")
+	}
+	if e := q.spend(len(keys), s.cfg.MaxItems); e != nil {
+		return nil, e
+	}
+	c, e := s.parseConfig(params, 1)
+	if e != nil {
+		return nil, e
+	}
+	if c.Encoding == "" {
+		c.Encoding = "base64"
+	}
+	ctx := s.ctx()
+	out := make([]any, len(keys))
+	for i, raw := range keys {
+		if q.ctx.Err() != nil {
+			return nil, errCancelled
+		}
+		k, e := parsePubkey(raw)
+		if e != nil {
+			return nil, e
+		}
+		a, ok, err := s.cfg.Bank.CommittedAccount(k)
+		if err != nil {
+			return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
+		}
+		if out[i], e = encodeAccount(a, ok, c.Encoding); e != nil {
+			return nil, e
+		}
+	}
+	return withContext{Context: ctx, Value: out}, nil
+}
