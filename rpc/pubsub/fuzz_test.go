@@ -27,7 +27,7 @@ func FuzzHandle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := &Server{cfg: Config{Bank: &fakeLedger{committed: 10, durable: 10}, MaxSubscriptions: 4}.withDefaults(), reg: newRegistry(), log: slog.Default()}
-		c := &conn{out: make(chan []byte, 64), cancel: func() {}, stats: &s.stats}
+		c := &conn{out: make(chan outMsg, 64), cancel: func() {}, stats: &s.stats}
 		s.handle(c, data)
 		_, _, e := decode(data)
 		var req struct {
@@ -38,7 +38,7 @@ func FuzzHandle(f *testing.F) {
 			t.Fatalf("%q: %d messages", data, n)
 		}
 		for len(c.out) > 0 {
-			m := <-c.out
+			m := (<-c.out).b
 			if !json.Valid(m) {
 				t.Fatalf("%q: invalid JSON answer %q", data, m)
 			}

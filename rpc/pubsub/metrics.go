@@ -15,7 +15,7 @@ import (
 //	tpu_pubsub_connections                 connections open
 //	tpu_pubsub_connections_total{result}   connections accepted, or refused at MaxConns
 //	tpu_pubsub_subscriptions               subscriptions open
-//	tpu_pubsub_notifications_total         notifications queued to a connection
+//	tpu_pubsub_notifications_total         notifications written to a connection
 //	tpu_pubsub_disconnects_total{reason}   connections the server closed: slow_reader (its
 //	                                       queue full), ping_timeout, write_error
 //	tpu_pubsub_lost_slots_total            committed slots the feed was too far behind to
@@ -24,7 +24,7 @@ func (s *Server) registerMetrics(m metric.Meter) error {
 	open, err1 := m.Int64ObservableGauge("tpu.pubsub.connections", metric.WithDescription("websocket connections open"))
 	conns, err2 := m.Int64ObservableCounter("tpu.pubsub.connections.handled", metric.WithDescription("websocket connections accepted or refused (MaxConns), by result"))
 	subs, err3 := m.Int64ObservableGauge("tpu.pubsub.subscriptions", metric.WithDescription("subscriptions open"))
-	sent, err4 := m.Int64ObservableCounter("tpu.pubsub.notifications", metric.WithDescription("notifications queued to a connection"))
+	sent, err4 := m.Int64ObservableCounter("tpu.pubsub.notifications", metric.WithDescription("notifications written to a connection"))
 	disc, err5 := m.Int64ObservableCounter("tpu.pubsub.disconnects", metric.WithDescription("connections the server closed, by reason"))
 	lost, err6 := m.Int64ObservableCounter("tpu.pubsub.lost_slots", metric.WithDescription("committed slots the feed could not queue and read back from the ledger"))
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
@@ -59,7 +59,7 @@ type Stats struct {
 	Accepted      uint64 // connections accepted
 	Refused       uint64 // connections refused at MaxConns
 	Subscriptions int64  // open
-	Notifications uint64 // queued to a connection
+	Notifications uint64 // written (or being written) to a connection
 	SlowReaders   uint64 // connections closed with their queue full
 	PingTimeouts  uint64 // connections closed for want of a pong
 	WriteErrors   uint64 // connections closed on a failed or timed-out write

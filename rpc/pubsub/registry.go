@@ -34,11 +34,15 @@ var method = [...]string{
 	kindRoot:      "rootNotification",
 }
 
-// sink is where a subscription's messages go: a connection. send must
-// not block; it reports false when the message was not queued (the
-// connection is gone, or was just dropped as a slow reader).
+// sink is where a subscription's messages go: a connection. send and
+// notify must not block; they report false when the message was not
+// queued (the connection is gone, or was just dropped as a slow reader).
+// notify queues a notification that sent counts once it is written:
+// counted before the client can read it, never for one the client will
+// not get.
 type sink interface {
 	send(msg []byte) bool
+	notify(msg []byte, sent *atomic.Uint64) bool
 }
 
 // sub is one subscription.
@@ -70,7 +74,7 @@ type registry struct {
 
 	count    atomic.Int64  // subscriptions
 	accounts atomic.Int64  // account subscriptions: whether slot changes are worth keeping
-	sent     atomic.Uint64 // notifications queued to a connection
+	sent     atomic.Uint64 // notifications written (or being written) to a connection
 }
 
 func newRegistry() *registry {
@@ -175,9 +179,7 @@ func (r *registry) dropAll(to sink) {
 
 // notify queues a notification of s; the caller holds mu.
 func (r *registry) notify(s *sub, result any) {
-	if s.to.send(notification(s.kind, s.id, result)) {
-		r.sent.Add(1)
-	}
+	s.to.notify(notification(s.kind, s.id, result), &r.sent)
 }
 
 // hasSignatures reports whether any signature subscription is open.

@@ -251,7 +251,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.accepted.Add(1)
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(s.base)
-	c := &conn{out: make(chan []byte, s.cfg.QueueLen), cancel: cancel, stats: &s.stats}
+	c := &conn{out: make(chan outMsg, s.cfg.QueueLen), cancel: cancel, stats: &s.stats}
 	var loops sync.WaitGroup // the writer and the pinger
 	defer func() {
 		c.stop(nil)
@@ -276,8 +276,13 @@ func (s *Server) write(ctx context.Context, ws *websocket.Conn, c *conn) {
 	for {
 		select {
 		case m := <-c.out:
+			if m.sent != nil {
+				// Before the write: a client that has read a
+				// notification finds it counted.
+				m.sent.Add(1)
+			}
 			wctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
-			err := ws.Write(wctx, websocket.MessageText, m)
+			err := ws.Write(wctx, websocket.MessageText, m.b)
 			cancel()
 			if err != nil {
 				c.stop(&s.stats.writeErrors)
@@ -315,20 +320,35 @@ func (s *Server) ping(ctx context.Context, ws *websocket.Conn, c *conn) {
 // conn is one websocket connection as the registry sees it: a queue of
 // messages to write.
 type conn struct {
-	out     chan []byte
+	out     chan outMsg
 	cancel  context.CancelFunc
 	stats   *stats
 	stopped atomic.Bool
 }
 
+// outMsg is a message queued to a connection. sent, for a
+// notification, is the counter the writer adds it to before writing it.
+type outMsg struct {
+	b    []byte
+	sent *atomic.Uint64
+}
+
 // send queues msg without blocking; a full queue stops the connection
 // (a slow reader) rather than buffer without limit.
-func (c *conn) send(msg []byte) bool {
+func (c *conn) send(msg []byte) bool { return c.queue(outMsg{b: msg}) }
+
+// notify queues a notification, to be counted in sent when it is
+// written.
+func (c *conn) notify(msg []byte, sent *atomic.Uint64) bool {
+	return c.queue(outMsg{b: msg, sent: sent})
+}
+
+func (c *conn) queue(m outMsg) bool {
 	if c.stopped.Load() {
 		return false
 	}
 	select {
-	case c.out <- msg:
+	case c.out <- m:
 		return true
 	default:
 		c.stop(&c.stats.slowReaders)
