@@ -9,48 +9,65 @@ if ! command -v go >/dev/null; then
 fi
 echo "== $(go version)"
 
-echo "== gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-if [ -n "$unformatted" ]; then
-	echo "not gofmt-ed:" $unformatted >&2
-	exit 1
-fi
+# Every step runs, even after one fails, so that one failure (a flaky
+# test) does not hide what the steps after it would have found; the
+# script fails at the end, naming the steps that failed.
+failed=()
+step() {
+	local name=$1
+	shift
+	echo "== $name"
+	if ! "$@"; then
+		echo "-- FAILED: $name" >&2
+		failed+=("$name")
+	fi
+}
 
-echo "== go vet"
-go vet ./...
-go vet -tags invariants ./...
+gofmt_clean() {
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+	if [ -n "$unformatted" ]; then
+		echo "not gofmt-ed:" $unformatted >&2
+		return 1
+	fi
+}
+step gofmt gofmt_clean
+step "go vet" go vet ./...
+step "go vet -tags invariants" go vet -tags invariants ./...
 
-echo "== staticcheck (the plain and the invariants build, as one matrix)"
-# Pinned: a newer release may add checks. A matrix, so that code used by
-# one build tag alone is not reported unused by the other.
-printf 'default:\ninvariants: -tags=invariants\n' |
-	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -matrix ./...
+# staticcheck, pinned (a newer release may add checks), over the plain
+# and the invariants build as one matrix, so that code one build tag
+# alone uses is not reported unused by the other.
+staticcheck_matrix() {
+	printf 'default:\ninvariants: -tags=invariants\n' |
+		go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -matrix ./...
+}
+step staticcheck staticcheck_matrix
 
-echo "== portable: GOOS=darwin go build, GOOS=windows go vet"
 # Linux-only code (recvmmsg, SO_REUSEPORT) lives in build-tagged files
 # beside a portable fallback; TestPortable at the root checks the same.
-GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build ./...
-GOOS=windows CGO_ENABLED=0 go vet ./...
+step "portable: GOOS=darwin go build" env GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build ./...
+step "portable: GOOS=windows go vet" env GOOS=windows CGO_ENABLED=0 go vet ./...
 
-echo "== go test (plain build: allocation checks)"
-go test -count=1 ./...
+step "go test (plain build: allocation checks)" go test -count=1 ./...
+step "go test -race -tags invariants (races, poisoned batches, double releases, leaks)" \
+	go test -count=1 -race -tags invariants ./...
 
-echo "== go test -race -tags invariants (races, poisoned batches, double releases, leaks)"
-go test -count=1 -race -tags invariants ./...
-
-echo "== fuzz FuzzParse (short)"
 # A count, not a duration: Go 1.26's fuzz coordinator can fail a
 # duration-bounded run with a bare "context deadline exceeded" when a
 # starved worker misses the deadline (golang/go#75804, fixed in 1.27).
 # 300,000 inputs take 9-20 s on a 2-core machine.
-go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-300000x}" ./txview
-
-echo "== fuzz FuzzHandle (short: PubSub's client messages)"
-go test -run '^$' -fuzz '^FuzzHandle$' -fuzztime "${PUBSUB_FUZZTIME:-20000x}" ./rpc/pubsub
-
-echo "== fuzz FuzzLanesDifferential (short: the lanes verifier against voi)"
+step "fuzz FuzzParse (short)" go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-300000x}" ./txview
+step "fuzz FuzzHandle (short: PubSub's client messages)" \
+	go test -run '^$' -fuzz '^FuzzHandle$' -fuzztime "${PUBSUB_FUZZTIME:-20000x}" ./rpc/pubsub
 # Every lane path this CPU runs (portable, avx2x4, ifma8), lane by lane;
 # 5,000 inputs take about 10 s.
-go test -run '^$' -fuzz '^FuzzLanesDifferential$' -fuzztime "${LANES_FUZZTIME:-5000x}" ./stages/sigverify
+step "fuzz FuzzLanesDifferential (short: the lanes verifier against voi)" \
+	go test -run '^$' -fuzz '^FuzzLanesDifferential$' -fuzztime "${LANES_FUZZTIME:-5000x}" ./stages/sigverify
 
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "== FAILED: ${#failed[@]} step(s):" >&2
+	printf '   %s\n' "${failed[@]}" >&2
+	exit 1
+fi
 echo "== all tests passed"
