@@ -108,6 +108,12 @@ type Graph struct {
 	err      error // the first failure; written before failed is closed
 	panics   atomic.Uint64
 
+	// panicked is closed at the first panic (not at a ledger failure,
+	// after which every actor still runs and answers): drain stops
+	// waiting then, since a panicked actor never answers.
+	panicked  chan struct{}
+	panicOnce sync.Once
+
 	stopOnce sync.Once
 	stopErr  error
 	stopped  bool
@@ -121,7 +127,7 @@ func Start(cfg Config) (*Graph, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	g := &Graph{cfg: cfg, log: cfg.Logger, prov: cfg.Trace, failed: make(chan struct{})}
+	g := &Graph{cfg: cfg, log: cfg.Logger, prov: cfg.Trace, failed: make(chan struct{}), panicked: make(chan struct{})}
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -313,11 +319,19 @@ func (g *Graph) stop(ctx context.Context) error {
 	if err := root.StopFuture(g.fetchPID).Wait(); err != nil {
 		errs = append(errs, fmt.Errorf("stages: stop fetch: %w", err))
 	}
-	drained := false
-	if !failed {
-		if _, err := g.drain(g.svPID, flushMsg{}, timeout); err != nil {
+	// Sigverify drains unless an actor panicked (it may be the one that
+	// did): after a ledger failure every actor still runs, and the
+	// batches sigverify holds must reach banking, which books each one
+	// (it can commit nothing more: the abort below drops what it
+	// buffered, with an outcome). Skipping this lost them: no outcome,
+	// and their batches never back in the pool.
+	if g.panics.Load() == 0 {
+		if _, err := g.drain(g.svPID, flushMsg{}, timeout); err != nil && !failed {
 			errs = append(errs, fmt.Errorf("stages: drain sigverify: %w", err))
 		}
+	}
+	drained := false
+	if !failed {
 		res, err := g.drain(g.bankPID, flushMsg{}, timeout)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("stages: drain banking: %w", err))
@@ -381,8 +395,12 @@ func (g *Graph) request(pid *actor.PID, msg any, timeout time.Duration) (any, er
 	return res, nil
 }
 
-// drain is request for a flush, which stops waiting when a stage fails:
-// the failed stage will not answer.
+// drain is request for a flush, which stops waiting when an actor
+// panics: the panicked actor will not answer. (After a ledger failure
+// every actor still runs: a drain then waits for its answer, so that
+// what a stage holds reaches the next one. A stop that did not wait lost
+// it: protoactor delivers the stop, a system message, before the user
+// messages queued ahead of it.)
 func (g *Graph) drain(pid *actor.PID, msg any, timeout time.Duration) (any, error) {
 	type answer struct {
 		res any
@@ -396,7 +414,7 @@ func (g *Graph) drain(pid *actor.PID, msg any, timeout time.Duration) (any, erro
 	select {
 	case a := <-ch:
 		return a.res, a.err
-	case <-g.failed:
+	case <-g.panicked:
 		return nil, g.err
 	}
 }
@@ -445,6 +463,7 @@ func (g *Graph) fail(name string, r, msg any, stack []byte) {
 		g.err = err
 		close(g.failed)
 	})
+	g.panicOnce.Do(func() { close(g.panicked) })
 }
 
 // ledgerFailed fails the graph with the ledger's failure (the ledger
