@@ -168,7 +168,7 @@ func replaySummaryOf(res bankingtrace.ReplayResult, latency *trace.Histogram, me
 	if s.Seconds > 0 {
 		s.TPS = float64(s.Executed) / s.Seconds
 	}
-	s.Latency = latencyQuantiles{P50: usOf(latency.Quantile(0.5)), P90: usOf(latency.Quantile(0.9)), P99: usOf(latency.Quantile(0.99))}
+	s.Latency = latencyOf(latency)
 	return replaySummary{summary: s, AccountsHash: hex.EncodeToString(res.AccountsHash[:]), LastSlot: res.Slot,
 		Method: method, Batches: res.Batches, Packets: res.Packets, EmptySlots: res.EmptySlots,
 		GapBatches: res.GapBatches, GapSlots: res.GapSlots, Torn: res.Torn}
