@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,8 +85,14 @@ func TestReplayCommand(t *testing.T) {
 		if err := json.Unmarshal(b, &sum); err != nil {
 			t.Fatal(err)
 		}
-		if discarded == 0 || sum.Received != sum.Packets-discarded || sum.Executed == 0 || sum.Method != method || sum.Batches != 10 {
+		if discarded == 0 || sum.Received != sum.Packets-discarded || sum.Discarded != discarded || sum.Executed == 0 || sum.Method != method || sum.Batches != 10 {
 			t.Fatalf("%s: summary %+v", method, sum)
+		}
+		// The text says where the packets the trace holds but banking
+		// did not receive went.
+		if want := fmt.Sprintf("the trace holds 10 batches, %d packets: %d discarded by the recording's sigverify (never reached banking), %d received by banking\n",
+			sum.Packets, discarded, sum.Received); !strings.Contains(out, want) {
+			t.Fatalf("%s: summary lacks %q:\n%s", method, want, out)
 		}
 		if l := sum.Latency; l.P99 <= 0 || l.P999 < l.P99 || l.Max < l.P999 {
 			t.Fatalf("%s: latency %v", method, l)
