@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,11 +49,10 @@ type replayFlags struct {
 // replaySummary is tpu run's summary and what only a replay knows.
 type replaySummary struct {
 	summary
-	AccountsHash string `json:"accounts_hash"` // hex SHA-256 over every account, after the last commit
-	LastSlot     uint64 `json:"last_slot"`     // the last committed slot
-	Method       string `json:"block_production_method"`
-	Batches      uint64 `json:"trace_batches"`
-	Packets      uint64 `json:"trace_packets"` // trace_sigverify_discarded + received
+	LastSlot uint64 `json:"last_slot"` // the last committed slot
+	Method   string `json:"block_production_method"`
+	Batches  uint64 `json:"trace_batches"`
+	Packets  uint64 `json:"trace_packets"` // trace_sigverify_discarded + received
 	// Discarded is the trace's packets the recording's sigverify had
 	// already discarded: they never reached banking, so no outcome here.
 	Discarded  uint64 `json:"trace_sigverify_discarded"`
@@ -171,7 +169,8 @@ func replaySummaryOf(res bankingtrace.ReplayResult, latency *trace.Histogram, me
 		s.TPS = float64(s.Executed) / s.Seconds
 	}
 	s.Latency = latencyOf(latency)
-	return replaySummary{summary: s, AccountsHash: hex.EncodeToString(res.AccountsHash[:]), LastSlot: res.Slot,
+	s.AccountsHash = hashText(res.AccountsHash)
+	return replaySummary{summary: s, LastSlot: res.Slot,
 		Method: method, Batches: res.Batches, Packets: res.Packets, Discarded: res.Discarded, EmptySlots: res.EmptySlots,
 		GapBatches: res.GapBatches, GapSlots: res.GapSlots, Torn: res.Torn}
 }
@@ -181,6 +180,6 @@ func replaySummaryOf(res bankingtrace.ReplayResult, latency *trace.Histogram, me
 // recording's sigverify had discarded it (received is the rest).
 func (s replaySummary) replayLines() string {
 	return fmt.Sprintf("replay: %s; the trace holds %d batches, %d packets: %d discarded by the recording's sigverify (never reached banking), %d received by banking\n"+
-		"replay: committed through slot %d; accounts hash %s\n",
-		s.Method, s.Batches, s.Packets, s.Discarded, s.Received, s.LastSlot, s.AccountsHash)
+		"replay: committed through slot %d\n",
+		s.Method, s.Batches, s.Packets, s.Discarded, s.Received, s.LastSlot)
 }
