@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/ledger"
 	"github.com/tpugo/tpu/banking/scheduler"
@@ -119,6 +120,8 @@ type Graph struct {
 	stopped  bool
 	started  time.Time
 	final    Snapshot // after Stop
+	hash     banking.Hash
+	hashed   bool // hash was taken: Stop drained
 }
 
 // Start builds the graph and starts receiving.
@@ -275,6 +278,19 @@ func (g *Graph) Trace() *trace.Provider { return g.prov }
 // Latency returns the histogram of socket-to-executed latency.
 func (g *Graph) Latency() *trace.Histogram { return &g.latency.Histogram }
 
+// AccountsHash returns the hash of every account (bank.Bank.AccountsHash)
+// as Stop left them, once it drained and committed the last slot: a
+// replay of the run's banking trace (bankingtrace.Replay) reaches the
+// same hash. ok is false before Stop, and after a Stop that did not
+// drain (a failure, or a drain cut short): some of what was received
+// then never ran.
+func (g *Graph) AccountsHash() (h banking.Hash, ok bool) {
+	if !g.stopped {
+		return h, false
+	}
+	return g.hash, g.hashed
+}
+
 // Done is closed when a stage fails (an actor panicked) or the ledger
 // does (a full or read-only disk: no slot can commit, bank.Bank.Err):
 // the graph cannot go on, and Err says why. Call Stop, which returns the
@@ -362,6 +378,12 @@ func (g *Graph) stop(ctx context.Context) error {
 	root.StopFuture(g.bankPID).Wait()
 	g.stopped = true
 	g.sched.Close()
+	if drained {
+		// The flush committed the last slot with nothing in flight, and
+		// the banking actor, the bank's goroutine, has stopped: nothing
+		// can change an account now.
+		g.hash, g.hashed = g.bank.AccountsHash(), true
+	}
 	if err := g.bank.Close(); err != nil {
 		errs = append(errs, err)
 	}

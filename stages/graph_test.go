@@ -146,9 +146,16 @@ func TestValidTransfersExecute(t *testing.T) {
 		t.Fatalf("sent %d: %v", res.Sent, err)
 	}
 	waitSettled(t, g, 500)
+	if _, ok := g.AccountsHash(); ok {
+		t.Fatal("an accounts hash before Stop")
+	}
 	s := stop(t, g)
 	if s.Outcomes[packet.OutcomeExecutedOK] != 500 || s.Received != 500 {
 		t.Fatalf("received %d, outcomes %v", s.Received, s.Outcomes)
+	}
+	hash, ok := g.AccountsHash()
+	if !ok {
+		t.Fatal("no accounts hash after a drained Stop")
 	}
 	// Balances, to the lamport, in the ledger the graph committed: each
 	// payer paid its fees and amounts, each recipient got its amounts.
@@ -180,6 +187,19 @@ func TestValidTransfersExecute(t *testing.T) {
 	}
 	if b.Capitalization() != bank.GenesisCapitalization(genesis) {
 		t.Fatal("capitalization changed")
+	}
+	// The hash Stop took is the committed state's, and the transfers
+	// changed it from genesis's.
+	if got := b.AccountsHash(); got != hash {
+		t.Fatalf("accounts hash %x after Stop, %x in the ledger it committed", hash, got)
+	}
+	fresh, err := bank.Open(bank.Config{Genesis: genesis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if fresh.AccountsHash() == hash {
+		t.Fatal("500 transfers left the accounts hash at genesis's")
 	}
 }
 

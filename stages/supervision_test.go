@@ -93,6 +93,9 @@ func TestActorPanicStopsTheGraph(t *testing.T) {
 	if g.Panics() != 1 {
 		t.Fatalf("%d panics after Stop, want 1", g.Panics())
 	}
+	if _, ok := g.AccountsHash(); ok {
+		t.Fatal("an accounts hash after a Stop that could not drain")
+	}
 	// protoactor's own lines went to the logger, its Info ones at Debug.
 	if rec, ok := logs.find("actor system started"); !ok || rec.Level != slog.LevelDebug {
 		t.Fatalf("protoactor's start line: %v %v", ok, rec.Level)

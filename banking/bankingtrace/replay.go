@@ -46,6 +46,12 @@ type ReplayResult struct {
 	Slot         uint64
 	// Batches and Packets are what the trace held.
 	Batches, Packets uint64
+	// Discarded is how many of Packets the recording's sigverify had
+	// already discarded (packet.FlagDiscard: a bad signature, a
+	// duplicate, ...): recorded as banking received them, never reached
+	// banking, and not counted in Stats.Received. After a replay that
+	// read the whole trace, Packets = Discarded + Stats.Received.
+	Discarded uint64
 	// EmptySlots is the slots ended with nothing in them to reach the
 	// trace's first recorded slot (a trace whose oldest files were
 	// deleted, or recorded on a resumed ledger).
@@ -195,6 +201,9 @@ func Replay(cfg ReplayConfig) (res ReplayResult, err error) {
 					// batch arrived.
 					m := &b.At(j).Meta
 					m.RecvNanos = now - (rec.At - m.RecvNanos)
+					if b.At(j).Discarded() {
+						res.Discarded++
+					}
 				}
 				drv.OnBatch(b)
 			}

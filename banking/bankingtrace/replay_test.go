@@ -110,6 +110,10 @@ func TestReplayDeterministic(t *testing.T) {
 				if a.Batches != 47 || a.Packets != 3000 {
 					t.Fatalf("read %d batches, %d packets", a.Batches, a.Packets)
 				}
+				// Sigverify's discards are in the trace, never in banking.
+				if a.Discarded == 0 || a.Packets != a.Discarded+st.Received {
+					t.Fatalf("%d packets: %d discarded by sigverify, %d received by banking", a.Packets, a.Discarded, st.Received)
+				}
 			})
 		}
 	}

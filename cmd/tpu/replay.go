@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,15 +49,17 @@ type replayFlags struct {
 // replaySummary is tpu run's summary and what only a replay knows.
 type replaySummary struct {
 	summary
-	AccountsHash string `json:"accounts_hash"` // hex SHA-256 over every account, after the last commit
-	LastSlot     uint64 `json:"last_slot"`     // the last committed slot
-	Method       string `json:"block_production_method"`
-	Batches      uint64 `json:"trace_batches"`
-	Packets      uint64 `json:"trace_packets"`
-	EmptySlots   uint64 `json:"empty_slots,omitempty"`
-	GapBatches   uint64 `json:"gap_batches,omitempty"` // batches the recorder dropped
-	GapSlots     uint64 `json:"gap_slots,omitempty"`
-	Torn         string `json:"torn,omitempty"`
+	LastSlot uint64 `json:"last_slot"` // the last committed slot
+	Method   string `json:"block_production_method"`
+	Batches  uint64 `json:"trace_batches"`
+	Packets  uint64 `json:"trace_packets"` // trace_sigverify_discarded + received
+	// Discarded is the trace's packets the recording's sigverify had
+	// already discarded: they never reached banking, so no outcome here.
+	Discarded  uint64 `json:"trace_sigverify_discarded"`
+	EmptySlots uint64 `json:"empty_slots,omitempty"`
+	GapBatches uint64 `json:"gap_batches,omitempty"` // batches the recorder dropped
+	GapSlots   uint64 `json:"gap_slots,omitempty"`
+	Torn       string `json:"torn,omitempty"`
 }
 
 func runReplay(env *cliEnv, args []string) int {
@@ -127,8 +128,7 @@ func runReplay(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "tpu replay: the recorder dropped %d batches and %d slot starts: this is not all of the recorded traffic\n", res.GapBatches, res.GapSlots)
 	}
 	sum.print(env.stdout, -1)
-	fmt.Fprintf(env.stdout, "replay: %s, %d batches (%d packets) from the trace, committed through slot %d; accounts hash %s\n",
-		sum.Method, sum.Batches, sum.Packets, sum.LastSlot, sum.AccountsHash)
+	fmt.Fprint(env.stdout, sum.replayLines())
 	if f.summaryJSON != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
@@ -168,8 +168,18 @@ func replaySummaryOf(res bankingtrace.ReplayResult, latency *trace.Histogram, me
 	if s.Seconds > 0 {
 		s.TPS = float64(s.Executed) / s.Seconds
 	}
-	s.Latency = latencyQuantiles{P50: usOf(latency.Quantile(0.5)), P90: usOf(latency.Quantile(0.9)), P99: usOf(latency.Quantile(0.99))}
-	return replaySummary{summary: s, AccountsHash: hex.EncodeToString(res.AccountsHash[:]), LastSlot: res.Slot,
-		Method: method, Batches: res.Batches, Packets: res.Packets, EmptySlots: res.EmptySlots,
+	s.Latency = latencyOf(latency)
+	s.AccountsHash = hashText(res.AccountsHash)
+	return replaySummary{summary: s, LastSlot: res.Slot,
+		Method: method, Batches: res.Batches, Packets: res.Packets, Discarded: res.Discarded, EmptySlots: res.EmptySlots,
 		GapBatches: res.GapBatches, GapSlots: res.GapSlots, Torn: res.Torn}
+}
+
+// replayLines says what only a replay knows, after tpu run's summary:
+// what the trace held, and how much of it banking never saw because the
+// recording's sigverify had discarded it (received is the rest).
+func (s replaySummary) replayLines() string {
+	return fmt.Sprintf("replay: %s; the trace holds %d batches, %d packets: %d discarded by the recording's sigverify (never reached banking), %d received by banking\n"+
+		"replay: committed through slot %d\n",
+		s.Method, s.Batches, s.Packets, s.Discarded, s.Received, s.LastSlot)
 }

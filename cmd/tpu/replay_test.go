@@ -2,16 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tpugo/tpu/banking/bank"
 
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace"
 )
 
 // writeTrace records a small load as the banking stage would have seen
@@ -82,8 +85,17 @@ func TestReplayCommand(t *testing.T) {
 		if err := json.Unmarshal(b, &sum); err != nil {
 			t.Fatal(err)
 		}
-		if discarded == 0 || sum.Received != sum.Packets-discarded || sum.Executed == 0 || sum.Method != method || sum.Batches != 10 {
+		if discarded == 0 || sum.Received != sum.Packets-discarded || sum.Discarded != discarded || sum.Executed == 0 || sum.Method != method || sum.Batches != 10 {
 			t.Fatalf("%s: summary %+v", method, sum)
+		}
+		// The text says where the packets the trace holds but banking
+		// did not receive went.
+		if want := fmt.Sprintf("the trace holds 10 batches, %d packets: %d discarded by the recording's sigverify (never reached banking), %d received by banking\n",
+			sum.Packets, discarded, sum.Received); !strings.Contains(out, want) {
+			t.Fatalf("%s: summary lacks %q:\n%s", method, want, out)
+		}
+		if l := sum.Latency; l.P99 <= 0 || l.P999 < l.P99 || l.Max < l.P999 {
+			t.Fatalf("%s: latency %v", method, l)
 		}
 		hashes = append(hashes, sum.AccountsHash)
 	}
@@ -122,5 +134,24 @@ func TestReplayErrors(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errOut, c.code, c.want)
 			}
 		})
+	}
+}
+
+// TestReplaySummaryLatency: the replay's summary carries every quantile
+// of its latency, the tail and the maximum included, as tpu run's does.
+func TestReplaySummaryLatency(t *testing.T) {
+	var lat trace.Histogram
+	for range 990 {
+		lat.Record(time.Millisecond)
+	}
+	for range 10 {
+		lat.Record(500 * time.Millisecond)
+	}
+	got := replaySummaryOf(bankingtrace.ReplayResult{}, &lat, "greedy").Latency
+	if want := latencyOf(&lat); got != want {
+		t.Fatalf("latency %v\nwant %v", got, want)
+	}
+	if !within(got.P99, 1000) || !within(got.P999, 500_000) || got.Max != 500_000 {
+		t.Fatalf("latency %v: want p99 1000 us, p99.9 500000 us, max 500000 us", got)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
@@ -149,8 +151,13 @@ type summary struct {
 	FromScheduled *latencyQuantiles `json:"latency_from_scheduled_us,omitempty"`
 	SenderBehind  *behind           `json:"sender_behind,omitempty"`
 
-	LiveBatches  uint64            `json:"live_batches"`
-	AccountingOK bool              `json:"accounting_ok"` // received == outcomes + buffered
+	LiveBatches  uint64 `json:"live_batches"`
+	AccountingOK bool   `json:"accounting_ok"` // received == outcomes + buffered
+	// AccountsHash is bank.Bank.AccountsHash in hex, taken once the last
+	// slot committed with nothing executing: a replay of the run's
+	// banking trace reaches the same. Absent when the run did not drain
+	// (stages.Graph.AccountsHash).
+	AccountsHash string            `json:"accounts_hash,omitempty"`
 	Buffered     uint64            `json:"buffered"`
 	Slots        uint64            `json:"slots"`
 	Seconds      float64           `json:"seconds"` // how long the load ran
@@ -250,6 +257,11 @@ func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Hi
 
 func usOf(d time.Duration) float64 { return float64(d) / 1e3 }
 
+// hashText renders an accounts hash for the summaries: hex, as
+// sha256sum prints a SHA-256 (it is no Solana bank hash, which would be
+// base58).
+func hashText(h banking.Hash) string { return hex.EncodeToString(h[:]) }
+
 // addLoad records how the load was sent: closed-loop, or open-loop at
 // rate with its latency from the schedule (fromScheduled) and how far
 // the sender fell behind (res).
@@ -347,4 +359,9 @@ func (s summary) print(w io.Writer, sent int) {
 	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
 		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
 	fmt.Fprintf(w, "live batches after drain: %d; accounting ok: %v\n", s.LiveBatches, s.AccountingOK)
+	if s.AccountsHash != "" {
+		fmt.Fprintf(w, "accounts hash %s (SHA-256 of every account after the last commit, hex)\n", s.AccountsHash)
+	} else {
+		fmt.Fprintln(w, "accounts hash: none (the drain did not finish: not all that was received ran)")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
@@ -150,6 +151,13 @@ func TestSummaryJSON(t *testing.T) {
 	if got := keys(); !slices.Equal(got, all) {
 		t.Errorf("fields %v\nwant %v", got, all)
 	}
+	// The accounts hash, once the run drained.
+	s.AccountsHash = "00ff"
+	all = append(all, "accounts_hash")
+	slices.Sort(all)
+	if got := keys(); !slices.Equal(got, all) {
+		t.Errorf("with an accounts hash: fields %v\nwant %v", got, all)
+	}
 	// Closed-loop: the mode only.
 	s.addLoad(loadClosed, 0, &lat, loadgen.SendResult{})
 	if got := keys(); !slices.Equal(got, all) || s.Load != "closed-loop" {
@@ -190,6 +198,7 @@ func TestSummaryPrint(t *testing.T) {
 		"  hop sigverify         wait+service p50 ",
 		"process: 2.50 allocations and 100 bytes per packet, GC 5.0% of CPU; banking retained at most 2.5 MB\n",
 		"live batches after drain: 0; accounting ok: true\n",
+		"accounts hash: none (the drain did not finish: not all that was received ran)\n",
 	}
 	at := 0
 	for _, w := range want {
@@ -232,9 +241,13 @@ func TestSummaryPrint(t *testing.T) {
 	}
 
 	s.addCeiling(100, 140)
+	s.AccountsHash = hashText(banking.Hash{0xab, 0x01})
 	b.Reset()
 	s.print(&b, -1)
 	out = b.String()
+	if !strings.HasSuffix(out, "\naccounts hash ab01"+strings.Repeat("00", 30)+" (SHA-256 of every account after the last commit, hex)\n") {
+		t.Errorf("the accounts hash is not the last line:\n%s", out)
+	}
 	if strings.Contains(out, "sent ") || !strings.Contains(out, "\nreceived 100 packets in 2.0s\n") ||
 		!strings.Contains(out, "sigverify ceiling 120 tx/s (100 before the load, 140 after): end to end 25% of it\n") {
 		t.Errorf("without a load generator, with a ceiling:\n%s", out)

@@ -35,6 +35,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
 	}
 	sum.SigverifyPath = sigverify.PathOf(n.backend)
+	if h, ok := g.AccountsHash(); ok {
+		sum.AccountsHash = hashText(h)
+	}
 	if n.rec != nil {
 		sum.addRecorder(f.bankingTrace, n.rec.Stats())
 	}
