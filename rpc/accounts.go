@@ -53,7 +53,7 @@ func encodeAccount(a bank.Account, ok bool, encoding string) (any, *Error) {
 		// Solana does.
 		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
 	case "base58", "", "binary":
-		if len(a.Data) > 128 {
+		if len(a.Data) > jsonrpc.MaxBase58Bytes {
 			return nil, jsonrpc.InvalidParams("Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.")
 		}
 		if encoding == "base58" {

@@ -5,7 +5,8 @@
 // Fail) and encoding it (Marshal), the error codes and the errors every
 // server words alike, the Commitment levels a client asks for, and what
 // both servers' Configs do alike: refuse a negative limit (NonNegative)
-// and fill in the fields left zero (Default).
+// and fill in the fields left zero (Default); and the size rule both
+// apply to account data in base58 (MaxBase58Bytes).
 //
 // Each server keeps its own parsing of method parameters: Solana's HTTP
 // and websocket servers word some of the same errors differently

@@ -21,6 +21,9 @@
 //     each time a slot writes it, with that slot as context. Encodings
 //     binary (the default, as Agave's), base58 and base64; jsonParsed and
 //     dataSlice are refused with an error (tpu has no account parsers).
+//     In base58 and binary, data past 128 bytes (jsonrpc.MaxBase58Bytes)
+//     is notified as Agave's "error: data too large for bs58 encoding":
+//     base58 takes time quadratic in its input.
 //   - slotSubscribe: {"parent","root","slot"} for each committed slot,
 //     root being the last durable slot.
 //   - rootSubscribe: each slot as it becomes durable, in order.
@@ -52,14 +55,24 @@
 // confirmed, then the slots made durable since (root, finalized statuses
 // and accounts, these kept in memory until then, at most 65,536).
 //
+// A notification is encoded once for every subscription it goes to: an
+// account a slot writes once per encoding asked for at the level
+// notified (processed and confirmed share one), outside the registry's
+// lock, so that neither many identical subscriptions nor a large account
+// holds up subscribing or the other notifications. What the encoding
+// makes is the message up to the subscription id, shared by every
+// subscription and connection; each connection's writer adds the id as
+// it writes, so a queue holds a reference to the bytes, not a copy.
+//
 // # Bounds
 //
 // Config caps the connections (one more gets HTTP 503), each
 // connection's subscriptions (one more gets -32603, Agave's "Subscription
 // refused"), the size of a message read (a longer one closes the
 // connection with status 1009), and the messages waiting to be written
-// to one connection: a client that lets QueueLen pile up (a slow reader)
-// is disconnected, never buffered without limit, as is one whose write
+// to one connection, in number and in bytes: a client that lets QueueLen
+// messages or QueueBytes bytes pile up (a slow reader) is disconnected,
+// never buffered without limit, as is one whose write
 // takes longer than WriteTimeout or that does not answer a ping within
 // PingInterval. A message is one request: batches are refused. Counters
 // are exported at /metrics (metrics.go) and returned by Stats.

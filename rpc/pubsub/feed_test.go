@@ -79,8 +79,8 @@ func TestFeedCatchesUp(t *testing.T) {
 	for _, s := range []*sub{
 		{kind: kindSlot, to: b}, {kind: kindRoot, to: b},
 		{kind: kindSignature, to: b, sig: sig, commitment: jsonrpc.Confirmed},
-		{kind: kindAccount, to: b, key: key, commitment: jsonrpc.Processed, encoding: "base64"},
-		{kind: kindAccount, to: b, key: key, commitment: jsonrpc.Finalized, encoding: "base58"},
+		{kind: kindAccount, to: b, key: key, commitment: jsonrpc.Processed, encoding: encBase64},
+		{kind: kindAccount, to: b, key: key, commitment: jsonrpc.Finalized, encoding: encBase58},
 	} {
 		if _, e := r.add(s, 10, nop); e != nil {
 			t.Fatal(e)

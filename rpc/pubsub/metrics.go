@@ -17,7 +17,8 @@ import (
 //	tpu_pubsub_subscriptions               subscriptions open
 //	tpu_pubsub_notifications_total         notifications written to a connection
 //	tpu_pubsub_disconnects_total{reason}   connections the server closed: slow_reader (its
-//	                                       queue full), ping_timeout, write_error
+//	                                       queue full: QueueLen messages or QueueBytes),
+//	                                       ping_timeout, write_error
 //	tpu_pubsub_lost_slots_total            committed slots the feed was too far behind to
 //	                                       queue (read back from the ledger)
 func (s *Server) registerMetrics(m metric.Meter) error {
@@ -60,7 +61,8 @@ type Stats struct {
 	Refused       uint64 // connections refused at MaxConns
 	Subscriptions int64  // open
 	Notifications uint64 // written (or being written) to a connection
-	SlowReaders   uint64 // connections closed with their queue full
+	Encodings     uint64 // account notifications encoded: once per account, encoding and level a slot writes, however many subscriptions share them
+	SlowReaders   uint64 // connections closed with their queue full (QueueLen or QueueBytes)
 	PingTimeouts  uint64 // connections closed for want of a pong
 	WriteErrors   uint64 // connections closed on a failed or timed-out write
 	LostSlots     uint64 // committed slots the feed could not queue
@@ -70,7 +72,7 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	return Stats{
 		Conns: s.conns.Load(), Accepted: s.stats.accepted.Load(), Refused: s.stats.refused.Load(),
-		Subscriptions: s.reg.count.Load(), Notifications: s.reg.sent.Load(),
+		Subscriptions: s.reg.count.Load(), Notifications: s.reg.sent.Load(), Encodings: s.reg.encoded.Load(),
 		SlowReaders: s.stats.slowReaders.Load(), PingTimeouts: s.stats.pingTimeouts.Load(),
 		WriteErrors: s.stats.writeErrors.Load(), LostSlots: s.feed.lost.Load(),
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -37,12 +38,15 @@ var method = [...]string{
 // sink is where a subscription's messages go: a connection. send and
 // notify must not block; they report false when the message was not
 // queued (the connection is gone, or was just dropped as a slow reader).
-// notify queues a notification that sent counts once it is written:
-// counted before the client can read it, never for one the client will
-// not get.
+// notify queues the notification head (notificationHead) completed with
+// subscription id (appendNotification), which sent counts once it is
+// written: counted before the client can read it, never for one the
+// client will not get. A sink keeps msg and head as they are, never
+// modifying them: a head is shared by every subscription notified of the
+// same thing.
 type sink interface {
 	send(msg []byte) bool
-	notify(msg []byte, sent *atomic.Uint64) bool
+	notify(head []byte, id uint64, sent *atomic.Uint64) bool
 }
 
 // sub is one subscription.
@@ -54,14 +58,24 @@ type sub struct {
 	sig        [64]byte           // kindSignature
 	received   bool               // kindSignature: enableReceivedNotification, not yet sent
 	key        banking.Pubkey     // kindAccount
-	encoding   string             // kindAccount: binary, base58 or base64
+	encoding   encoding           // kindAccount
 }
+
+// encoding is an account subscription's encoding of the account data.
+type encoding uint8
+
+const (
+	encBinary encoding = iota // legacy: a plain base58 string
+	encBase58
+	encBase64
+	numEncodings
+)
 
 // registry holds the subscriptions of every connection and turns events
 // (a slot committed, a slot durable, a signature found, an account
 // written) into notifications sent to the subscriptions that follow them.
 // It is safe for concurrent use; it sends under its lock, which is why a
-// sink must not block.
+// sink must not block, but encodes an account outside it (account).
 type registry struct {
 	mu     sync.Mutex
 	next   uint64
@@ -75,6 +89,12 @@ type registry struct {
 	count    atomic.Int64  // subscriptions
 	accounts atomic.Int64  // account subscriptions: whether slot changes are worth keeping
 	sent     atomic.Uint64 // notifications written (or being written) to a connection
+	encoded  atomic.Uint64 // account notifications encoded: one per account, encoding and level notified
+
+	// encoding, when not nil, is called before each account
+	// notification is encoded, outside mu (a test's hook). Set it
+	// before the registry is used.
+	encoding func(key banking.Pubkey, enc encoding)
 }
 
 func newRegistry() *registry {
@@ -179,7 +199,7 @@ func (r *registry) dropAll(to sink) {
 
 // notify queues a notification of s; the caller holds mu.
 func (r *registry) notify(s *sub, result any) {
-	s.to.notify(notification(s.kind, s.id, result), &r.sent)
+	s.to.notify(notificationHead(s.kind, result), s.id, &r.sent)
 }
 
 // hasSignatures reports whether any signature subscription is open.
@@ -191,19 +211,21 @@ func (r *registry) hasSignatures() bool {
 
 // slot notifies the slot subscriptions of a committed slot.
 func (r *registry) slot(slot, parent, root uint64) {
+	h := notificationHead(kindSlot, slotInfo{Parent: parent, Root: root, Slot: slot})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.slots {
-		r.notify(s, slotInfo{Parent: parent, Root: root, Slot: slot})
+		s.to.notify(h, s.id, &r.sent)
 	}
 }
 
 // root notifies the root subscriptions of a slot become durable.
 func (r *registry) root(slot uint64) {
+	h := notificationHead(kindRoot, slot)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.roots {
-		r.notify(s, slot)
+		s.to.notify(h, s.id, &r.sent)
 	}
 }
 
@@ -280,18 +302,43 @@ func (r *registry) keys() []banking.Pubkey {
 
 // account notifies the account subscriptions of key at a level
 // (finalized, or the other two) that the slot ctx left it as a.
+//
+// Each encoding the subscriptions ask for is encoded once, not once per
+// subscription: every subscription with that encoding is sent the same
+// head, which only the subscription id completes. The encoding is done
+// outside mu (an account may hold megabytes; base64 of 10 MiB takes
+// milliseconds), so subscribing, unsubscribing and the other
+// notifications never wait for it. The subscriptions notified are those
+// made before account began that still hold when it sends; one made
+// meanwhile starts from the next change.
 func (r *registry) account(final bool, ctx uint64, key banking.Pubkey, a *bank.Account) {
+	follows := func(s *sub) bool { return (s.commitment == jsonrpc.Finalized) == final }
+	var want [numEncodings]bool
+	r.mu.Lock()
+	before := r.next // ids are given in order: a subscription from now on has one as high
+	for _, s := range r.byKey[key] {
+		if follows(s) {
+			want[s.encoding] = true
+		}
+	}
+	r.mu.Unlock()
+	var heads [numEncodings][]byte
+	for enc, ok := range want {
+		if !ok {
+			continue
+		}
+		if r.encoding != nil {
+			r.encoding(key, encoding(enc))
+		}
+		heads[enc] = notificationHead(kindAccount, withContext{Context: rpcContext{Slot: ctx}, Value: encodeAccount(a, encoding(enc))})
+		r.encoded.Add(1)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.byKey[key] {
-		if (s.commitment == jsonrpc.Finalized) != final {
-			continue
+		if follows(s) && s.id < before && heads[s.encoding] != nil {
+			s.to.notify(heads[s.encoding], s.id, &r.sent)
 		}
-		v, e := encodeAccount(a, s.encoding)
-		if e != nil { // checked at subscription: the encoding is known
-			continue
-		}
-		r.notify(s, withContext{Context: rpcContext{Slot: ctx}, Value: v})
 	}
 }
 
@@ -334,49 +381,69 @@ type accountJSON struct {
 // default for accountSubscribe, the legacy binary (rpc_pubsub.rs,
 // account_subscribe: UiAccountEncoding::Binary). jsonParsed is refused
 // rather than answered in base64: tpu has no account parsers.
-func parseEncoding(e string) (string, *Error) {
+func parseEncoding(e string) (encoding, *Error) {
 	switch e {
 	case "", "binary":
-		return "binary", nil
-	case "base58", "base64":
-		return e, nil
-	case "jsonParsed":
-		return "", jsonrpc.InvalidParams("Invalid params: encoding jsonParsed is not supported by tpu (it has no account parsers); use base58 or base64")
-	}
-	return "", jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (binary, base58, base64)", e)
-}
-
-// encodeAccount renders a as UiAccount in encoding. A deleted account
-// (no lamports) is rendered as Solana's default account, as Agave
-// notifies one.
-func encodeAccount(a *bank.Account, encoding string) (accountJSON, *Error) {
-	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
-	switch encoding {
-	case "base64":
-		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
+		return encBinary, nil
 	case "base58":
-		out.Data = [2]string{base58.Encode(a.Data), "base58"}
-	case "binary":
-		out.Data = base58.Encode(a.Data)
-	default:
-		return out, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q", encoding)
+		return encBase58, nil
+	case "base64":
+		return encBase64, nil
+	case "jsonParsed":
+		return 0, jsonrpc.InvalidParams("Invalid params: encoding jsonParsed is not supported by tpu (it has no account parsers); use base58 or base64")
 	}
-	return out, nil
+	return 0, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (binary, base58, base64)", e)
 }
 
-// notification builds a notification message.
-func notification(k kind, id uint64, result any) []byte {
-	type params struct {
-		Result       any    `json:"result"`
-		Subscription uint64 `json:"subscription"`
+// errBase58 is the data Agave notifies in place of an account's past
+// jsonrpc.MaxBase58Bytes in base58 or binary (account-decoder,
+// encode_bs58): the subscription stands, and base64 gets the data.
+const errBase58 = "error: data too large for bs58 encoding"
+
+// encodeAccount renders a as UiAccount in enc. A deleted account (no
+// lamports) is rendered as Solana's default account, as Agave notifies
+// one.
+func encodeAccount(a *bank.Account, enc encoding) accountJSON {
+	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
+	if enc == encBase64 {
+		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
+		return out
 	}
-	b, err := json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  params `json:"params"`
-	}{"2.0", method[k], params{result, id}})
+	data := errBase58
+	if len(a.Data) <= jsonrpc.MaxBase58Bytes {
+		data = base58.Encode(a.Data)
+	}
+	if enc == encBase58 {
+		out.Data = [2]string{data, "base58"}
+	} else {
+		out.Data = data
+	}
+	return out
+}
+
+// notificationHead encodes a notification of kind k up to its
+// subscription id, which appendNotification adds:
+//
+//	{"jsonrpc":"2.0","method":M,"params":{"result":R,"subscription":
+//
+// Every subscription notified of the same result shares one head.
+func notificationHead(k kind, result any) []byte {
+	r, err := json.Marshal(result)
 	if err != nil { // every result is plain data
 		panic(err)
 	}
+	const pre, mid, post = `{"jsonrpc":"2.0","method":"`, `","params":{"result":`, `,"subscription":`
+	b := make([]byte, 0, len(pre)+len(method[k])+len(mid)+len(r)+len(post))
+	b = append(append(append(append(append(b, pre...), method[k]...), mid...), r...), post...)
 	return b
+}
+
+// notificationTail bounds what appendNotification adds to a head: a
+// uint64 in decimal and the closing braces.
+const notificationTail = 20 + len("}}")
+
+// appendNotification appends to dst the notification whose head is h,
+// completed for subscription id, and returns the extended buffer.
+func appendNotification(dst, h []byte, id uint64) []byte {
+	return append(strconv.AppendUint(append(dst, h...), id, 10), "}}"...)
 }

@@ -16,7 +16,10 @@ type box struct{ msgs []string }
 func (b *box) send(m []byte) bool { b.msgs = append(b.msgs, string(m)); return true }
 
 // notify counts as a connection's writer does: a box writes at once.
-func (b *box) notify(m []byte, sent *atomic.Uint64) bool { sent.Add(1); return b.send(m) }
+func (b *box) notify(h []byte, id uint64, sent *atomic.Uint64) bool {
+	sent.Add(1)
+	return b.send(appendNotification(nil, h, id))
+}
 
 // TestSignatureLevels: a signature subscription is notified once, when
 // its transaction reaches the subscription's level, and ends; with
@@ -110,7 +113,7 @@ func TestRegistryCapAndOwners(t *testing.T) {
 func TestSlowReader(t *testing.T) {
 	var st stats
 	cancelled := false
-	c := &conn{out: make(chan outMsg, 2), cancel: func() { cancelled = true }, stats: &st}
+	c := &conn{out: make(chan outMsg, 2), maxBytes: 1 << 20, cancel: func() { cancelled = true }, stats: &st}
 	for i := range 2 {
 		if !c.send([]byte("x")) {
 			t.Fatalf("message %d refused", i)

@@ -37,6 +37,7 @@ type Ledger interface {
 const (
 	DefaultMaxConns         = 256
 	DefaultMaxSubscriptions = 1024
+	DefaultQueueBytes       = 4 << 20
 )
 
 // Config configures a Server. Every limit's zero value means its default;
@@ -72,6 +73,20 @@ type Config struct {
 	// connection; a client that lets more pile up (a slow reader) is
 	// disconnected. Zero means 1024.
 	QueueLen int
+	// QueueBytes bounds the bytes of the messages waiting to be written
+	// to one connection, as QueueLen bounds their number: a client that
+	// lets more pile up is disconnected as a slow reader. A message that
+	// finds the queue empty is taken whatever its size, so an account
+	// larger than the bound can still be followed. Zero means 4 MiB
+	// (DefaultQueueBytes): what a reader of a few tens of small accounts
+	// never nears, while 1,024 subscriptions (MaxSubscriptions) to one
+	// 8 KiB account (11 KB a notification in base64) run over it in the
+	// first slot that writes the account. With MaxConns at its default
+	// it holds the queues to 1 GiB at most, and far less in practice:
+	// identical notifications share their bytes (registry.account).
+	// Agave bounds its one queue for every connection to 256 MiB
+	// (queue_capacity_bytes).
+	QueueBytes int64
 	// WriteTimeout bounds writing one message; a client that takes
 	// longer is disconnected. Zero means 10 s.
 	WriteTimeout time.Duration
@@ -103,6 +118,7 @@ func (c Config) Validate() error {
 		jsonrpc.NonNegative(ErrConfig, "MaxSubscriptions", c.MaxSubscriptions),
 		jsonrpc.NonNegative(ErrConfig, "MaxMessageBytes", c.MaxMessageBytes),
 		jsonrpc.NonNegative(ErrConfig, "QueueLen", c.QueueLen),
+		jsonrpc.NonNegative(ErrConfig, "QueueBytes", c.QueueBytes),
 		jsonrpc.NonNegative(ErrConfig, "WriteTimeout", c.WriteTimeout),
 		jsonrpc.NonNegative(ErrConfig, "PingInterval", c.PingInterval),
 		jsonrpc.NonNegative(ErrConfig, "FeedQueue", c.FeedQueue),
@@ -117,6 +133,7 @@ func (c Config) withDefaults() Config {
 	jsonrpc.Default(&c.MaxSubscriptions, DefaultMaxSubscriptions)
 	jsonrpc.Default(&c.MaxMessageBytes, 64<<10)
 	jsonrpc.Default(&c.QueueLen, 1024)
+	jsonrpc.Default(&c.QueueBytes, DefaultQueueBytes)
 	jsonrpc.Default(&c.WriteTimeout, 10*time.Second)
 	jsonrpc.Default(&c.PingInterval, 30*time.Second)
 	jsonrpc.Default(&c.FeedQueue, 256)
@@ -251,7 +268,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.accepted.Add(1)
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(s.base)
-	c := &conn{out: make(chan outMsg, s.cfg.QueueLen), cancel: cancel, stats: &s.stats}
+	c := &conn{out: make(chan outMsg, s.cfg.QueueLen), maxBytes: s.cfg.QueueBytes, cancel: cancel, stats: &s.stats}
 	var loops sync.WaitGroup // the writer and the pinger
 	defer func() {
 		c.stop(nil)
@@ -271,8 +288,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxScratch is the largest buffer a connection's writer keeps between
+// messages to complete notifications in; a larger one, made for a large
+// account's notification, is let go after it.
+const maxScratch = 64 << 10
+
 // write sends c's queued messages until ctx ends.
 func (s *Server) write(ctx context.Context, ws *websocket.Conn, c *conn) {
+	var scratch []byte
 	for {
 		select {
 		case m := <-c.out:
@@ -281,9 +304,18 @@ func (s *Server) write(ctx context.Context, ws *websocket.Conn, c *conn) {
 				// notification finds it counted.
 				m.sent.Add(1)
 			}
+			b := m.b
+			if m.id != 0 {
+				scratch = appendNotification(scratch[:0], m.b, m.id)
+				b = scratch
+			}
 			wctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
-			err := ws.Write(wctx, websocket.MessageText, m.b)
+			err := ws.Write(wctx, websocket.MessageText, b)
 			cancel()
+			c.queued.Add(-m.size())
+			if cap(scratch) > maxScratch {
+				scratch = nil
+			}
 			if err != nil {
 				c.stop(&s.stats.writeErrors)
 				return
@@ -318,19 +350,35 @@ func (s *Server) ping(ctx context.Context, ws *websocket.Conn, c *conn) {
 }
 
 // conn is one websocket connection as the registry sees it: a queue of
-// messages to write.
+// messages to write, bounded in messages (the channel's capacity) and
+// in bytes (maxBytes).
 type conn struct {
-	out     chan outMsg
-	cancel  context.CancelFunc
-	stats   *stats
-	stopped atomic.Bool
+	out      chan outMsg
+	queued   atomic.Int64 // bytes of the messages queued and not yet written
+	maxBytes int64
+	cancel   context.CancelFunc
+	stats    *stats
+	stopped  atomic.Bool
 }
 
-// outMsg is a message queued to a connection. sent, for a
-// notification, is the counter the writer adds it to before writing it.
+// outMsg is a message queued to a connection: b whole, or, for a
+// notification (id not 0), b the head the writer completes with the
+// subscription id (appendNotification). sent, for a notification, is
+// the counter the writer adds it to before writing it.
 type outMsg struct {
 	b    []byte
+	id   uint64
 	sent *atomic.Uint64
+}
+
+// size is the bytes m counts for in its connection's queue: what it
+// writes, at most. A head shared with other notifications counts in
+// full in each: the bound is on what the client must read.
+func (m outMsg) size() int64 {
+	if m.id != 0 {
+		return int64(len(m.b) + notificationTail)
+	}
+	return int64(len(m.b))
 }
 
 // send queues msg without blocking; a full queue stops the connection
@@ -339,18 +387,29 @@ func (c *conn) send(msg []byte) bool { return c.queue(outMsg{b: msg}) }
 
 // notify queues a notification, to be counted in sent when it is
 // written.
-func (c *conn) notify(msg []byte, sent *atomic.Uint64) bool {
-	return c.queue(outMsg{b: msg, sent: sent})
+func (c *conn) notify(head []byte, id uint64, sent *atomic.Uint64) bool {
+	return c.queue(outMsg{b: head, id: id, sent: sent})
 }
 
+// queue queues m unless the connection would then hold more than its
+// messages or bytes (a message that finds no bytes queued is taken
+// whatever its size); past either it stops the connection as a slow
+// reader.
 func (c *conn) queue(m outMsg) bool {
 	if c.stopped.Load() {
+		return false
+	}
+	n := m.size()
+	if q := c.queued.Add(n); q > c.maxBytes && q != n {
+		c.queued.Add(-n)
+		c.stop(&c.stats.slowReaders)
 		return false
 	}
 	select {
 	case c.out <- m:
 		return true
 	default:
+		c.queued.Add(-n)
 		c.stop(&c.stats.slowReaders)
 		return false
 	}
