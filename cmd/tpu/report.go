@@ -24,16 +24,18 @@ import (
 // the graph's snapshots, the trace provider's hop histograms and the
 // process's counters; nothing here reads the graph itself.
 
-// liveLine renders one status line: counts as of cur (with what the
+// liveLine renders one status line: the time since origin (the graph's
+// Elapsed when the load started being offered, so that signing it does
+// not count), counts as of cur (with what the
 // kernel dropped at fetch's sockets, when it is known and not 0), the
 // execution rate since prev, what was dropped by outcome, and each hop's
 // queue wait and service time quantiles (in pipeline order, unknown hops
 // last).
-func liveLine(cur, prev stages.Snapshot, hops map[string]*trace.Hop) string {
+func liveLine(cur, prev stages.Snapshot, origin time.Duration, hops map[string]*trace.Hop) string {
 	var b strings.Builder
 	dt := (cur.Elapsed - prev.Elapsed).Seconds()
 	tps := float64(cur.Executed()-prev.Executed()) / max(dt, 1e-9)
-	fmt.Fprintf(&b, "%5.1fs received %d", cur.Elapsed.Seconds(), cur.Received)
+	fmt.Fprintf(&b, "%5.1fs received %d", (cur.Elapsed - origin).Seconds(), cur.Received)
 	if cur.SocketDropped > 0 {
 		fmt.Fprintf(&b, " socket dropped %d", cur.SocketDropped)
 	}
@@ -160,7 +162,7 @@ type summary struct {
 	AccountsHash string            `json:"accounts_hash,omitempty"`
 	Buffered     uint64            `json:"buffered"`
 	Slots        uint64            `json:"slots"`
-	Seconds      float64           `json:"seconds"` // how long the load ran
+	Seconds      float64           `json:"seconds"` // how long the load ran, from when it was first offered (after signing)
 	Errors       map[string]uint64 `json:"errors,omitempty"`
 	// Copies is the batches copied where sigverify hands a batch to its
 	// consumers: one per consumer per batch with --handoff copy, 0 with

@@ -259,7 +259,7 @@ func TestLiveLine(t *testing.T) {
 	prev.Elapsed = 2500 * time.Millisecond
 	prev.Outcomes[packet.OutcomeExecutedOK] = 20 // 30 executed half a second ago: 60 tx/s
 	hops := testHops(time.Millisecond, "banking.commit", "zz", "sigverify", "fetch")
-	line := liveLine(cur, prev, hops)
+	line := liveLine(cur, prev, 0, hops)
 	if !strings.HasPrefix(line, "  3.0s received 100 socket dropped 20 verified 80 executed 60 (ok 50, failed 10) buffered 20 tps 60 | dropped: parse 5, bad_signature 15 | wait/service p50 p99 (us): fetch ") {
 		t.Fatalf("live line %q", line)
 	}
@@ -276,7 +276,18 @@ func TestLiveLine(t *testing.T) {
 	}
 	// Nothing dropped at the socket (or not known): not shown.
 	cur.SocketDropped = 0
-	if line := liveLine(cur, prev, hops); !strings.HasPrefix(line, "  3.0s received 100 verified 80 ") {
+	if line := liveLine(cur, prev, 0, hops); !strings.HasPrefix(line, "  3.0s received 100 verified 80 ") {
 		t.Errorf("live line without socket drops %q", line)
+	}
+}
+
+// The live line's clock counts from origin, the graph's Elapsed when the
+// load started being offered: a graph that spent 13.3 s signing before
+// 1 s of load reads 1.0s, not 14.3s.
+func TestLiveLineClock(t *testing.T) {
+	cur, prev := testSnapshot(), testSnapshot()
+	cur.Elapsed, prev.Elapsed = 14300*time.Millisecond, 13300*time.Millisecond
+	if line := liveLine(cur, prev, 13300*time.Millisecond, nil); !strings.HasPrefix(line, "  1.0s received ") {
+		t.Errorf("live line after 1 s of load, 13.3 s after the graph started: %q", line)
 	}
 }

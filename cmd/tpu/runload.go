@@ -49,6 +49,11 @@ func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *
 			idx = load.Index() // before the schedule starts
 		}
 	}
+	// The live line's clock starts here, when the load starts being
+	// offered (or, with --no-gen, once the graph is receiving), not when
+	// the graph started: signing the load can take many seconds.
+	prev, _ := g.Snapshot()
+	origin := prev.Elapsed
 	start := time.Now()
 	sendDone := make(chan loadgen.SendResult, 1)
 	quit := make(chan struct{}) // the load generator's stop: at the end of drive
@@ -76,13 +81,12 @@ func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	prev, _ := g.Snapshot()
 loop:
 	for {
 		select {
 		case <-tick.C:
 			if cur, err := g.Snapshot(); err == nil {
-				fmt.Fprintln(env.stderr, liveLine(cur, prev, g.Trace().Hops()))
+				fmt.Fprintln(env.stderr, liveLine(cur, prev, origin, g.Trace().Hops()))
 				prev = cur
 				d.retainedPeak = max(d.retainedPeak, cur.RetainedBytes())
 			}
