@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,5 +80,67 @@ func TestOTLPExport(t *testing.T) {
 	}
 	if !bytes.Equal(v.GetTraceId(), f.GetTraceId()) || !bytes.Equal(v.GetParentSpanId(), f.GetSpanId()) {
 		t.Fatal("sigverify span is not fetch's child")
+	}
+}
+
+// deadEndpoint returns a 127.0.0.1 address with nothing listening: a
+// port the kernel handed out and that was closed again.
+func deadEndpoint(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// A dead OTLP endpoint loses every span it is sent, and they are counted:
+// OTLPDropped equals the spans ended, the first failure is kept, and
+// Shutdown gives up within the OTLP timeout rather than the SDK's 10 s
+// per export.
+func TestOTLPDeadEndpoint(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := trace.Setup(ctx, trace.Config{SampleRatio: 1, OTLPEndpoint: deadEndpoint(t), OTLPTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const spans = 5
+	for range spans {
+		p.Hop("fetch").Start(trace.SpanContext{}, 0, false).End()
+	}
+	start := time.Now()
+	err = p.Shutdown(ctx)
+	took := time.Since(start)
+	t.Logf("shutdown took %v: %v; first export error: %v", took, err, p.OTLPErr())
+	// The bound is the timeout with a wide margin for a busy machine:
+	// without it the SDK waits 10 s for one export.
+	if took > timeout+5*time.Second {
+		t.Errorf("shutdown with a dead endpoint took %v, want about %v", took, timeout)
+	}
+	if got := p.OTLPDropped(); got != spans {
+		t.Errorf("OTLPDropped = %d, want the %d spans ended", got, spans)
+	}
+}
+
+// The probe tells a listening endpoint from a dead one, within its
+// context's deadline.
+func TestProbeOTLP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := trace.ProbeOTLP(ctx, ln.Addr().String()); err != nil {
+		t.Errorf("probe of a listening endpoint: %v", err)
+	}
+	dead := deadEndpoint(t)
+	if err := trace.ProbeOTLP(ctx, dead); err == nil || !strings.Contains(err.Error(), dead) {
+		t.Errorf("probe of a dead endpoint: %v, want an error naming it", err)
 	}
 }

@@ -45,8 +45,13 @@ type Config struct {
 	// FileQueueSize.
 	FileQueue int
 	// OTLPEndpoint, host:port, sends spans over OTLP gRPC (insecure), to a
-	// local Jaeger or Tempo. Empty: none.
+	// local Jaeger or Tempo. Empty: none. What it fails to deliver is
+	// counted (Provider.OTLPDropped), its first error kept (OTLPErr).
 	OTLPEndpoint string
+	// OTLPTimeout bounds each export to OTLPEndpoint, retries included,
+	// and the wait for its last exports in Shutdown. Zero means
+	// DefaultOTLPTimeout.
+	OTLPTimeout time.Duration
 	// MetricReader, when not nil, exports the hop histograms and the
 	// counters (for example to a test's sdkmetric.ManualReader).
 	MetricReader sdkmetric.Reader
@@ -74,6 +79,9 @@ func (c Config) Validate() error {
 	if !(c.SampleRatio >= 0 && c.SampleRatio <= 1) { // NaN too
 		return fmt.Errorf("%w: sample ratio %v outside [0,1]", ErrConfig, c.SampleRatio)
 	}
+	if c.OTLPTimeout < 0 {
+		return fmt.Errorf("%w: OTLP timeout %v is negative", ErrConfig, c.OTLPTimeout)
+	}
 	if c.FileQueue < 0 {
 		return fmt.Errorf("%w: file queue %d is negative", ErrConfig, c.FileQueue)
 	}
@@ -93,7 +101,11 @@ type Provider struct {
 	mp      *sdkmetric.MeterProvider
 	meter   metric.Meter
 	metrics *metricsServer // nil: /metrics not served
-	file    *fileCount     // nil: no TraceWriter
+	file    *spanCount     // nil: no TraceWriter
+	otlp    *spanCount     // nil: no OTLPEndpoint
+	// otlpBatcher is OTLPEndpoint's, shut down first, within otlpTimeout.
+	otlpBatcher sdktrace.SpanProcessor
+	otlpTimeout time.Duration
 
 	mu   sync.Mutex
 	hops map[string]*Hop
@@ -110,14 +122,24 @@ const tracerKey = attribute.Key("tpu.tracer")
 // (tens of MB) only while the writer is behind.
 const FileQueueSize = 1 << 16
 
-// fileCount counts the recorded spans that ended and those the trace
-// file's exporter wrote: the difference is what the file lacks.
-type fileCount struct {
+// DefaultOTLPTimeout is Config.OTLPTimeout's default: how long an export
+// to an OTLP endpoint, and Shutdown's wait for the last ones, may take.
+// Short, so that a dead endpoint delays a run's end by seconds at most;
+// a local collector answers in milliseconds.
+const DefaultOTLPTimeout = 2 * time.Second
+
+// spanCount counts the recorded spans that ended and those an exporter
+// delivered (the trace file's writer, the OTLP endpoint): the
+// difference is what the destination lacks.
+type spanCount struct {
 	ended, written atomic.Uint64
+
+	mu  sync.Mutex
+	err error // the first failed export's, when kept (countWrites.keep)
 }
 
 // countEnds is a span processor that counts recorded spans as they end.
-type countEnds struct{ c *fileCount }
+type countEnds struct{ c *spanCount }
 
 func (e countEnds) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
@@ -130,18 +152,30 @@ func (e countEnds) OnEnd(s sdktrace.ReadOnlySpan) {
 func (countEnds) Shutdown(context.Context) error   { return nil }
 func (countEnds) ForceFlush(context.Context) error { return nil }
 
-// countWrites is the trace file's exporter, counting the spans it wrote.
+// countWrites is an exporter counting the spans it delivered. With
+// keep, it keeps the first failure's error and returns none: the SDK
+// would log each failure itself, in another format than the process's.
 type countWrites struct {
 	sdktrace.SpanExporter
-	c *fileCount
+	c    *spanCount
+	keep bool
 }
 
 func (w countWrites) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := w.SpanExporter.ExportSpans(ctx, spans)
 	if err == nil {
 		w.c.written.Add(uint64(len(spans)))
+		return nil
 	}
-	return err
+	if !w.keep {
+		return err
+	}
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	if w.c.err == nil {
+		w.c.err = err
+	}
+	return nil
 }
 
 // Setup builds a Provider. Call Shutdown to flush exporters and stop
@@ -187,16 +221,23 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 		// queue is large instead (FileQueueSize).
 		// What it still drops is counted (FileDropped). The count of ends
 		// comes first, so it never trails the count of writes.
-		p.file = &fileCount{}
+		p.file = &spanCount{}
 		opts = append(opts, sdktrace.WithSpanProcessor(countEnds{p.file}),
-			sdktrace.WithBatcher(countWrites{exp, p.file}, sdktrace.WithMaxQueueSize(cmp.Or(cfg.FileQueue, FileQueueSize))))
+			sdktrace.WithBatcher(countWrites{exp, p.file, false}, sdktrace.WithMaxQueueSize(cmp.Or(cfg.FileQueue, FileQueueSize))))
 	}
 	if cfg.OTLPEndpoint != "" {
-		exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint), otlptracegrpc.WithInsecure())
+		p.otlpTimeout = cmp.Or(cfg.OTLPTimeout, DefaultOTLPTimeout)
+		exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint), otlptracegrpc.WithInsecure(),
+			otlptracegrpc.WithTimeout(p.otlpTimeout))
 		if err != nil {
 			return nil, fmt.Errorf("trace: OTLP exporter: %w", err)
 		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		// Counted as the file's are: what the endpoint lacks is what a
+		// failed export lost, what the queue (the SDK's 2048) had no
+		// room for while exports were failing, and what Shutdown left.
+		p.otlp = &spanCount{}
+		p.otlpBatcher = sdktrace.NewBatchSpanProcessor(countWrites{exp, p.otlp, true})
+		opts = append(opts, sdktrace.WithSpanProcessor(countEnds{p.otlp}), sdktrace.WithSpanProcessor(p.otlpBatcher))
 	}
 	p.ratio = cfg.SampleRatio
 	if len(opts) > 0 || cfg.SampleRatio > 0 {
@@ -227,10 +268,21 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 func (p *Provider) Meter() metric.Meter { return p.meter }
 
 // Shutdown flushes and stops the exporters, and stops serving metrics.
+// The OTLP exporter gets Config.OTLPTimeout of ctx to deliver what it
+// holds; what it has not by then is abandoned, and counted
+// (OTLPDropped).
 func (p *Provider) Shutdown(ctx context.Context) error {
 	var errs []error
 	if p.metrics != nil {
 		errs = append(errs, p.metrics.close())
+	}
+	if p.otlpBatcher != nil {
+		octx, cancel := context.WithTimeout(ctx, p.otlpTimeout)
+		err := p.otlpBatcher.Shutdown(octx) // tp's Shutdown will not wait again
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("trace: OTLP exporter: gave up after %v: %w", p.otlpTimeout, err))
+		}
 	}
 	if p.tp != nil {
 		errs = append(errs, p.tp.Shutdown(ctx))
@@ -249,7 +301,46 @@ func (p *Provider) FileDropped() uint64 {
 	if p.file == nil {
 		return 0
 	}
-	return p.file.ended.Load() - p.file.written.Load()
+	return p.file.lacks()
+}
+
+// OTLPDropped returns how many recorded spans the OTLP endpoint did not
+// receive: lost to a failed export (an endpoint down or unreachable),
+// dropped for a full queue while exports were failing, or abandoned at
+// Shutdown (Config.OTLPTimeout). Call it after Shutdown; before, it
+// counts the spans still queued too. Without an endpoint it is 0.
+func (p *Provider) OTLPDropped() uint64 {
+	if p.otlp == nil {
+		return 0
+	}
+	return p.otlp.lacks()
+}
+
+// OTLPErr returns the first failed OTLP export's error, or nil.
+func (p *Provider) OTLPErr() error {
+	if p.otlp == nil {
+		return nil
+	}
+	p.otlp.mu.Lock()
+	defer p.otlp.mu.Unlock()
+	return p.otlp.err
+}
+
+// lacks returns how many ended spans were not delivered. The ends are
+// counted before the exporter sees a span, so they never trail the
+// deliveries.
+func (c *spanCount) lacks() uint64 { return c.ended.Load() - c.written.Load() }
+
+// ProbeOTLP reports whether endpoint (host:port) accepts a TCP
+// connection within ctx's deadline: a dead --otlp-endpoint is worth a
+// warning at start rather than a silent loss. It sends nothing.
+func ProbeOTLP(ctx context.Context, endpoint string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", endpoint)
+	if err != nil {
+		return fmt.Errorf("trace: OTLP endpoint %s: %w", endpoint, err)
+	}
+	return c.Close()
 }
 
 // Hop returns the hop called name, creating it on first use. Hop names:

@@ -17,8 +17,10 @@ import (
 // tpu run's tracing, metrics and profiles, from the flags.
 
 // startTrace sets up tracing and metrics from the flags: spans to
-// --trace-out and --otlp-endpoint, /metrics at --metrics-addr. shutdown
-// flushes the exporters and closes the trace file. An error wrapping
+// --trace-out and --otlp-endpoint (probed, with a warning when it is
+// unreachable), /metrics at --metrics-addr. shutdown flushes the
+// exporters (the OTLP one for trace.DefaultOTLPTimeout at most), warns of
+// the spans the file or the endpoint lacks, and closes the trace file. An error wrapping
 // trace.ErrConfig is a usage error.
 func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown func(), err error) {
 	tcfg := trace.Config{SampleRatio: f.traceSample, OTLPEndpoint: f.otlp, MetricsAddr: f.metricsAddr}
@@ -39,6 +41,9 @@ func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown fu
 		}
 		return nil, nil, err
 	}
+	if f.otlp != "" {
+		warnOTLPProbe(log, f.otlp)
+	}
 	if u := prov.MetricsURL(); u != "" {
 		log.Info("metrics", "url", u)
 	}
@@ -47,6 +52,9 @@ func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown fu
 		defer cancel()
 		if err := prov.Shutdown(ctx); err != nil {
 			log.Warn("trace exporter shutdown", "err", err)
+		}
+		if f.otlp != "" {
+			warnOTLPDropped(log, prov, f.otlp)
 		}
 		if file != nil {
 			warnFileDropped(log, prov, f.traceOut)

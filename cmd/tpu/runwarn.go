@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -41,6 +42,31 @@ const fileDroppedMsg = "trace file lacks spans"
 func warnFileDropped(log *slog.Logger, prov *trace.Provider, path string) {
 	if n := prov.FileDropped(); n > 0 {
 		log.Warn(fileDroppedMsg+": dropped, its queue full while the writer was behind", "dropped", n, "file", path)
+	}
+}
+
+// otlpDroppedMsg begins the warning of an OTLP endpoint that lacks spans.
+const otlpDroppedMsg = "OTLP endpoint lacks spans"
+
+// warnOTLPDropped warns, after prov's Shutdown, when the OTLP endpoint
+// did not receive every recorded span (trace.Provider.OTLPDropped).
+func warnOTLPDropped(log *slog.Logger, prov *trace.Provider, endpoint string) {
+	if n := prov.OTLPDropped(); n > 0 {
+		args := []any{"dropped", n, "endpoint", endpoint}
+		if err := prov.OTLPErr(); err != nil {
+			args = append(args, "err", err)
+		}
+		log.Warn(otlpDroppedMsg+": exports failed, or were still queued at shutdown", args...)
+	}
+}
+
+// warnOTLPProbe warns at start when endpoint does not accept a
+// connection within a second: its spans would be lost.
+func warnOTLPProbe(log *slog.Logger, endpoint string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := trace.ProbeOTLP(ctx, endpoint); err != nil {
+		log.Warn("OTLP endpoint unreachable: its spans will be lost, and counted at the end", "endpoint", endpoint, "err", err)
 	}
 }
 
