@@ -19,7 +19,8 @@ import (
 type BankingConfig struct {
 	Bank      bank.Config
 	Scheduler scheduler.Config
-	// SlotTime is the slot clock's period. Zero means DefaultSlotTime (400 ms).
+	// SlotTime is the slot clock's period, at least MinSlotTime. Zero
+	// means DefaultSlotTime (400 ms).
 	SlotTime time.Duration
 	// OnExecuted, when not nil, is called on banking's goroutine for each
 	// transaction executed (ok or failed) with its first signature
@@ -34,6 +35,13 @@ type BankingConfig struct {
 // 400 ms).
 const DefaultSlotTime = 400 * time.Millisecond
 
+// MinSlotTime is the shortest BankingConfig.SlotTime. Each slot end
+// commits a slot to the ledger (with an fsync under sync mode sync,
+// itself about a millisecond on a fast disk) and rotates the blockhash:
+// a shorter slot cannot end on time, so it only measures banking's pace
+// and turns the blockhash window (150 slots) into less than 150 ms.
+const MinSlotTime = time.Millisecond
+
 func (c BankingConfig) withDefaults() BankingConfig {
 	orDefault(&c.SlotTime, DefaultSlotTime)
 	return c
@@ -43,6 +51,9 @@ func (c BankingConfig) withDefaults() BankingConfig {
 func (c BankingConfig) Validate() error {
 	if negative(c.SlotTime) {
 		return configErr("negative slot time")
+	}
+	if c.SlotTime != 0 && c.SlotTime < MinSlotTime {
+		return configErr("slot time %v is below the minimum, %v", c.SlotTime, MinSlotTime)
 	}
 	if err := c.Bank.Validate(); err != nil {
 		return err

@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,3 +99,32 @@ func TestSlotClockCoalesces(t *testing.T) {
 	}
 }
 
+// BankingConfig.Validate refuses a slot time below MinSlotTime (the
+// clock's lower bound), naming the bound; zero is the default.
+func TestBankingConfigSlotTime(t *testing.T) {
+	for _, c := range []struct {
+		slot time.Duration
+		ok   bool
+	}{
+		{0, true},
+		{MinSlotTime, true},
+		{DefaultSlotTime, true},
+		{MinSlotTime - 1, false},
+		{100 * time.Microsecond, false},
+		{1, false},
+		{-time.Millisecond, false},
+	} {
+		err := BankingConfig{SlotTime: c.slot}.Validate()
+		if c.ok {
+			if err != nil {
+				t.Errorf("slot time %v: %v", c.slot, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("slot time %v: Validate() = %v, want ErrConfig", c.slot, err)
+		} else if c.slot > 0 && !strings.Contains(err.Error(), MinSlotTime.String()) {
+			t.Errorf("slot time %v: %q does not name the minimum, %v", c.slot, err, MinSlotTime)
+		}
+	}
+}

@@ -150,6 +150,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--dedup-max-age", "-2s"},
 		{"--slot-time", "0s"},
 		{"--slot-time", "-400ms"},
+		{"--slot-time", "100us"}, // below stages.MinSlotTime
 		{"--buffer", "0"},
 		{"--buffer", "-1"},
 		{"--num-workers", "0"},
