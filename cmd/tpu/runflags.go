@@ -230,6 +230,7 @@ func checkKnobs(f runFlags) error {
 		{"sigverify-max-pending", int64(f.maxPending), f.maxPending},
 		{"dedup-max-age", int64(f.dedupMaxAge), f.dedupMaxAge},
 		{"slot-time", int64(f.slotTime), f.slotTime},
+		{"tpu-sockets", int64(f.sockets), f.sockets},
 		{"buffer", int64(f.capacity), f.capacity},
 		{"num-workers", int64(f.workers), f.workers},
 		{"batch-size", int64(f.batchSize), f.batchSize},
