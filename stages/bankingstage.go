@@ -2,6 +2,7 @@ package stages
 
 import (
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpugo/tpu/banking/bank"
@@ -18,7 +19,8 @@ import (
 type BankingConfig struct {
 	Bank      bank.Config
 	Scheduler scheduler.Config
-	// SlotTime is the slot clock's period. Zero means DefaultSlotTime (400 ms).
+	// SlotTime is the slot clock's period, at least MinSlotTime. Zero
+	// means DefaultSlotTime (400 ms).
 	SlotTime time.Duration
 	// OnExecuted, when not nil, is called on banking's goroutine for each
 	// transaction executed (ok or failed) with its first signature
@@ -33,6 +35,13 @@ type BankingConfig struct {
 // 400 ms).
 const DefaultSlotTime = 400 * time.Millisecond
 
+// MinSlotTime is the shortest BankingConfig.SlotTime. Each slot end
+// commits a slot to the ledger (with an fsync under sync mode sync,
+// itself about a millisecond on a fast disk) and rotates the blockhash:
+// a shorter slot cannot end on time, so it only measures banking's pace
+// and turns the blockhash window (150 slots) into less than 150 ms.
+const MinSlotTime = time.Millisecond
+
 func (c BankingConfig) withDefaults() BankingConfig {
 	orDefault(&c.SlotTime, DefaultSlotTime)
 	return c
@@ -42,6 +51,9 @@ func (c BankingConfig) withDefaults() BankingConfig {
 func (c BankingConfig) Validate() error {
 	if negative(c.SlotTime) {
 		return configErr("negative slot time")
+	}
+	if c.SlotTime != 0 && c.SlotTime < MinSlotTime {
+		return configErr("slot time %v is below the minimum, %v", c.SlotTime, MinSlotTime)
 	}
 	if err := c.Bank.Validate(); err != nil {
 		return err
@@ -78,7 +90,7 @@ type bankingStage struct {
 	ledgerFailed func(error)
 
 	root     *actor.RootContext
-	clock    func()                    // stops the slot clock
+	clock    *slotClock
 	flushers flushWaiters              // waiting for a flush or an abort
 	outcomes [packet.NumOutcomes]int64 // since the last flush to pub
 
@@ -107,7 +119,8 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		s.root = ctx.ActorSystem().Root
-		s.clock = startSlotClock(s.root, ctx.Self(), s.slotTime)
+		self := ctx.Self()
+		s.clock = startSlotClock(s.slotTime, func() { s.root.Send(self, slotTickMsg{}) })
 		if s.recorder != nil {
 			s.recorder.Slot(s.sched.Bank().Slot(), packet.Now())
 		}
@@ -126,6 +139,10 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		}
 		s.drv.OnCompletion(wb)
 	case slotTickMsg:
+		if late := s.clock.handled(); late > 0 {
+			s.pub.lateTicks.Add(late)
+			s.log.Debug("slot clock tick late: banking took longer than the slot time", "periods", late, "slot_time", s.slotTime)
+		}
 		s.drv.OnTick()
 	case committedMsg:
 		s.committed(msg.record.Slot, msg.at)
@@ -140,7 +157,7 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		ctx.Respond(s.sched.Stats())
 	case *actor.Stopping:
 		if s.clock != nil {
-			s.clock()
+			s.clock.stop()
 		}
 		// Whatever is still buffered will not run: release it, counted.
 		// (After a flush there is nothing; after an abort that timed
@@ -155,30 +172,60 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 	}
 }
 
-// startSlotClock sends pid a slotTickMsg every period until the returned
-// stop is called; stop returns once no tick can be sent any more. (Not
-// protoactor-go's scheduler.SendRepeatedly: its timer reads the state its
-// cancel writes without synchronisation, a data race -race reported in
-// CI when the stage stopped.)
-func startSlotClock(root *actor.RootContext, pid *actor.PID, period time.Duration) (stop func()) {
-	t := time.NewTicker(period)
-	done, exited := make(chan struct{}), make(chan struct{})
+// slotClock is banking's slot timer. It coalesces its ticks: at most one
+// is pending (sent and not yet handled) at a time, so a banking stage
+// slower than the period gets one tick when it is ready rather than a
+// mailbox growing by one a period (which held memory and queued a stop
+// behind thousands of ticks). The periods that passed while a tick was
+// pending are counted; handled tells the receiver how many.
+type slotClock struct {
+	ticker  *time.Ticker
+	pending atomic.Bool   // a tick is sent and not yet handled
+	late    atomic.Uint64 // periods passed while the pending tick waited
+	done    chan struct{}
+	exited  chan struct{}
+}
+
+// startSlotClock calls send every period, except while the tick it last
+// sent is pending: the receiver calls handled as it takes each tick. send
+// runs on the clock's goroutine; it must not block. Stop it with stop.
+// (Not protoactor-go's scheduler.SendRepeatedly: its timer reads the
+// state its cancel writes without synchronisation, a data race -race
+// reported in CI when the stage stopped.)
+func startSlotClock(period time.Duration, send func()) *slotClock {
+	c := &slotClock{ticker: time.NewTicker(period), done: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
-		defer close(exited)
+		defer close(c.exited)
 		for {
 			select {
-			case <-t.C:
-				root.Send(pid, slotTickMsg{})
-			case <-done:
+			case <-c.ticker.C:
+				if c.pending.CompareAndSwap(false, true) {
+					send()
+				} else {
+					c.late.Add(1)
+				}
+			case <-c.done:
 				return
 			}
 		}
 	}()
-	return func() {
-		t.Stop()
-		close(done)
-		<-exited
-	}
+	return c
+}
+
+// handled marks the pending tick taken, so that the next period sends
+// another, and returns how many periods late it was taken: the ticks
+// coalesced into it. Call it once per tick received.
+func (c *slotClock) handled() (late uint64) {
+	late = c.late.Swap(0)
+	c.pending.Store(false)
+	return late
+}
+
+// stop stops the clock; it returns once no tick can be sent any more.
+func (c *slotClock) stop() {
+	c.ticker.Stop()
+	close(c.done)
+	<-c.exited
 }
 
 // submit buffers a batch from sigverify; the batch's reference passes to

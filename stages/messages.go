@@ -76,7 +76,8 @@ type flushedMsg struct{ err error }
 type workDoneMsg struct{ batch *scheduler.WorkBatch }
 
 // slotTickMsg: banking's slot clock (its own timer) -> banking. End the
-// working slot.
+// working slot. At most one is pending: banking tells the clock it took
+// each (slotClock.handled), and the periods before that are coalesced.
 type slotTickMsg struct{}
 
 // committedMsg: the ledger's committer -> banking. Slot is durable, since

@@ -24,6 +24,8 @@ import (
 //	tpu_fetch_socket_dropped_total       datagrams the kernel dropped at fetch's sockets (0: unknown)
 //	tpu_banking_buffered                 transactions in banking's buffer or executing
 //	tpu_banking_slots_total              slots ended
+//	tpu_banking_slot_ticks_late_total    slot clock periods that passed while banking had not yet
+//	                                     taken the last tick (coalesced into it: banking slower than --slot-time)
 //	tpu_pool_live, _idle, _allocs_total  packet batches out of the pool, idle in it, allocated
 //	tpu_latency_socket_to_executed_seconds  a histogram, per transaction executed (trace.Latency)
 //	tpu_fanout_copies_total              batches copied at the fan-out (copy handoff; Snapshot.Copies)
@@ -37,12 +39,14 @@ import (
 
 // bankingCounts is what the banking actor publishes for /metrics, safe to
 // read from any goroutine: the outcomes it booked, the packets it took in
-// (live ones: what its scheduler counts as received) and the slots it
-// ended. The actor adds to them once per message.
+// (live ones: what its scheduler counts as received), the slots it
+// ended and the slot clock's periods coalesced into a late tick. The
+// actor adds to them once per message.
 type bankingCounts struct {
-	outcomes outcomeCounts
-	admitted atomic.Uint64
-	slots    atomic.Uint64
+	outcomes  outcomeCounts
+	admitted  atomic.Uint64
+	slots     atomic.Uint64
+	lateTicks atomic.Uint64
 }
 
 // took counts b's live packets, which banking's scheduler is about to
@@ -107,7 +111,9 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 	forward, err10 := m.Int64ObservableCounter("tpu.forward.packets", metric.WithUnit("{packet}"),
 		metric.WithDescription("packets the forwarder sent (forwarded), kept back (vote) or dropped, by result"))
 	goroutines, err11 := m.Int64ObservableGauge("tpu.goroutines", metric.WithDescription("goroutines in the process"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11); err != nil {
+	late, err12 := m.Int64ObservableCounter("tpu.banking.slot_ticks_late",
+		metric.WithDescription("slot clock periods that passed while banking had not taken the last tick, coalesced into it"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12); err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
 	// The attribute sets, built once.
@@ -146,6 +152,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		ob.ObserveInt64(dropped, int64(g.fetch.drops.sum()))
 		ob.ObserveInt64(buffered, int64(g.bs.pub.buffered()))
 		ob.ObserveInt64(slots, int64(g.bs.pub.slots.Load()))
+		ob.ObserveInt64(late, int64(g.bs.pub.lateTicks.Load()))
 		s := g.pool.Stats()
 		ob.ObserveInt64(live, int64(s.Live))
 		ob.ObserveInt64(idle, int64(s.Idle))
@@ -161,7 +168,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 			ob.ObserveInt64(forward, int64(fs.QueueFull), fwdQueueFull)
 		}
 		return nil
-	}, packets, received, dropped, buffered, slots, live, idle, allocs, copies, forward, goroutines)
+	}, packets, received, dropped, buffered, slots, late, live, idle, allocs, copies, forward, goroutines)
 	if err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -212,8 +213,15 @@ func checkMarkers(fs vfs.FS, dir string) error {
 	return nil
 }
 
-// lockError explains a failure to lock dir.
+// lockError explains a failure to lock dir. The lock file is created
+// before it is locked: a permission error from creating it (an
+// *os.PathError) is the directory's permissions; from the lock itself
+// (a bare errno, EACCES or EAGAIN) it is another process's lock.
 func lockError(dir string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("%w: ledger %s: permission denied: cannot create its lock file, check the directory's owner and mode (%w)", ErrStore, dir, err)
+	}
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "held by current process") {
 		return fmt.Errorf("%w: %w: ledger %s is in use by another process (%w)", ErrStore, ErrInUse, dir, err)
 	}

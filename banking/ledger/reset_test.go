@@ -120,3 +120,30 @@ func TestLedgerInUse(t *testing.T) {
 		t.Fatalf("opened a ledger twice: %v", err)
 	}
 }
+
+// A ledger directory the process may not write is reported as a
+// permission error, not as a ledger another process holds: both reach
+// the lock as EACCES, one from creating its file, the other from
+// locking it.
+func TestOpenPermissionDenied(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o700) }) // so that TempDir can remove it
+	probe := filepath.Join(dir, "probe")
+	if err := os.WriteFile(probe, nil, 0o600); err == nil {
+		os.Remove(probe)
+		t.Skip("a write into a 0500 directory succeeded: running as root (or with CAP_DAC_OVERRIDE), which permissions do not stop")
+	}
+	_, err := ledger.Open(ledger.Config{Dir: dir})
+	if err == nil {
+		t.Fatal("opened a ledger in a directory it cannot write")
+	}
+	if errors.Is(err, ledger.ErrInUse) || strings.Contains(err.Error(), "in use") {
+		t.Fatalf("a permission error reported as a ledger in use: %v", err)
+	}
+	if !errors.Is(err, os.ErrPermission) || !errors.Is(err, ledger.ErrStore) || !strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("want a ledger error saying permission denied: %v", err)
+	}
+}

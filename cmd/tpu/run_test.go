@@ -150,6 +150,9 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--dedup-max-age", "-2s"},
 		{"--slot-time", "0s"},
 		{"--slot-time", "-400ms"},
+		{"--slot-time", "100us"}, // below stages.MinSlotTime
+		{"--tpu-sockets", "0"},
+		{"--tpu-sockets", "-1"},
 		{"--buffer", "0"},
 		{"--buffer", "-1"},
 		{"--num-workers", "0"},

@@ -113,7 +113,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.maxPending, "sigverify-max-pending", stages.DefaultMaxPending, "live packets one sigverify pass checks (at most 2 passes under way); the excess is shed, fairly by source")
 	fs.Uint64Var(&f.dedupBits, "dedup-bits", sigverify.DefaultDedupBits, "size of sigverify's duplicate filter in bits, 64 to 2^32")
 	fs.DurationVar(&f.dedupMaxAge, "dedup-max-age", sigverify.DefaultDedupMaxAge, "longest the duplicate filter runs before it is reset (it is also reset when its false-positive rate reaches 0.1%)")
-	fs.DurationVar(&f.slotTime, "slot-time", stages.DefaultSlotTime, "the slot clock's period")
+	fs.DurationVar(&f.slotTime, "slot-time", stages.DefaultSlotTime, fmt.Sprintf("the slot clock's period (at least %v)", stages.MinSlotTime))
 	fs.StringVar(&f.syncMode, "sync", "sync", "ledger commits: sync (fsync each slot) or nosync")
 	fs.BoolVar(&f.txHistory, "tx-history", false, "keep each committed transaction and its meta in the ledger, for getTransaction and getSignaturesForAddress (default: on with --no-gen, off with the load generator, whose throughput it costs)")
 	fs.Uint64Var(&f.blockCostLimit, "block-cost-limit", 0, "compute units per slot (0: Agave's 60M); lower it to make transactions wait in the buffer")
@@ -161,6 +161,9 @@ func graphConfig(f runFlags) (stages.Config, error) {
 		return cfg, err
 	}
 	bc.SlotTime = f.slotTime
+	if f.slotTime > 0 && f.slotTime < stages.MinSlotTime {
+		return cfg, fmt.Errorf("--slot-time %v: at least %v", f.slotTime, stages.MinSlotTime)
+	}
 	bc.Scheduler = scheduler.Config{Workers: f.workers, Capacity: f.capacity}
 	if bc.Scheduler.Method, err = scheduler.ParseMethod(f.method); err != nil {
 		return cfg, err
@@ -227,6 +230,7 @@ func checkKnobs(f runFlags) error {
 		{"sigverify-max-pending", int64(f.maxPending), f.maxPending},
 		{"dedup-max-age", int64(f.dedupMaxAge), f.dedupMaxAge},
 		{"slot-time", int64(f.slotTime), f.slotTime},
+		{"tpu-sockets", int64(f.sockets), f.sockets},
 		{"buffer", int64(f.capacity), f.capacity},
 		{"num-workers", int64(f.workers), f.workers},
 		{"batch-size", int64(f.batchSize), f.batchSize},
