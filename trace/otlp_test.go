@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -101,6 +102,7 @@ func deadEndpoint(t *testing.T) string {
 // Shutdown gives up within the OTLP timeout rather than the SDK's 10 s
 // per export.
 func TestOTLPDeadEndpoint(t *testing.T) {
+	before := runtime.NumGoroutine()
 	const timeout = 300 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -123,6 +125,17 @@ func TestOTLPDeadEndpoint(t *testing.T) {
 	}
 	if got := p.OTLPDropped(); got != spans {
 		t.Errorf("OTLPDropped = %d, want the %d spans ended", got, spans)
+	}
+	// Shutdown gave up after the timeout, as it should; the SDK then
+	// stops the exporter and its gRPC connection in the background. Wait
+	// for that (nothing signals it), so that those goroutines do not
+	// allocate during the tests after this one: testing.AllocsPerRun
+	// counts every goroutine's allocations (TestSampleZeroRecordsTracersOnly
+	// saw 1.0 under -race in CI).
+	for deadline := time.Now().Add(20 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines 20 s after shutdown, %d before the test", runtime.NumGoroutine(), before)
+		}
 	}
 }
 
