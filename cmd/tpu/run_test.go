@@ -245,7 +245,7 @@ func TestExpiryWarning(t *testing.T) {
 		{2 * time.Second, 59 * time.Second, "lives about 1m0s (150 slots of --slot-time 400ms), 58s of it left after signing"},
 		{61 * time.Second, 10 * time.Second, "signing took longer than the load's blockhash lives (about 1m0s"},
 	} {
-		got := expiryWarning(c.signing, c.sending, slot)
+		got := expiryWarning(c.signing, c.sending, slot, "--slot-time "+slot.String(), "use a smaller --count or a longer --slot-time")
 		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
 			t.Errorf("signing %v, sending %v: %q, want %q", c.signing, c.sending, got, c.want)
 		}

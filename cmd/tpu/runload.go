@@ -148,7 +148,8 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, stop <-chan struct{}) (
 	}
 	signing := time.Since(t0)
 	fmt.Fprintf(env.stderr, "signed %d transactions in %.1fs; sending for %v\n", n, signing.Seconds(), f.duration)
-	if w := expiryWarning(signing, f.duration, f.slotTime); w != "" {
+	if w := expiryWarning(signing, f.duration, f.slotTime,
+		"--slot-time "+f.slotTime.String(), "use a smaller --count or a longer --slot-time"); w != "" {
 		fmt.Fprintln(env.stderr, w)
 	}
 	return load, nil

@@ -19,19 +19,21 @@ import (
 // expiryWarning says when the load will outlive its blockhash, which is
 // taken before signing and lives bank.MaxProcessingAge slots: what is
 // sent after that fails as blockhash_not_found. The life is an estimate,
-// from --slot-time: a slot clock that falls behind lengthens it. Empty
-// when the load ends in time, or sends until it is sent (no --duration).
-func expiryWarning(signing, sending, slotTime time.Duration) string {
+// from slotTime: a slot clock that falls behind lengthens it. slot says
+// where slotTime comes from ("--slot-time 400ms" in tpu run), remedy
+// what to change when signing alone outlives it. Empty when the load
+// ends in time, or sends until it is sent (no --duration).
+func expiryWarning(signing, sending, slotTime time.Duration, slot, remedy string) string {
 	life := bank.MaxProcessingAge * slotTime
 	if sending <= 0 || slotTime <= 0 || signing+sending <= life {
 		return ""
 	}
 	if signing >= life {
-		return fmt.Sprintf("warning: signing took longer than the load's blockhash lives (about %v: %d slots of --slot-time %v): every transaction will fail as blockhash_not_found; use a smaller --count or a longer --slot-time",
-			life, bank.MaxProcessingAge, slotTime)
+		return fmt.Sprintf("warning: signing took longer than the load's blockhash lives (about %v: %d slots of %s): every transaction will fail as blockhash_not_found; %s",
+			life, bank.MaxProcessingAge, slot, remedy)
 	}
-	return fmt.Sprintf("warning: the load's blockhash lives about %v (%d slots of --slot-time %v), %v of it left after signing: what is sent after that fails as blockhash_not_found",
-		life, bank.MaxProcessingAge, slotTime, (life - signing).Round(time.Millisecond))
+	return fmt.Sprintf("warning: the load's blockhash lives about %v (%d slots of %s), %v of it left after signing: what is sent after that fails as blockhash_not_found",
+		life, bank.MaxProcessingAge, slot, (life - signing).Round(time.Millisecond))
 }
 
 // fileDroppedMsg begins the warning of a trace file that lacks spans.
