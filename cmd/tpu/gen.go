@@ -16,6 +16,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
 )
@@ -105,6 +106,8 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 			return 1, err
 		}
 	}
+	slot0, slotErr := rpc.slot(ctx) // for the slot time, over the signing
+	t0 := time.Now()
 	bh, err := rpc.latestBlockhash(ctx)
 	if err != nil {
 		return 1, err
@@ -121,6 +124,15 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	load, err := loadgen.Build(lcfg)
 	if err != nil {
 		return 1, err
+	}
+	signing := time.Since(t0)
+	slots := uint64(0)
+	if slot1, err := rpc.slot(ctx); err == nil && slotErr == nil && slot1 > slot0 {
+		slots = slot1 - slot0
+	}
+	slotTime, slotDesc := genSlotTime(slots, time.Since(t0))
+	if w := expiryWarning(signing, f.duration, slotTime, slotDesc, "use a lower --rate or a shorter --duration"); w != "" {
+		fmt.Fprintln(env.stderr, w)
 	}
 	// The valid transactions are the ones to confirm.
 	var valid []int
@@ -250,6 +262,23 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	}
 	fmt.Fprintf(env.stdout, "balances: all %d accounts moved by exactly their confirmed transfers and fees\n", len(keys))
 	return 0, nil
+}
+
+// minSlotsMeasured is how many slots the node must have made while gen
+// signed for genSlotTime to take its slot time from them.
+const minSlotsMeasured = 5
+
+// genSlotTime returns the node's slot time for expiryWarning, and how it
+// was had: measured from the slots the node made over the signing, or,
+// when it made fewer than minSlotsMeasured (or getSlot failed: slots 0),
+// tpu run's default, an estimate. The RPC has no way to ask for it.
+func genSlotTime(slots uint64, over time.Duration) (time.Duration, string) {
+	if slots < minSlotsMeasured {
+		d := stages.DefaultSlotTime
+		return d, fmt.Sprintf("%v, an estimate: tpu run's default slot time, too few slots passed while signing to measure the node's", d)
+	}
+	d := (over / time.Duration(slots)).Round(time.Microsecond)
+	return d, fmt.Sprintf("%v, the node's slot time measured over %d slots while signing", d, slots)
 }
 
 // expiryWait bounds awaitExpiry in tpu gen: 150 slots of 400 ms are 60 s.

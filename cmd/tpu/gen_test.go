@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/tpugo/tpu/stages"
 )
 
 // TestGenAgainstRun runs tpu run --no-gen and tpu gen against it, as two
@@ -157,5 +160,86 @@ func TestAwaitExpiry(t *testing.T) {
 	err := awaitExpiry(context.Background(), rpc, h, time.Millisecond, 20*time.Millisecond, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), base58.Encode(h[:])) || !strings.Contains(err.Error(), "still valid") {
 		t.Fatalf("a blockhash that never expires: %v", err)
+	}
+}
+
+// fakeGenRPC serves what tpu gen asks of a node that confirms nothing: a
+// blockhash, balances that never move, statuses all unknown, a slot that
+// advances every slotTime, and the load's blockhash expired once asked
+// about. It counts the isBlockhashValid calls.
+func fakeGenRPC(t *testing.T, slotTime time.Duration, validAsked *atomic.Int32) *httptest.Server {
+	start := time.Now()
+	h := [32]byte{9}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     int64             `json:"id"`
+			Method string            `json:"method"`
+			Params []json.RawMessage `json:"params"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		var result string
+		switch req.Method {
+		case "getBalance":
+			result = `{"context":{"slot":1},"value":1000000000}`
+		case "getSlot":
+			result = fmt.Sprint(int64(time.Since(start) / slotTime))
+		case "getLatestBlockhash":
+			result = fmt.Sprintf(`{"context":{"slot":1},"value":{"blockhash":%q,"lastValidBlockHeight":151}}`, base58.Encode(h[:]))
+		case "getSignatureStatuses":
+			var sigs []string
+			json.Unmarshal(req.Params[0], &sigs)
+			result = `{"context":{"slot":1},"value":[` + strings.TrimSuffix(strings.Repeat("null,", len(sigs)), ",") + `]}`
+		case "isBlockhashValid":
+			validAsked.Add(1)
+			result = `{"context":{"slot":1},"value":false}`
+		default:
+			t.Errorf("gen asked %s", req.Method)
+			result = "null"
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":%s}`, req.ID, result)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// gen warns after signing when the load will outlive its blockhash, with
+// the slot time it measured from the node: 100 us slots give the
+// blockhash about 15 ms, and the load sends for 1 s.
+func TestGenExpiryWarning(t *testing.T) {
+	var validAsked atomic.Int32
+	srv := fakeGenRPC(t, 100*time.Microsecond, &validAsked)
+	sink, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	code, out, errOut := run(t, "", "gen", "--rpc", srv.URL, "--tpu", sink.LocalAddr().String(), "--accounts", "4",
+		"--rate", "50", "--duration", "1s", "--settle", "0s")
+	if code != 0 {
+		t.Fatalf("gen: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "the node's slot time measured over") || !strings.Contains(errOut, "fails as blockhash_not_found") {
+		t.Errorf("no expiry warning with the measured slot time:\n%s", errOut)
+	}
+}
+
+// Too few slots to measure: tpu run's default slot time, said to be an
+// estimate.
+func TestGenSlotTime(t *testing.T) {
+	for _, c := range []struct {
+		slots uint64
+		over  time.Duration
+		want  time.Duration
+		desc  string
+	}{
+		{0, time.Second, stages.DefaultSlotTime, "an estimate"},
+		{minSlotsMeasured - 1, time.Second, stages.DefaultSlotTime, "an estimate"},
+		{25, 10 * time.Second, 400 * time.Millisecond, "measured over 25 slots"},
+		{200, time.Second, 5 * time.Millisecond, "measured over 200 slots"},
+	} {
+		got, desc := genSlotTime(c.slots, c.over)
+		if got != c.want || !strings.Contains(desc, c.desc) {
+			t.Errorf("%d slots over %v: %v %q, want %v %q", c.slots, c.over, got, desc, c.want, c.desc)
+		}
 	}
 }

@@ -78,6 +78,12 @@ func (c *rpcClient) latestBlockhash(ctx context.Context) ([32]byte, error) {
 	return [32]byte(b), nil
 }
 
+func (c *rpcClient) slot(ctx context.Context) (uint64, error) {
+	var s uint64
+	err := c.call(ctx, "getSlot", &s)
+	return s, err
+}
+
 func (c *rpcClient) blockhashValid(ctx context.Context, h [32]byte) (bool, error) {
 	var r struct {
 		Value bool `json:"value"`
