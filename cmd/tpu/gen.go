@@ -196,18 +196,8 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		}
 	}
 	elapsed := time.Since(start)
-	if unconfirmed := countSent(valid, res.Sent) - c.count; unconfirmed > 0 {
-		// The settle ran out: one of these may still land after the last
-		// poll and before the balances are read, and fail them falsely.
-		fmt.Fprintf(env.stderr, "%d valid transactions unconfirmed after the settle: waiting for the load's blockhash to expire, so that none can land while the balances are read\n", unconfirmed)
-		if err := awaitExpiry(ctx, rpc, bh, time.Second, expiryWait, env.stderr); err != nil {
-			return 1, err
-		}
-	}
-	// The live polls look at a window of the unconfirmed signatures at a
-	// time. The balances are checked against every confirmed transaction,
-	// so look at all of them once more.
-	if err := c.poll(countSent(valid, res.Sent), 0); err != nil {
+	expired, err := finalPoll(ctx, rpc, c, countSent(valid, res.Sent), bh, time.Second, expiryWait, env.stderr)
+	if err != nil {
 		return 1, err
 	}
 	confirmed, confirmedCount := c.confirmed, c.count
@@ -254,6 +244,7 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	sentValid := countSent(valid, res.Sent)
 	fmt.Fprintf(env.stdout, "\n== tpu gen summary ==\nsent %d transactions (%d meant to be valid) in %.1fs: %.0f/s\n", res.Sent, sentValid, res.Elapsed.Seconds(), float64(res.Sent)/res.Elapsed.Seconds())
 	fmt.Fprintf(env.stdout, "confirmed %d of %d valid (%d failed on chain) in %.1fs: %.0f/s\n", confirmedCount, sentValid, failed, elapsed.Seconds(), float64(confirmedCount)/elapsed.Seconds())
+	fmt.Fprintf(env.stdout, "expired %d of %d valid: unconfirmed once the load's blockhash was no longer valid, so they can never land (blockhash_not_found, or lost before the bank)\n", expired, sentValid)
 	fmt.Fprintf(env.stdout, "%s\nsender behind schedule by %.0f us at the end (at most %.0f us)\n", loadLine(loadOpen, f.rate), usOf(res.Behind), usOf(res.MaxBehind))
 	fmt.Fprintf(env.stdout, "latency scheduled send to seen confirmed (by polls a second apart: up to 1 s over), %d seen live: %s\n",
 		confirmLatency.Count(), latencyOf(&confirmLatency))
@@ -279,6 +270,28 @@ func genSlotTime(slots uint64, over time.Duration) (time.Duration, string) {
 	}
 	d := (over / time.Duration(slots)).Round(time.Microsecond)
 	return d, fmt.Sprintf("%v, the node's slot time measured over %d slots while signing", d, slots)
+}
+
+// finalPoll ends the count of c's first upTo signatures after the
+// settle, and returns how many expired. When some are unconfirmed, one
+// may still land after the last poll and before the balances are read,
+// and fail them falsely: it first waits for the load's blockhash h to
+// expire (awaitExpiry, every and limit). The live polls look at a window
+// of the unconfirmed signatures at a time; the balances are checked
+// against every confirmed transaction, so it then asks about all of them
+// once more. What is still unconfirmed then names an expired blockhash
+// and can never land: that is expired, 0 when all were confirmed.
+func finalPoll(ctx context.Context, rpc *rpcClient, c *confirmations, upTo int, h [32]byte, every, limit time.Duration, progress io.Writer) (expired int, err error) {
+	if unconfirmed := upTo - c.count; unconfirmed > 0 {
+		fmt.Fprintf(progress, "%d valid transactions unconfirmed after the settle: waiting for the load's blockhash to expire, so that none can land while the balances are read\n", unconfirmed)
+		if err := awaitExpiry(ctx, rpc, h, every, limit, progress); err != nil {
+			return 0, err
+		}
+	}
+	if err := c.poll(upTo, 0); err != nil {
+		return 0, err
+	}
+	return upTo - c.count, nil
 }
 
 // expiryWait bounds awaitExpiry in tpu gen: 150 slots of 400 ms are 60 s.

@@ -221,6 +221,10 @@ func TestGenExpiryWarning(t *testing.T) {
 	if !strings.Contains(errOut, "the node's slot time measured over") || !strings.Contains(errOut, "fails as blockhash_not_found") {
 		t.Errorf("no expiry warning with the measured slot time:\n%s", errOut)
 	}
+	// The node confirmed none of the 50 before the blockhash expired.
+	if !strings.Contains(out, "expired 50 of 50 valid") {
+		t.Errorf("the summary does not count the 50 as expired:\n%s", out)
+	}
 }
 
 // Too few slots to measure: tpu run's default slot time, said to be an
@@ -241,5 +245,42 @@ func TestGenSlotTime(t *testing.T) {
 		if got != c.want || !strings.Contains(desc, c.desc) {
 			t.Errorf("%d slots over %v: %v %q, want %v %q", c.slots, c.over, got, desc, c.want, c.desc)
 		}
+	}
+}
+
+// After the settle, the valid transactions still unconfirmed once the
+// load's blockhash has expired are counted as expired: the final poll
+// still finds the late ones, and what it does not find can never land.
+// When all are confirmed, gen does not wait for the expiry.
+func TestFinalPollExpired(t *testing.T) {
+	var validAsked atomic.Int32
+	rpc := newRPCClient(fakeGenRPC(t, time.Millisecond, &validAsked).URL)
+	const n, upTo, late = 10, 8, 3
+	sigs := make([][64]byte, n)
+	for i := range sigs {
+		sigs[i][0] = byte(i)
+	}
+	c := &confirmations{sigs: sigs, confirmed: make([]*sigStatus, n), query: func(q [][64]byte) ([]*sigStatus, error) {
+		out := make([]*sigStatus, len(q))
+		for k, s := range q {
+			if s[0] < late { // confirmed, but only seen by the final poll
+				out[k] = &sigStatus{Slot: 3}
+			}
+		}
+		return out, nil
+	}}
+	expired, err := finalPoll(context.Background(), rpc, c, upTo, [32]byte{9}, time.Millisecond, time.Second, io.Discard)
+	if err != nil || expired != upTo-late || c.count != late || validAsked.Load() != 1 {
+		t.Fatalf("finalPoll: %d expired, %d confirmed, %d isBlockhashValid calls, %v; want %d, %d, 1, nil",
+			expired, c.count, validAsked.Load(), err, upTo-late, late)
+	}
+	validAsked.Store(0)
+	c = &confirmations{sigs: sigs, confirmed: make([]*sigStatus, n), count: upTo,
+		query: func(q [][64]byte) ([]*sigStatus, error) { return make([]*sigStatus, len(q)), nil }}
+	for j := range upTo {
+		c.confirmed[j] = &sigStatus{Slot: 3}
+	}
+	if expired, err := finalPoll(context.Background(), rpc, c, upTo, [32]byte{9}, time.Millisecond, time.Second, io.Discard); err != nil || expired != 0 || validAsked.Load() != 0 {
+		t.Fatalf("all confirmed: %d expired, %d isBlockhashValid calls, %v; want 0, 0, nil", expired, validAsked.Load(), err)
 	}
 }
