@@ -127,6 +127,19 @@ func TestConfirmationsBeyondTheWindow(t *testing.T) {
 	}
 }
 
+// rpcRequest is what a fake JSON-RPC server reads of a request.
+type rpcRequest struct {
+	ID     int64             `json:"id"`
+	Method string            `json:"method"`
+	Params []json.RawMessage `json:"params"`
+}
+
+func readRPCRequest(r *http.Request) rpcRequest {
+	var req rpcRequest
+	json.NewDecoder(r.Body).Decode(&req)
+	return req
+}
+
 // awaitExpiry returns once isBlockhashValid says false for its blockhash,
 // and fails, naming the blockhash, when it stays valid past the limit.
 func TestAwaitExpiry(t *testing.T) {
@@ -134,12 +147,7 @@ func TestAwaitExpiry(t *testing.T) {
 	var calls atomic.Int32
 	validFor := int32(3)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     int64             `json:"id"`
-			Method string            `json:"method"`
-			Params []json.RawMessage `json:"params"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
+		req := readRPCRequest(r)
 		var asked string
 		if len(req.Params) > 0 {
 			json.Unmarshal(req.Params[0], &asked)
@@ -171,12 +179,7 @@ func fakeGenRPC(t *testing.T, slotTime time.Duration, validAsked *atomic.Int32) 
 	start := time.Now()
 	h := [32]byte{9}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     int64             `json:"id"`
-			Method string            `json:"method"`
-			Params []json.RawMessage `json:"params"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
+		req := readRPCRequest(r)
 		var result string
 		switch req.Method {
 		case "getBalance":
