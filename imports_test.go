@@ -39,8 +39,9 @@ var rules = []rule{
 	{dir: "ed25519strict", external: []string{"filippo.io/edwards25519"}},
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace/procstats"},
+	{dir: "httpguard"},
 	{dir: "trace/report", internal: []string{"trace"}, external: []string{"gonum.org/v1/plot"}},
-	{dir: "trace", internal: []string{"packet"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
+	{dir: "trace", internal: []string{"packet", "httpguard"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
 	// The banking packages, one concept each, import one way: banking
 	// (keys, errors, fees) <- ledger <- bank <- runtime <- scheduler.
 	// "=banking" is the root package alone, not its subpackages.
@@ -61,8 +62,8 @@ var rules = []rule{
 	}},
 	{dir: "rpc/jsonrpc"},
 	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
-	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{"github.com/mr-tron/base58"}},
+	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc", "httpguard"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
+	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "httpguard"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
 }
 

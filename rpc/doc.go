@@ -49,7 +49,9 @@
 //
 // The server is bounded against abuse (Config): header and body sizes,
 // the connections open at once (below the descriptor limit, with room
-// left for the ledger), read, write and idle timeouts, the requests in a
+// left for the ledger; at the cap the longest idle one is closed to make
+// room, as nginx does) and from one IP address (httpguard), read, write
+// and idle timeouts, the requests in a
 // batch, the signatures and accounts one HTTP request names, JSON
 // nesting, and the slots a history search reads. A request whose client
 // goes away stops at its next check of its context, and at most

@@ -2,78 +2,15 @@ package rpc
 
 import (
 	"fmt"
-	"net"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tpugo/tpu/banking"
 )
 
-// capListener accepts at most max connections open at once. At the cap,
-// Accept waits for one to close: the connections beyond it wait in the
-// kernel's accept queue (and beyond that are refused by the kernel), so
-// they hold no descriptor of this process.
-type capListener struct {
-	net.Listener
-	slots  chan struct{} // one token per open connection
-	closed chan struct{}
-	once   sync.Once
-	// open counts the connections accepted and not yet closed.
-	open  atomic.Int64
-	atCap func() // the package's atCap when the listener was made
-}
-
-// atCap, when not nil as a capListener is made, is called each time its
-// Accept finds every slot taken, before it waits: a test's signal.
+// atCap, when not nil as a server starts, is called each time its
+// listener finds every slot taken and none idle, before it waits: a
+// test's signal.
 var atCap func()
-
-func newCapListener(ln net.Listener, max int) *capListener {
-	return &capListener{Listener: ln, slots: make(chan struct{}, max), closed: make(chan struct{}), atCap: atCap}
-}
-
-func (l *capListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	default:
-		if l.atCap != nil {
-			l.atCap()
-		}
-		select {
-		case l.slots <- struct{}{}:
-		case <-l.closed:
-			return nil, net.ErrClosed
-		}
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	l.open.Add(1)
-	return &capConn{Conn: c, l: l}, nil
-}
-
-func (l *capListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return l.Listener.Close()
-}
-
-// capConn gives its slot back when it is closed, once.
-type capConn struct {
-	net.Conn
-	l    *capListener
-	once sync.Once
-}
-
-func (c *capConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.l.open.Add(-1)
-		<-c.l.slots
-	})
-	return err
-}
 
 // fdReserve is how many descriptors the connection cap leaves to the rest
 // of the process: the ledger's files, the UDP sockets, the metrics server.

@@ -313,8 +313,8 @@ func TestSlowlorisClosed(t *testing.T) {
 	}
 }
 
-// Beyond MaxConns, a connection is not accepted until one closes; then it
-// is served.
+// Beyond MaxConns, with every connection busy in a request, a connection
+// is not accepted until one closes; then it is served.
 func TestConnCap(t *testing.T) {
 	full := make(chan struct{}, 1)
 	atCap = func() {
@@ -324,7 +324,8 @@ func TestConnCap(t *testing.T) {
 		}
 	}
 	defer func() { atCap = nil }()
-	s := startFake(t, &fakeLedger{last: 10}, Config{MaxConns: 2, ReadHeaderTimeout: time.Minute})
+	l := &fakeLedger{last: 10, entered: make(chan struct{}, 2), release: make(chan struct{})}
+	s := startFake(t, l, Config{MaxConns: 2})
 	var held []net.Conn
 	for i := 0; i < 2; i++ {
 		c, err := net.Dial("tcp", s.Addr())
@@ -332,24 +333,34 @@ func TestConnCap(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		body := rpcCall(i, "getBalance", `["11111111111111111111111111111111"]`)
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		held = append(held, c)
 	}
+	for range 2 {
+		select {
+		case <-l.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("two getBalance requests did not reach the ledger within 10s")
+		}
+	}
+	third, err := net.Dial("tcp", s.Addr()) // waits: no connection is idle
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
 	select {
 	case <-full:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the listener did not reach its cap of 2 within 10s")
 	}
-	third, err := net.Dial("tcp", s.Addr()) // waits in the kernel's queue
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer third.Close()
 	body := rpcCall(1, "getSlot", "[]")
 	fmt.Fprintf(third, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	if n := s.ln.open.Load(); n != 2 {
-		t.Fatalf("%d connections open, cap 2", n)
+	if st := s.ln.Stats(); st.Open != 2 || st.Reclaimed != 0 {
+		t.Fatalf("%+v, want 2 open (the cap) and none reclaimed: both are busy", st)
 	}
 	held[0].Close()
+	close(l.release)
 	third.SetReadDeadline(time.Now().Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(third), nil)
 	if err != nil {
@@ -359,7 +370,7 @@ func TestConnCap(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("HTTP %d", resp.StatusCode)
 	}
-	if n := s.ln.open.Load(); n > 2 {
+	if n := s.ln.Stats().Open; n > 2 {
 		t.Fatalf("%d connections open, cap 2", n)
 	}
 }

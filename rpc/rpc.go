@@ -17,6 +17,7 @@ import (
 	"github.com/tpugo/tpu/banking/runtime"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/httpguard"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
 	"github.com/tpugo/tpu/txview"
 )
@@ -69,6 +70,7 @@ type Verifier interface {
 // Defaults of the limits in Config, for cmd/tpu's flags.
 const (
 	DefaultMaxConns            = 512
+	DefaultMaxConnsPerIP       = 128
 	DefaultHistorySlots        = 10_000
 	DefaultMaxSearches         = 1
 	DefaultAirdropWindow       = time.Minute
@@ -110,11 +112,20 @@ type Config struct {
 	// 4 KiB more before it refuses); longer ones get HTTP 431. Zero
 	// means 32 KiB.
 	MaxHeaderBytes int
-	// MaxConns caps the connections open at once; beyond it, new ones
-	// wait in the kernel's accept queue until one closes. It is lowered
-	// to the process's soft limit on open descriptors less 256 (left for
-	// the ledger and the sockets) where that is lower. Zero means 512.
+	// MaxConns caps the connections open at once. At the cap, a new
+	// connection takes the place of the one longest idle (a keep-alive
+	// connection between requests, or one whose request has not been
+	// read whole), which is closed, as nginx reuses its keep-alive
+	// connections; with none idle, new ones wait in the kernel's accept
+	// queue until one closes. It is lowered to the process's soft limit
+	// on open descriptors less 256 (left for the ledger and the sockets)
+	// where that is lower. Zero means 512.
 	MaxConns int
+	// MaxConnsPerIP caps the connections open at once from one IP
+	// address (an IPv6 one by its /64), so that one address cannot take
+	// every slot; one past it is answered HTTP 429 and closed. Zero means
+	// 128.
+	MaxConnsPerIP int
 	// ReadHeaderTimeout bounds the time to read a request's header, from
 	// the first byte of the request (a slowloris is closed after it).
 	// Zero means 5 s.
@@ -194,6 +205,7 @@ func (c Config) Validate() error {
 		jsonrpc.NonNegative(ErrConfig, "MaxBodyBytes", c.MaxBodyBytes),
 		jsonrpc.NonNegative(ErrConfig, "MaxHeaderBytes", c.MaxHeaderBytes),
 		jsonrpc.NonNegative(ErrConfig, "MaxConns", c.MaxConns),
+		jsonrpc.NonNegative(ErrConfig, "MaxConnsPerIP", c.MaxConnsPerIP),
 		jsonrpc.NonNegative(ErrConfig, "ReadHeaderTimeout", c.ReadHeaderTimeout),
 		jsonrpc.NonNegative(ErrConfig, "ReadTimeout", c.ReadTimeout),
 		jsonrpc.NonNegative(ErrConfig, "WriteTimeout", c.WriteTimeout),
@@ -213,6 +225,7 @@ func (c Config) withDefaults() Config {
 	jsonrpc.Default(&c.MaxBodyBytes, 50<<10)
 	jsonrpc.Default(&c.MaxHeaderBytes, 32<<10)
 	jsonrpc.Default(&c.MaxConns, DefaultMaxConns)
+	jsonrpc.Default(&c.MaxConnsPerIP, DefaultMaxConnsPerIP)
 	jsonrpc.Default(&c.ReadHeaderTimeout, 5*time.Second)
 	jsonrpc.Default(&c.ReadTimeout, 10*time.Second)
 	jsonrpc.Default(&c.WriteTimeout, 30*time.Second)
@@ -235,7 +248,7 @@ func (c Config) withDefaults() Config {
 type Server struct {
 	cfg Config
 	srv *http.Server
-	ln  *capListener
+	ln  *httpguard.Listener
 	udp *net.UDPConn
 	log *slog.Logger
 
@@ -367,7 +380,13 @@ func Start(cfg Config) (*Server, error) {
 	if conns < cfg.MaxConns {
 		s.log.Warn("rpc: connection cap lowered to leave descriptors to the ledger", "max_conns", conns, "configured", cfg.MaxConns, "nofile", limit)
 	}
-	s.ln = newCapListener(ln, conns)
+	s.ln, err = httpguard.NewListener(ln, httpguard.Config{MaxConns: conns, MaxConnsPerAddr: cfg.MaxConnsPerIP})
+	if err != nil {
+		ln.Close()
+		s.udp.Close()
+		return nil, fmt.Errorf("rpc: %w", err)
+	}
+	s.ln.AtCap = atCap
 	base, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.srv = &http.Server{
@@ -377,6 +396,7 @@ func Start(cfg Config) (*Server, error) {
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
+		ConnState:         s.ln.ConnState,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}

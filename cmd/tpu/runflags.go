@@ -52,11 +52,11 @@ type runFlags struct {
 	bankingTrace    string
 	bankingTraceMax int64
 	// The RPC server's limits (see rpc.Config).
-	rpcMaxConns, rpcAirdropRequests            int
-	rpcHistorySlots                            uint64
-	rpcAirdropPerRecipient, rpcAirdropLamports uint64
-	rpcAirdropWindow                           time.Duration
-	wsAddr                                     string // the websocket PubSub's (pubsub.go)
+	rpcMaxConns, rpcMaxConnsPerIP, rpcAirdropRequests int
+	rpcHistorySlots                                   uint64
+	rpcAirdropPerRecipient, rpcAirdropLamports        uint64
+	rpcAirdropWindow                                  time.Duration
+	wsAddr                                            string // the websocket PubSub's (pubsub.go)
 }
 
 // settleDefaults gives the flags whose default depends on another one
@@ -123,7 +123,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send spans over OTLP gRPC to host:port (e.g. a local Jaeger)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090)")
 	fs.StringVar(&f.rpcAddr, "rpc-addr", "127.0.0.1:8899", "serve Solana JSON-RPC here (empty: no RPC)")
-	fs.IntVar(&f.rpcMaxConns, "rpc-max-conns", rpc.DefaultMaxConns, "RPC connections open at once (lowered to the descriptor limit less 256); more wait in the kernel's accept queue")
+	fs.IntVar(&f.rpcMaxConns, "rpc-max-conns", rpc.DefaultMaxConns, "RPC connections open at once (lowered to the descriptor limit less 256); at the cap a new one takes the place of the longest idle, and with none idle waits in the kernel's accept queue")
+	fs.IntVar(&f.rpcMaxConnsPerIP, "rpc-max-conns-per-ip", rpc.DefaultMaxConnsPerIP, "RPC connections open at once from one IP address (an IPv6 one by its /64); more are answered HTTP 429")
 	fs.Uint64Var(&f.rpcHistorySlots, "rpc-history-slots", rpc.DefaultHistorySlots, "slots before the blockhash window one RPC request may search with searchTransactionHistory; older signatures read null")
 	fs.DurationVar(&f.rpcAirdropWindow, "rpc-airdrop-window", rpc.DefaultAirdropWindow, "the period requestAirdrop's limits count over")
 	fs.Uint64Var(&f.rpcAirdropPerRecipient, "rpc-airdrop-per-recipient", rpc.DefaultAirdropPerRecipient, "lamports one account may receive by airdrop per --rpc-airdrop-window")
@@ -237,6 +238,7 @@ func checkKnobs(f runFlags) error {
 		{"accounts", int64(f.accounts), f.accounts},
 		{"forward-rate", int64(f.forwardRate), f.forwardRate},
 		{"rpc-max-conns", int64(f.rpcMaxConns), f.rpcMaxConns},
+		{"rpc-max-conns-per-ip", int64(f.rpcMaxConnsPerIP), f.rpcMaxConnsPerIP},
 		{"rpc-airdrop-window", int64(f.rpcAirdropWindow), f.rpcAirdropWindow},
 		{"rpc-airdrop-requests", int64(f.rpcAirdropRequests), f.rpcAirdropRequests},
 		{"rpc-history-slots", int64(min(f.rpcHistorySlots, 1)), f.rpcHistorySlots},
@@ -266,7 +268,7 @@ func rpcConfig(f runFlags) *rpc.Config {
 		return nil
 	}
 	return &rpc.Config{
-		Addr: f.rpcAddr, Seed: f.seed, MaxConns: f.rpcMaxConns, HistorySlots: f.rpcHistorySlots,
+		Addr: f.rpcAddr, Seed: f.seed, MaxConns: f.rpcMaxConns, MaxConnsPerIP: f.rpcMaxConnsPerIP, HistorySlots: f.rpcHistorySlots,
 		AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 		AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
 	}

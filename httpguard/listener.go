@@ -1,0 +1,236 @@
+package httpguard
+
+import (
+	"container/list"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures a Listener.
+type Config struct {
+	// MaxConns caps the connections open at once. When a connection
+	// arrives at the cap, the listener closes the one longest idle (a
+	// keep-alive connection between requests, or one that has sent
+	// nothing yet) to make room; if none is idle, the new one waits
+	// (holding one descriptor) until one closes or goes idle, and those
+	// behind it wait in the kernel's accept queue. Must be positive.
+	MaxConns int
+	// MaxConnsPerAddr caps the connections open at once from one remote
+	// address (an IPv6 one by its /64). A connection past it is answered
+	// HTTP 429 and closed. Zero means MaxConns.
+	MaxConnsPerAddr int
+}
+
+// Stats counts what a Listener did.
+type Stats struct {
+	Open      int    // connections open now
+	Reclaimed uint64 // idle connections closed to make room for a new one
+	Refused   uint64 // connections closed at once: their address was at MaxConnsPerAddr
+}
+
+// Listener wraps a net.Listener with Config's caps. Give its ConnState to
+// the http.Server that serves it (Serve), so that it knows which
+// connections are idle.
+type Listener struct {
+	net.Listener
+	max, perAddr int
+
+	mu     sync.Mutex
+	open   int
+	byAddr map[netip.Addr]int
+	idle   list.List     // of *conn that may be reclaimed, longest idle first
+	wake   chan struct{} // a slot was freed or a connection went idle
+	closed chan struct{}
+	once   sync.Once
+
+	reclaimed, refused atomic.Uint64
+	// AtCap, when not nil, is called each time Accept finds every slot
+	// taken and none idle, before it waits: a test's signal. Set it
+	// before serving.
+	AtCap func()
+}
+
+// NewListener wraps ln.
+func NewListener(ln net.Listener, cfg Config) (*Listener, error) {
+	if cfg.MaxConns <= 0 || cfg.MaxConnsPerAddr < 0 {
+		return nil, fmt.Errorf("httpguard: MaxConns %d must be positive and MaxConnsPerAddr %d not negative", cfg.MaxConns, cfg.MaxConnsPerAddr)
+	}
+	if cfg.MaxConnsPerAddr == 0 {
+		cfg.MaxConnsPerAddr = cfg.MaxConns
+	}
+	return &Listener{Listener: ln, max: cfg.MaxConns, perAddr: cfg.MaxConnsPerAddr,
+		byAddr: map[netip.Addr]int{}, wake: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+}
+
+// conn is one accepted connection; it gives its slot back once, when it
+// is closed or reclaimed.
+type conn struct {
+	net.Conn
+	l    *Listener
+	addr netip.Addr
+	elem *list.Element // in l.idle while idle; guarded by l.mu
+	gone bool          // its slot is given back; guarded by l.mu
+}
+
+// addrKey is the address a connection counts against: its IP, an IPv6
+// one cut to its /64.
+func addrKey(a net.Addr) netip.Addr {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return netip.Addr{}
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.Addr()
+	}
+	return ip
+}
+
+// Accept returns the next connection within the caps.
+func (l *Listener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		key := addrKey(c.RemoteAddr())
+		l.mu.Lock()
+		if l.byAddr[key] >= l.perAddr {
+			n := l.byAddr[key]
+			l.mu.Unlock()
+			l.refused.Add(1)
+			refuse(c, n)
+			continue
+		}
+		if !l.makeRoom() {
+			l.mu.Unlock()
+			c.Close()
+			return nil, net.ErrClosed
+		}
+		l.open++
+		l.byAddr[key]++
+		l.mu.Unlock()
+		return &conn{Conn: c, l: l, addr: key}, nil
+	}
+}
+
+// makeRoom returns with l.open below the cap, closing idle connections
+// or waiting for a slot, or false if the listener closed meanwhile. It
+// is called with l.mu held and returns with it held.
+func (l *Listener) makeRoom() bool {
+	for l.open >= l.max {
+		if e := l.idle.Front(); e != nil {
+			victim := e.Value.(*conn)
+			l.releaseLocked(victim)
+			l.mu.Unlock()
+			l.reclaimed.Add(1)
+			victim.Conn.Close() // its server's goroutine sees the error and ends
+			l.mu.Lock()
+			continue
+		}
+		atCap := l.AtCap
+		l.mu.Unlock()
+		if atCap != nil {
+			atCap()
+		}
+		select {
+		case <-l.wake:
+		case <-l.closed:
+			l.mu.Lock()
+			return false
+		}
+		l.mu.Lock()
+	}
+	return true
+}
+
+// refuse answers a connection over its address's cap and closes it. The
+// write goes to a fresh socket's empty buffer: it does not block, and the
+// deadline only bounds a kernel that thinks otherwise.
+func refuse(c net.Conn, n int) {
+	body := fmt.Sprintf("too many connections from your address: %d open, the most allowed\n", n)
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	fmt.Fprintf(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	c.Close()
+}
+
+// releaseLocked gives c's slot back, once. l.mu is held.
+func (l *Listener) releaseLocked(c *conn) {
+	if c.gone {
+		return
+	}
+	c.gone = true
+	if c.elem != nil {
+		l.idle.Remove(c.elem)
+		c.elem = nil
+	}
+	l.open--
+	if l.byAddr[c.addr]--; l.byAddr[c.addr] <= 0 {
+		delete(l.byAddr, c.addr)
+	}
+	l.signal()
+}
+
+func (l *Listener) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *conn) Close() error {
+	err := c.Conn.Close()
+	c.l.mu.Lock()
+	c.l.releaseLocked(c)
+	c.l.mu.Unlock()
+	return err
+}
+
+// ConnState is the http.Server's ConnState hook that tells the listener
+// which connections are idle: new ones (nothing read yet) and keep-alive
+// ones between requests. Any other hook must call it.
+func (l *Listener) ConnState(nc net.Conn, st http.ConnState) {
+	c, ok := nc.(*conn)
+	if !ok || c.l != l {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.gone {
+		return
+	}
+	switch st {
+	case http.StateNew, http.StateIdle:
+		if c.elem == nil {
+			c.elem = l.idle.PushBack(c)
+			l.signal()
+		}
+	case http.StateActive, http.StateHijacked:
+		if c.elem != nil {
+			l.idle.Remove(c.elem)
+			c.elem = nil
+		}
+	case http.StateClosed:
+		l.releaseLocked(c)
+	}
+}
+
+// Close stops accepting; the connections open stay open.
+func (l *Listener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// Stats returns the listener's counts.
+func (l *Listener) Stats() Stats {
+	l.mu.Lock()
+	open := l.open
+	l.mu.Unlock()
+	return Stats{Open: open, Reclaimed: l.reclaimed.Load(), Refused: l.refused.Load()}
+}
