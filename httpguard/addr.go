@@ -36,3 +36,21 @@ func Public(addr string) bool {
 	}
 	return !ip.Unmap().IsLoopback()
 }
+
+// Key returns the address a client counts against in per-address limits:
+// the IP of remote (host:port, as net.Addr.String and
+// http.Request.RemoteAddr give it), an IPv6 one cut to its /64, which one
+// host usually holds whole. A remote that does not parse gives the zero
+// Addr, one key for all such.
+func Key(remote string) netip.Addr {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return netip.Addr{}
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.Addr()
+	}
+	return ip
+}

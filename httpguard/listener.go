@@ -77,21 +77,6 @@ type conn struct {
 	gone bool          // its slot is given back; guarded by l.mu
 }
 
-// addrKey is the address a connection counts against: its IP, an IPv6
-// one cut to its /64.
-func addrKey(a net.Addr) netip.Addr {
-	ap, err := netip.ParseAddrPort(a.String())
-	if err != nil {
-		return netip.Addr{}
-	}
-	ip := ap.Addr().Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.Addr()
-	}
-	return ip
-}
-
 // Accept returns the next connection within the caps.
 func (l *Listener) Accept() (net.Conn, error) {
 	for {
@@ -99,7 +84,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		key := addrKey(c.RemoteAddr())
+		key := Key(c.RemoteAddr().String())
 		l.mu.Lock()
 		if l.byAddr[key] >= l.perAddr {
 			n := l.byAddr[key]

@@ -55,7 +55,10 @@
 // batch, the signatures and accounts one HTTP request names, JSON
 // nesting, and the slots a history search reads. A request whose client
 // goes away stops at its next check of its context, and at most
-// MaxSearches history searches run at once. requestAirdrop is limited
+// MaxSearches history searches run at once. Expensive work (signature
+// checks, simulations, history searches) is charged to the client's
+// address, which gets ExpensivePerSec units a second (budget.go); past
+// it, -32005 "rate limited". requestAirdrop is limited
 // per recipient and in all, per window of time. Close cancels what runs
 // and returns once no handler does, so that the ledger can close after.
 package rpc

@@ -477,6 +477,9 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 	if e := q.spend(limit, s.cfg.MaxItems); e != nil {
 		return nil, e
 	}
+	if e := s.charge(q, (limit+listedPerUnit-1)/listedPerUnit, "getSignaturesForAddress"); e != nil {
+		return nil, e
+	}
 	select {
 	case s.searches <- struct{}{}:
 	case <-q.ctx.Done():

@@ -98,7 +98,9 @@ func (f *fakeLedger) CommittedAccount(key banking.Pubkey) (bank.Account, bool, e
 func startFake(t *testing.T, l *fakeLedger, cfg Config) *Server {
 	t.Helper()
 	cfg.Addr, cfg.TPU, cfg.Bank, cfg.Seed = "127.0.0.1:0", netip.MustParseAddrPort("127.0.0.1:9"), l, "x"
-	cfg.Verifier = testVerifier(t)
+	if cfg.Verifier == nil {
+		cfg.Verifier = testVerifier(t)
+	}
 	s, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +399,9 @@ func TestHistorySearchStopsWhenClientsLeave(t *testing.T) {
 	idle := idleSignal(t)
 	l := &fakeLedger{last: 1 << 40, working: make(chan struct{}, 1)}
 	const history = 1 << 50 // a search reads 2^40 slots: hours
-	s := startFake(t, l, Config{HistorySlots: history, MaxSearches: 2})
+	// A budget for expensive work that never runs out: this is about
+	// cancellation, not the budget.
+	s := startFake(t, l, Config{HistorySlots: history, MaxSearches: 2, ExpensivePerSec: 1 << 40})
 	search := rpcCall(1, "getSignatureStatuses", `[["`+sigString(1)+`"],{"searchTransactionHistory":true}]`)
 	ctx, cancel := context.WithCancel(context.Background())
 	const clients = 20
@@ -479,7 +483,7 @@ func TestHistorySearchBudget(t *testing.T) {
 // handler has: the ledger is not read after Close.
 func TestCloseCancelsSearchBeforeLedgerCloses(t *testing.T) {
 	l := &fakeLedger{last: 1 << 40, working: make(chan struct{}, 1)}
-	s := startFake(t, l, Config{HistorySlots: 1 << 50})
+	s := startFake(t, l, Config{HistorySlots: 1 << 50, ExpensivePerSec: 1 << 40})
 	answered := make(chan []byte, 1)
 	go func() {
 		_, b, _ := post(t, context.Background(), s.URL(), rpcCall(1, "getSignatureStatuses", `[["`+sigString(1)+`"],{"searchTransactionHistory":true}]`))

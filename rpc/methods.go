@@ -344,6 +344,9 @@ func sendTransaction(s *Server, q *call, params []json.RawMessage) (any, *Error)
 		return nil, e
 	}
 	if !c.SkipPreflight {
+		if e := s.charge(q, costSimulate+costSignature*v.NumSignatures(), "preflight"); e != nil {
+			return nil, e
+		}
 		if e := s.preflight(v, c.preflight); e != nil {
 			return nil, e
 		}

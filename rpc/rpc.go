@@ -71,6 +71,7 @@ type Verifier interface {
 const (
 	DefaultMaxConns            = 512
 	DefaultMaxConnsPerIP       = 128
+	DefaultExpensivePerSec     = 2_000
 	DefaultHistorySlots        = 10_000
 	DefaultMaxSearches         = 1
 	DefaultAirdropWindow       = time.Minute
@@ -163,6 +164,16 @@ type Config struct {
 	// searches take at most one core from the pipeline.
 	MaxSearches int
 
+	// ExpensivePerSec is each client address's budget for expensive
+	// work, in units of about one signature check (some 50 us of a
+	// core) a second, one second's worth saved up at most: a signature
+	// checked (preflight, simulateTransaction's sigVerify) costs 1, a
+	// simulation 1, 16 slots searched by searchTransactionHistory 1, 10
+	// entries getSignaturesForAddress may list 1. A request past it gets
+	// error -32005 "rate limited" (HTTP 429 when it is not in a batch).
+	// Zero means 2,000: a tenth of a core or so per address.
+	ExpensivePerSec int
+
 	// AirdropWindow is the period over which requestAirdrop's limits
 	// count; the counts start again at the end of each. Zero means 1 min.
 	AirdropWindow time.Duration
@@ -214,6 +225,7 @@ func (c Config) Validate() error {
 		jsonrpc.NonNegative(ErrConfig, "MaxItems", c.MaxItems),
 		jsonrpc.NonNegative(ErrConfig, "MaxDepth", c.MaxDepth),
 		jsonrpc.NonNegative(ErrConfig, "MaxSearches", c.MaxSearches),
+		jsonrpc.NonNegative(ErrConfig, "ExpensivePerSec", c.ExpensivePerSec),
 		jsonrpc.NonNegative(ErrConfig, "AirdropWindow", c.AirdropWindow),
 		jsonrpc.NonNegative(ErrConfig, "AirdropRequests", c.AirdropRequests),
 	)
@@ -235,6 +247,7 @@ func (c Config) withDefaults() Config {
 	jsonrpc.Default(&c.MaxDepth, 16)
 	jsonrpc.Default(&c.HistorySlots, DefaultHistorySlots)
 	jsonrpc.Default(&c.MaxSearches, DefaultMaxSearches)
+	jsonrpc.Default(&c.ExpensivePerSec, DefaultExpensivePerSec)
 	jsonrpc.Default(&c.AirdropWindow, DefaultAirdropWindow)
 	jsonrpc.Default(&c.AirdropPerRecipient, DefaultAirdropPerRecipient)
 	jsonrpc.Default(&c.AirdropLamports, DefaultAirdropLamports)
@@ -268,6 +281,8 @@ type Server struct {
 
 	// searches holds a token per history search running (MaxSearches).
 	searches chan struct{}
+	// budget is each client address's for expensive work.
+	budget *budget
 	// searched counts the slots history searches have read, in all.
 	searched atomic.Uint64
 	// prio holds recent slots' prioritization fee summaries (chain.go).
@@ -313,6 +328,10 @@ func Start(cfg Config) (*Server, error) {
 		airdrop: airdropLimit{window: cfg.AirdropWindow, perRecipient: cfg.AirdropPerRecipient, lamports: cfg.AirdropLamports, requests: cfg.AirdropRequests},
 		now:     time.Now,
 		left:    left,
+		budget:  newBudget(cfg.ExpensivePerSec, time.Now),
+	}
+	if budgetClock != nil {
+		s.budget.now = budgetClock
 	}
 	// Listen first, index what is on disk, then apply what committed in
 	// between: no slot falls in a gap.

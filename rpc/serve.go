@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 
+	"github.com/tpugo/tpu/httpguard"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
@@ -21,6 +23,8 @@ type call struct {
 	ctx     context.Context // the HTTP request's: done when its client goes away or the server closes
 	items   int             // signatures and accounts it may still name (MaxItems)
 	history uint64          // slots of history it may still search (HistorySlots)
+	addr    netip.Addr      // the client's, as its budget for expensive work counts (httpguard.Key)
+	limited bool            // a request was refused for the address's budget
 }
 
 // spend takes n items from c's allowance, or says why it cannot.
@@ -63,7 +67,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, jsonrpc.Fail(nil, &Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid request: JSON nested more than %d levels deep", s.cfg.MaxDepth)}))
 		return
 	}
-	c := &call{ctx: r.Context(), items: s.cfg.MaxItems, history: s.cfg.HistorySlots}
+	c := &call{ctx: r.Context(), items: s.cfg.MaxItems, history: s.cfg.HistorySlots, addr: httpguard.Key(r.RemoteAddr)}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' { // a batch
 		var reqs []json.RawMessage
 		if err := json.Unmarshal(body, &reqs); err != nil {
@@ -85,7 +89,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, out)
 		return
 	}
-	writeJSON(w, s.handle(c, body))
+	resp := s.handle(c, body)
+	if c.limited {
+		// A lone request refused for its budget is HTTP 429, which
+		// clients (web3.js) retry after a delay.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}
+	writeJSON(w, resp)
 }
 
 // writeJSON writes a response, or a batch of them, as the HTTP body.

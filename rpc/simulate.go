@@ -225,6 +225,13 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	if e != nil {
 		return nil, e
 	}
+	cost := costSimulate
+	if sc.SigVerify {
+		cost += costSignature * v.NumSignatures()
+	}
+	if e := s.charge(q, cost, "simulateTransaction"); e != nil {
+		return nil, e
+	}
 	if e := s.sanitize(v); e != nil {
 		return nil, e
 	}

@@ -144,6 +144,9 @@ func (s *Server) searchHistory(q *call, out []any, parsed, missing [][64]byte, f
 		}
 		n := min(historyChunk, hi, q.history)
 		lo := hi - n + 1
+		if e := s.charge(q, costChunk, "searchTransactionHistory"); e != nil {
+			return e
+		}
 		var e *Error
 		if missing, e = s.fillStatuses(out, parsed, missing, hi, lo); e != nil {
 			return e

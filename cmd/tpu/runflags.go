@@ -52,11 +52,11 @@ type runFlags struct {
 	bankingTrace    string
 	bankingTraceMax int64
 	// The RPC server's limits (see rpc.Config).
-	rpcMaxConns, rpcMaxConnsPerIP, rpcAirdropRequests int
-	rpcHistorySlots                                   uint64
-	rpcAirdropPerRecipient, rpcAirdropLamports        uint64
-	rpcAirdropWindow                                  time.Duration
-	wsAddr                                            string // the websocket PubSub's (pubsub.go)
+	rpcMaxConns, rpcMaxConnsPerIP, rpcAirdropRequests, rpcExpensivePerSec int
+	rpcHistorySlots                                                       uint64
+	rpcAirdropPerRecipient, rpcAirdropLamports                            uint64
+	rpcAirdropWindow                                                      time.Duration
+	wsAddr                                                                string // the websocket PubSub's (pubsub.go)
 }
 
 // settleDefaults gives the flags whose default depends on another one
@@ -125,6 +125,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.rpcAddr, "rpc-addr", "127.0.0.1:8899", "serve Solana JSON-RPC here (empty: no RPC)")
 	fs.IntVar(&f.rpcMaxConns, "rpc-max-conns", rpc.DefaultMaxConns, "RPC connections open at once (lowered to the descriptor limit less 256); at the cap a new one takes the place of the longest idle, and with none idle waits in the kernel's accept queue")
 	fs.IntVar(&f.rpcMaxConnsPerIP, "rpc-max-conns-per-ip", rpc.DefaultMaxConnsPerIP, "RPC connections open at once from one IP address (an IPv6 one by its /64); more are answered HTTP 429")
+	fs.IntVar(&f.rpcExpensivePerSec, "rpc-expensive-per-sec", rpc.DefaultExpensivePerSec, "each client address's budget for expensive RPC work a second, in signature checks: a signature checked or a transaction simulated costs 1, 16 history slots searched 1, 10 getSignaturesForAddress entries 1; past it, error -32005 rate limited")
 	fs.Uint64Var(&f.rpcHistorySlots, "rpc-history-slots", rpc.DefaultHistorySlots, "slots before the blockhash window one RPC request may search with searchTransactionHistory; older signatures read null")
 	fs.DurationVar(&f.rpcAirdropWindow, "rpc-airdrop-window", rpc.DefaultAirdropWindow, "the period requestAirdrop's limits count over")
 	fs.Uint64Var(&f.rpcAirdropPerRecipient, "rpc-airdrop-per-recipient", rpc.DefaultAirdropPerRecipient, "lamports one account may receive by airdrop per --rpc-airdrop-window")
@@ -239,6 +240,7 @@ func checkKnobs(f runFlags) error {
 		{"forward-rate", int64(f.forwardRate), f.forwardRate},
 		{"rpc-max-conns", int64(f.rpcMaxConns), f.rpcMaxConns},
 		{"rpc-max-conns-per-ip", int64(f.rpcMaxConnsPerIP), f.rpcMaxConnsPerIP},
+		{"rpc-expensive-per-sec", int64(f.rpcExpensivePerSec), f.rpcExpensivePerSec},
 		{"rpc-airdrop-window", int64(f.rpcAirdropWindow), f.rpcAirdropWindow},
 		{"rpc-airdrop-requests", int64(f.rpcAirdropRequests), f.rpcAirdropRequests},
 		{"rpc-history-slots", int64(min(f.rpcHistorySlots, 1)), f.rpcHistorySlots},
@@ -268,7 +270,7 @@ func rpcConfig(f runFlags) *rpc.Config {
 		return nil
 	}
 	return &rpc.Config{
-		Addr: f.rpcAddr, Seed: f.seed, MaxConns: f.rpcMaxConns, MaxConnsPerIP: f.rpcMaxConnsPerIP, HistorySlots: f.rpcHistorySlots,
+		Addr: f.rpcAddr, Seed: f.seed, MaxConns: f.rpcMaxConns, MaxConnsPerIP: f.rpcMaxConnsPerIP, ExpensivePerSec: f.rpcExpensivePerSec, HistorySlots: f.rpcHistorySlots,
 		AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 		AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
 	}
