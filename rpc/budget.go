@@ -13,9 +13,9 @@ import (
 // (some 50 us of a core), charged to the client's address
 // (Config.ExpensivePerSec) before the work is done.
 const (
-	costSignature = 1 // a signature checked: preflight, simulateTransaction's sigVerify
-	costSimulate  = 1 // a transaction simulated: preflight, simulateTransaction
-	costChunk     = 1 // historyChunk (16) slots searched by getSignatureStatuses' searchTransactionHistory
+	costSignature = 1  // a signature checked: preflight, simulateTransaction's sigVerify
+	costSimulate  = 1  // a transaction simulated: preflight, simulateTransaction
+	costChunk     = 1  // historyChunk (16) slots searched by getSignatureStatuses' searchTransactionHistory
 	listedPerUnit = 10 // entries getSignaturesForAddress may list (its limit) for 1
 )
 
