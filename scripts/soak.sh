@@ -215,7 +215,7 @@ fi
 
 # The server.
 "$dir/tpu" run --no-gen --duration 0 --ledger "$dir/ledger" --tpu-addr 127.0.0.1:0 --rpc-addr 127.0.0.1:0 \
-	--metrics-addr 127.0.0.1:0 ${TPU_FLAGS:-} >"$dir/run.out" 2>"$dir/run.log" &
+	--metrics-addr 127.0.0.1:0 --pprof ${TPU_FLAGS:-} >"$dir/run.out" 2>"$dir/run.log" &
 tpu=$!
 pids+=("$tpu")
 for _ in $(seq 600); do

@@ -5,7 +5,9 @@
 //     always for batches carrying a tracer packet) with a JSON-lines file
 //     exporter and an OTLP gRPC exporter, and a meter whose instruments
 //     it serves at /metrics in Prometheus's format (Config.MetricsAddr)
-//     until Shutdown, with the Go heap profile at /debug/pprof/heap.
+//     until Shutdown (loopback unless a host is named; bounded in
+//     connections, header size and time), with the Go heap profile at
+//     /debug/pprof/heap if Config.Pprof, one at a time.
 //   - A Hop is a stage boundary: one span per batch per hop, parented
 //     across actors through the binary SpanContext carried in messages,
 //     and, sampled or not, the queue wait and service time of every batch

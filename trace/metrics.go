@@ -8,6 +8,8 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/tpugo/tpu/httpguard"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -18,36 +20,76 @@ import (
 // Prometheus's text format, from its own registry (not the global one).
 type metricsServer struct {
 	srv  *http.Server
+	ln   *httpguard.Listener
 	done chan struct{} // closed when Serve returns
 	url  string
 }
 
-// serveMetrics listens on addr (host:port; port 0 picks a free one) and
-// serves the instruments of the meter provider that reads through the
-// returned exporter. Close the server to stop it.
-func serveMetrics(addr string) (*metricsServer, *otelprom.Exporter, error) {
+// The metrics server's bounds: RPC's header limit and timeouts, and a
+// connection cap (per address too) sized for a few scrapers, not a
+// crowd. A scrape's response is tens of KiB, so 64 connections hold a
+// few MiB at most.
+const (
+	metricsMaxHeaderBytes = 32 << 10
+	metricsMaxConns       = 64
+	metricsMaxConnsPerIP  = 16
+)
+
+// profiling, when not nil, is called by the heap-profile handler while
+// it holds the one profile turn: a test's hold.
+var profiling func()
+
+// serveMetrics listens on addr (host:port; port 0 picks a free one; no
+// host means 127.0.0.1) and serves the instruments of the meter provider
+// that reads through the returned exporter, and the heap profile if
+// pprof. Close the server to stop it.
+func serveMetrics(addr string, pprofOn bool) (*metricsServer, *otelprom.Exporter, error) {
+	addr = httpguard.DefaultLoopback(addr)
 	reg := prometheus.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("trace: Prometheus exporter: %w", err)
 	}
-	ln, err := net.Listen("tcp", addr)
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		exp.Shutdown(context.Background())
 		return nil, nil, fmt.Errorf("trace: serving metrics at %s: %w", addr, err)
 	}
+	ln, err := httpguard.NewListener(raw, httpguard.Config{MaxConns: metricsMaxConns, MaxConnsPerAddr: metricsMaxConnsPerIP})
+	if err != nil {
+		raw.Close()
+		exp.Shutdown(context.Background())
+		return nil, nil, fmt.Errorf("trace: %w", err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	// The heap profile (in use and allocated, as of the last GC) for a
-	// soak to take at moments it chooses (scripts/soak.sh); only that
-	// one: not net/http/pprof, which would also serve CPU profiles and
-	// traces to whoever reaches the metrics address.
-	mux.HandleFunc("/debug/pprof/heap", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		pprof.Lookup("heap").WriteTo(w, 0)
-	})
+	if pprofOn {
+		// The heap profile (in use and allocated, as of the last GC) for
+		// a soak to take at moments it chooses (scripts/soak.sh); only
+		// that one: not net/http/pprof, which would also serve CPU
+		// profiles and traces. One at a time: each costs a walk of the
+		// heap's samples, and 300 at once took 23 CPU-seconds in 20 s.
+		turn := make(chan struct{}, 1)
+		mux.HandleFunc("/debug/pprof/heap", func(w http.ResponseWriter, _ *http.Request) {
+			select {
+			case turn <- struct{}{}:
+			default:
+				http.Error(w, "a heap profile is being taken; one at a time", http.StatusTooManyRequests)
+				return
+			}
+			defer func() { <-turn }()
+			if profiling != nil {
+				profiling()
+			}
+			w.Header().Set("Content-Type", "application/octet-stream")
+			pprof.Lookup("heap").WriteTo(w, 0)
+		})
+	}
 	m := &metricsServer{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
+		srv: &http.Server{Handler: mux, ConnState: ln.ConnState,
+			MaxHeaderBytes: metricsMaxHeaderBytes, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: 30 * time.Second},
+		ln:   ln,
 		done: make(chan struct{}),
 		url:  "http://" + ln.Addr().String() + "/metrics",
 	}

@@ -153,7 +153,7 @@ func TestLatencyRecordAllocs(t *testing.T) {
 // TestServeHeapProfile fetches the heap profile beside /metrics: a
 // gzipped protocol buffer (pprof's format) naming the in-use samples.
 func TestServeHeapProfile(t *testing.T) {
-	p, err := trace.Setup(context.Background(), trace.Config{MetricsAddr: "127.0.0.1:0"})
+	p, err := trace.Setup(context.Background(), trace.Config{MetricsAddr: "127.0.0.1:0", Pprof: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,9 +57,15 @@ type Config struct {
 	MetricReader sdkmetric.Reader
 	// MetricsAddr, host:port, serves the same instruments at
 	// http://MetricsAddr/metrics in Prometheus's text format until
-	// Shutdown; port 0 picks a free port (see Provider.MetricsURL).
-	// Empty: not served.
+	// Shutdown; port 0 picks a free port (see Provider.MetricsURL). An
+	// address with no host (":9100") means loopback (127.0.0.1:9100):
+	// every interface must be asked for by name (0.0.0.0:9100). The
+	// server caps its connections (64, 16 from one address), its header
+	// (32 KiB) and its read, write and idle times. Empty: not served.
 	MetricsAddr string
+	// Pprof serves the Go heap profile at /debug/pprof/heap beside
+	// /metrics, one request at a time (others get HTTP 429).
+	Pprof bool
 }
 
 // MaxSpanEvents and MaxSpanLinks are the most events and links a span
@@ -191,7 +197,7 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 	}
 	var metrics *metricsServer
 	if cfg.MetricsAddr != "" {
-		m, exp, serr := serveMetrics(cfg.MetricsAddr)
+		m, exp, serr := serveMetrics(cfg.MetricsAddr, cfg.Pprof)
 		if serr != nil {
 			return nil, serr
 		}

@@ -28,7 +28,7 @@ type runFlags struct {
 	traceOut, otlp, metricsAddr, summaryJSON, logLevel, seed              string
 	cpuProfile, memProfile, rpcAddr                                       string
 	duration                                                              time.Duration
-	reset, noGen                                                          bool
+	reset, noGen, pprof                                                   bool
 	txHistory                                                             bool
 	rateSet                                                               bool // --rate was given
 	rate, invalid, traceSample, v0                                        float64
@@ -121,7 +121,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.tracerEvery, "tracer-every", 0, "flag one packet in N as a tracer, recorded end to end (0: none)")
 	fs.StringVar(&f.traceOut, "trace-out", "", "write spans to this file, JSON lines (read with tpu trace analyze)")
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send spans over OTLP gRPC to host:port (e.g. a local Jaeger)")
-	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090); no host (:9090) means 127.0.0.1:9090, every interface must be named (0.0.0.0:9090)")
+	fs.BoolVar(&f.pprof, "pprof", false, "serve the Go heap profile at /debug/pprof/heap beside --metrics-addr's /metrics, one request at a time")
 	fs.StringVar(&f.rpcAddr, "rpc-addr", "127.0.0.1:8899", "serve Solana JSON-RPC here (empty: no RPC)")
 	fs.IntVar(&f.rpcMaxConns, "rpc-max-conns", rpc.DefaultMaxConns, "RPC connections open at once (lowered to the descriptor limit less 256); at the cap a new one takes the place of the longest idle, and with none idle waits in the kernel's accept queue")
 	fs.IntVar(&f.rpcMaxConnsPerIP, "rpc-max-conns-per-ip", rpc.DefaultMaxConnsPerIP, "RPC connections open at once from one IP address (an IPv6 one by its /64); more are answered HTTP 429")
