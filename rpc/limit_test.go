@@ -649,3 +649,21 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("defaults: %v", err)
 	}
 }
+
+// With NoFaucet (cmd/tpu sets it on a public address without
+// --rpc-faucet), requestAirdrop answers Agave's answer with no faucet,
+// -32600 Invalid request, and gives nothing.
+func TestNoFaucet(t *testing.T) {
+	s := startFake(t, &fakeLedger{last: 10}, Config{NoFaucet: true})
+	_, b, err := post(t, context.Background(), s.URL(), rpcCall(1, "requestAirdrop", fmt.Sprintf(`[%q,%d]`, base58.Encode(make([]byte, 32)), 1_000_000_000)))
+	var r reply
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("%s %v", b, err)
+	}
+	if r.Error == nil || r.Error.Code != -32600 || r.Error.Message != "Invalid request" {
+		t.Fatalf("requestAirdrop without a faucet: %s, want -32600 Invalid request", b)
+	}
+	if s.airdrops != 0 {
+		t.Fatalf("%d airdrops given", s.airdrops)
+	}
+}

@@ -372,6 +372,9 @@ func (s *Server) send(tx []byte) error {
 const maxAirdrop = 10_000_000 * 1_000_000_000
 
 func requestAirdrop(s *Server, q *call, params []json.RawMessage) (any, *Error) {
+	if s.cfg.NoFaucet {
+		return nil, jsonrpc.ErrInvalidRequest // Agave's faucet_addr.ok_or_else(Error::invalid_request), before the params
+	}
 	if e := jsonrpc.WantParams(params, 2, 3); e != nil {
 		return nil, e
 	}

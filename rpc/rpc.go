@@ -105,6 +105,11 @@ type Config struct {
 	Bank Ledger
 	// Seed is the genesis seed: requestAirdrop signs with its faucet.
 	Seed string
+	// NoFaucet turns requestAirdrop off: it answers what Agave answers
+	// when it has no faucet (no --rpc-faucet-address), -32600 "Invalid
+	// request". cmd/tpu sets it when Addr can be reached from other
+	// machines (httpguard.Public) and --rpc-faucet was not given.
+	NoFaucet bool
 
 	// MaxBodyBytes bounds a request body; a longer one gets HTTP 413.
 	// Zero means 50 KiB, Solana's.

@@ -118,6 +118,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	if err != nil {
 		return 1, err
 	}
+	warnExposure(log, f, ws)
 	n, err := startNode(nodeConfig{Graph: cfg, Trace: prov, Log: log, RPC: rpcConfig(f), PubSubAddr: ws,
 		OpenRecorder: func(bank *bank.Config) (*bankingtrace.Recorder, error) { return openRecorder(f, bank, log) }})
 	if err != nil {

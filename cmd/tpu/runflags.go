@@ -15,6 +15,7 @@ import (
 	"github.com/tpugo/tpu/banking/scheduler"
 
 	"github.com/tpugo/tpu/banking/bankingtrace"
+	"github.com/tpugo/tpu/httpguard"
 	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
@@ -28,7 +29,7 @@ type runFlags struct {
 	traceOut, otlp, metricsAddr, summaryJSON, logLevel, seed              string
 	cpuProfile, memProfile, rpcAddr                                       string
 	duration                                                              time.Duration
-	reset, noGen, pprof                                                   bool
+	reset, noGen, pprof, rpcFaucet                                        bool
 	txHistory                                                             bool
 	rateSet                                                               bool // --rate was given
 	rate, invalid, traceSample, v0                                        float64
@@ -132,6 +133,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.Uint64Var(&f.rpcAirdropPerRecipient, "rpc-airdrop-per-recipient", rpc.DefaultAirdropPerRecipient, "lamports one account may receive by airdrop per --rpc-airdrop-window")
 	fs.Uint64Var(&f.rpcAirdropLamports, "rpc-airdrop-lamports", rpc.DefaultAirdropLamports, "lamports given by airdrop per --rpc-airdrop-window, to all accounts together")
 	fs.IntVar(&f.rpcAirdropRequests, "rpc-airdrop-requests", rpc.DefaultAirdropRequests, "airdrops per --rpc-airdrop-window, to all accounts together")
+	fs.BoolVar(&f.rpcFaucet, "rpc-faucet", false, "serve requestAirdrop on an --rpc-addr other machines can reach (off there by default, as Agave without --rpc-faucet-address; always on for loopback)")
 	fs.StringVar(&f.wsAddr, "ws-addr", wsAuto, "serve Solana's websocket PubSub here (auto: the --rpc-addr port + 1, as Agave's 8899/8900, or a free port when that is 0; empty: none)")
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
@@ -271,7 +273,7 @@ func rpcConfig(f runFlags) *rpc.Config {
 		return nil
 	}
 	return &rpc.Config{
-		Addr: f.rpcAddr, Seed: f.seed, MaxConns: f.rpcMaxConns, MaxConnsPerIP: f.rpcMaxConnsPerIP, ExpensivePerSec: f.rpcExpensivePerSec, HistorySlots: f.rpcHistorySlots,
+		Addr: f.rpcAddr, Seed: f.seed, NoFaucet: httpguard.Public(f.rpcAddr) && !f.rpcFaucet, MaxConns: f.rpcMaxConns, MaxConnsPerIP: f.rpcMaxConnsPerIP, ExpensivePerSec: f.rpcExpensivePerSec, HistorySlots: f.rpcHistorySlots,
 		AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 		AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
 	}
