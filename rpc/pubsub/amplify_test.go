@@ -238,8 +238,8 @@ func TestQueueBytes(t *testing.T) {
 	if c.notify(head, 3, &sent) || cancelled != 1 || st.slowReaders.Load() != 1 {
 		t.Fatalf("past the bytes: cancelled %d, slow readers %d", cancelled, st.slowReaders.Load())
 	}
-	if len(c.out) != 2 || c.queued.Load() != int64(2*(400+notificationTail)) {
-		t.Fatalf("queued %d messages, %d bytes", len(c.out), c.queued.Load())
+	if len(c.out) != 2 || c.queuedBytes() != int64(2*(400+notificationTail)) || st.queued.Load() != c.queuedBytes() {
+		t.Fatalf("queued %d messages, %d bytes, %d in the server's count", len(c.out), c.queuedBytes(), st.queued.Load())
 	}
 	big := newConn(100)
 	if !big.notify(head, 1, &sent) {
@@ -255,5 +255,45 @@ func TestValidateQueueBytes(t *testing.T) {
 	err := Config{Bank: &fakeLedger{}, QueueBytes: -1}.Validate()
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("QueueBytes -1: %v", err)
+	}
+}
+
+// TestQueuesShedHeaviest: where the queues together would pass
+// MaxQueueBytes, the connection with the most bytes waiting is stopped
+// and gives them back, counted; the light one whose message came last is
+// served.
+func TestQueuesShedHeaviest(t *testing.T) {
+	var st stats
+	q := &queues{max: 1000, stats: &st, conns: map[*conn]struct{}{}}
+	stopped := map[string]bool{}
+	newConn := func(name string) *conn {
+		c := &conn{out: make(chan outMsg, 100), maxBytes: 1 << 20, pool: q, cancel: func() { stopped[name] = true }, stats: &st}
+		q.join(c)
+		return c
+	}
+	heavy, medium, light := newConn("heavy"), newConn("medium"), newConn("light")
+	for _, c := range []struct {
+		c *conn
+		n int
+	}{{heavy, 600}, {medium, 250}, {light, 100}} {
+		if !c.c.send(make([]byte, c.n)) {
+			t.Fatalf("%d bytes refused under the bound", c.n)
+		}
+	}
+	if !light.send(make([]byte, 100)) {
+		t.Fatal("the light connection's message refused")
+	}
+	if !stopped["heavy"] || stopped["medium"] || stopped["light"] || st.serverQueueFull.Load() != 1 {
+		t.Fatalf("stopped %v, counted %d: want the heavy one alone", stopped, st.serverQueueFull.Load())
+	}
+	if got := st.queued.Load(); got != 450 || heavy.queuedBytes() != 0 {
+		t.Fatalf("%d bytes queued in all, %d to the heavy one; want 450 and 0", got, heavy.queuedBytes())
+	}
+	// The heavy one's writer finishing a message it took gives nothing
+	// back twice; leaving gives back what remains.
+	heavy.written(600)
+	q.leave(light)
+	if got := st.queued.Load(); got != 250 {
+		t.Fatalf("%d bytes queued after the light one left, want the medium's 250", got)
 	}
 }

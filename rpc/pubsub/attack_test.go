@@ -3,6 +3,7 @@ package pubsub_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -103,5 +104,76 @@ func TestAmplificationAttack(t *testing.T) {
 	}
 	if max := 2 * (last - first + 1); st.Encodings > max {
 		t.Fatalf("%d encodings in %d slots: more than one per slot and encoding", st.Encodings, last-first+1)
+	}
+}
+
+// TestSlowReaderCrowd is issue 26's second PubSub attack, bounded: 128
+// connections of base64 accountSubscribes to the genesis lookup table
+// (11 KB a notification) that never read (RSS went from 172 MB to
+// 1,456 MB). The bytes queued to all connections together, an upper
+// bound on what the queues hold (a notification's head shared by many
+// counts in full in each), stay within MaxQueueBytes and one message;
+// the heaviest readers are cut and counted; and an honest client,
+// reading, gets every slot's notification and the table's every change.
+func TestSlowReaderCrowd(t *testing.T) {
+	const conns, subs, rounds = 128, 32, 8
+	const maxQueue = 8 << 20
+	const oneMessage = 64 << 10 // more than a base64 table notification
+	n := startNode(t, pubsub.Config{MaxQueueBytes: maxQueue}, ledger.SyncEachSlot)
+	table, _ := bank.GenesisTable(seed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range conns {
+		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+		ws, _, err := websocket.Dial(dctx, n.ps.URL(), nil)
+		dcancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.CloseNow()
+		for j := range subs {
+			req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"accountSubscribe","params":[%q,{"encoding":"base64","commitment":"processed"}]}`, j+1, solana.PublicKey(table))
+			if ws.Write(ctx, websocket.MessageText, []byte(req)) != nil {
+				break // cut already: the bound at work
+			}
+		}
+		// and never reads
+	}
+	honest := n.dial(t)
+	aid := honest.subscribe("accountSubscribe", solana.PublicKey(table).String(), map[string]string{"encoding": "base64", "commitment": "processed"})
+	sid := honest.subscribe("slotSubscribe")
+	var most int64
+	var lastSlot uint64
+	changes := 0
+	for i := range rounds {
+		n.send(t, n.transfer(t, solana.PublicKey(table), uint64(1+i)))
+		// Read until the table's change of this round, checking that
+		// slots come one after another.
+		for got := false; !got; {
+			m := honest.next()
+			switch m.Params.Subscription {
+			case sid:
+				var s struct{ Slot uint64 }
+				if err := json.Unmarshal(m.Params.Result, &s); err != nil {
+					t.Fatal(err)
+				}
+				if lastSlot != 0 && s.Slot != lastSlot+1 {
+					t.Fatalf("round %d: slot %d after %d: the honest client missed a slot", i, s.Slot, lastSlot)
+				}
+				lastSlot = s.Slot
+			case aid:
+				got = true
+				changes++
+			}
+			most = max(most, n.ps.Stats().QueuedBytes)
+		}
+	}
+	st := n.ps.Stats()
+	t.Logf("%d changes read by the honest client; at most %d bytes queued; %+v", changes, most, st)
+	if most > maxQueue+oneMessage {
+		t.Fatalf("%d bytes queued at once, more than MaxQueueBytes %d and one message", most, maxQueue)
+	}
+	if st.QueueFull+st.SlowReaders == 0 {
+		t.Fatal("no connection was cut: the attack did not run")
 	}
 }

@@ -72,9 +72,13 @@
 // connection with status 1009), and the messages waiting to be written
 // to one connection, in number and in bytes: a client that lets QueueLen
 // messages or QueueBytes bytes pile up (a slow reader) is disconnected,
-// never buffered without limit, as is one whose write
-// takes longer than WriteTimeout or that does not answer a ping within
-// PingInterval. A message is one request: batches are refused. Counters
+// never buffered without limit. The queues together hold at most
+// MaxQueueBytes (256 MiB, Agave's queue_capacity_bytes; counted as each
+// queue counts, shared heads in full: an upper bound on their memory):
+// a message that would pass it disconnects the connections furthest
+// behind, heaviest first (queue.go). A connection whose write takes
+// longer than WriteTimeout or that does not answer a ping within
+// PingInterval is disconnected too. A message is one request: batches are refused. Counters
 // are exported at /metrics (metrics.go) and returned by Stats.
 //
 // Close stops accepting, stops the feed, closes every connection, and

@@ -18,7 +18,11 @@ import (
 //	tpu_pubsub_notifications_total         notifications written to a connection
 //	tpu_pubsub_disconnects_total{reason}   connections the server closed: slow_reader (its
 //	                                       queue full: QueueLen messages or QueueBytes),
+//	                                       server_queue_full (all queues at MaxQueueBytes),
 //	                                       ping_timeout, write_error
+//	tpu_pubsub_queued_bytes                bytes waiting in every connection's queue
+//	tpu_pubsub_encodings_total             account notifications encoded (once per account,
+//	                                       encoding and level a slot writes)
 //	tpu_pubsub_lost_slots_total            committed slots the feed was too far behind to
 //	                                       queue (read back from the ledger)
 func (s *Server) registerMetrics(m metric.Meter) error {
@@ -28,7 +32,9 @@ func (s *Server) registerMetrics(m metric.Meter) error {
 	sent, err4 := m.Int64ObservableCounter("tpu.pubsub.notifications", metric.WithDescription("notifications written to a connection"))
 	disc, err5 := m.Int64ObservableCounter("tpu.pubsub.disconnects", metric.WithDescription("connections the server closed, by reason"))
 	lost, err6 := m.Int64ObservableCounter("tpu.pubsub.lost_slots", metric.WithDescription("committed slots the feed could not queue and read back from the ledger"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+	queued, err7 := m.Int64ObservableGauge("tpu.pubsub.queued_bytes", metric.WithUnit("By"), metric.WithDescription("bytes waiting in every connection's queue"))
+	enc, err8 := m.Int64ObservableCounter("tpu.pubsub.encodings", metric.WithDescription("account notifications encoded, once per account, encoding and level a slot writes"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8); err != nil {
 		return fmt.Errorf("pubsub: metrics: %w", err)
 	}
 	attr := func(k, v string) metric.ObserveOption {
@@ -36,6 +42,7 @@ func (s *Server) registerMetrics(m metric.Meter) error {
 	}
 	accepted, refused := attr("result", "accepted"), attr("result", "refused")
 	slow, ping, write := attr("reason", "slow_reader"), attr("reason", "ping_timeout"), attr("reason", "write_error")
+	full := attr("reason", "server_queue_full")
 	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(open, s.conns.Load())
 		o.ObserveInt64(conns, int64(s.stats.accepted.Load()), accepted)
@@ -45,9 +52,12 @@ func (s *Server) registerMetrics(m metric.Meter) error {
 		o.ObserveInt64(disc, int64(s.stats.slowReaders.Load()), slow)
 		o.ObserveInt64(disc, int64(s.stats.pingTimeouts.Load()), ping)
 		o.ObserveInt64(disc, int64(s.stats.writeErrors.Load()), write)
+		o.ObserveInt64(disc, int64(s.stats.serverQueueFull.Load()), full)
 		o.ObserveInt64(lost, int64(s.feed.lost.Load()))
+		o.ObserveInt64(queued, s.stats.queued.Load())
+		o.ObserveInt64(enc, int64(s.reg.encoded.Load()))
 		return nil
-	}, open, conns, subs, sent, disc, lost)
+	}, open, conns, subs, sent, disc, lost, queued, enc)
 	if err != nil {
 		return fmt.Errorf("pubsub: metrics: %w", err)
 	}
@@ -63,6 +73,8 @@ type Stats struct {
 	Notifications uint64 // written (or being written) to a connection
 	Encodings     uint64 // account notifications encoded: once per account, encoding and level a slot writes, however many subscriptions share them
 	SlowReaders   uint64 // connections closed with their queue full (QueueLen or QueueBytes)
+	QueueFull     uint64 // connections closed with every queue together at MaxQueueBytes
+	QueuedBytes   int64  // waiting in every connection's queue now
 	PingTimeouts  uint64 // connections closed for want of a pong
 	WriteErrors   uint64 // connections closed on a failed or timed-out write
 	LostSlots     uint64 // committed slots the feed could not queue
@@ -73,7 +85,8 @@ func (s *Server) Stats() Stats {
 	return Stats{
 		Conns: s.conns.Load(), Accepted: s.stats.accepted.Load(), Refused: s.stats.refused.Load(),
 		Subscriptions: s.reg.count.Load(), Notifications: s.reg.sent.Load(), Encodings: s.reg.encoded.Load(),
-		SlowReaders: s.stats.slowReaders.Load(), PingTimeouts: s.stats.pingTimeouts.Load(),
-		WriteErrors: s.stats.writeErrors.Load(), LostSlots: s.feed.lost.Load(),
+		SlowReaders: s.stats.slowReaders.Load(), QueueFull: s.stats.serverQueueFull.Load(), QueuedBytes: s.stats.queued.Load(),
+		PingTimeouts: s.stats.pingTimeouts.Load(),
+		WriteErrors:  s.stats.writeErrors.Load(), LostSlots: s.feed.lost.Load(),
 	}
 }

@@ -48,12 +48,14 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]int64{
-		"tpu.pubsub.connections":                  1,
-		"tpu.pubsub.connections.handled/accepted": 1,
-		"tpu.pubsub.connections.handled/refused":  0,
-		"tpu.pubsub.subscriptions":                1,
-		"tpu.pubsub.disconnects/slow_reader":      0,
-		"tpu.pubsub.lost_slots":                   0,
+		"tpu.pubsub.connections":                   1,
+		"tpu.pubsub.connections.handled/accepted":  1,
+		"tpu.pubsub.connections.handled/refused":   0,
+		"tpu.pubsub.subscriptions":                 1,
+		"tpu.pubsub.disconnects/slow_reader":       0,
+		"tpu.pubsub.disconnects/server_queue_full": 0,
+		"tpu.pubsub.lost_slots":                    0,
+		"tpu.pubsub.encodings":                     int64(s.Encodings), // no account subscription: 0 and stays so
 	} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %d (present %v), want %d", name, v, ok, want)
@@ -63,5 +65,10 @@ func TestMetrics(t *testing.T) {
 	// at most what Stats says now.
 	if v := got["tpu.pubsub.notifications"]; v < 2 || uint64(v) > n.ps.Stats().Notifications || s.Notifications < 2 {
 		t.Errorf("notifications %d, Stats %d", v, s.Notifications)
+	}
+	// Queued bytes move as the writer runs: present, within 0 and what
+	// one slot notification's bytes could leave.
+	if v, ok := got["tpu.pubsub.queued_bytes"]; !ok || v < 0 || v > 1<<20 {
+		t.Errorf("queued bytes %d (present %v)", v, ok)
 	}
 }

@@ -38,6 +38,7 @@ const (
 	DefaultMaxConns         = 256
 	DefaultMaxSubscriptions = 1024
 	DefaultQueueBytes       = 4 << 20
+	DefaultMaxQueueBytes    = 256 << 20
 )
 
 // Config configures a Server. Every limit's zero value means its default;
@@ -87,6 +88,18 @@ type Config struct {
 	// Agave bounds its one queue for every connection to 256 MiB
 	// (queue_capacity_bytes).
 	QueueBytes int64
+	// MaxQueueBytes bounds the bytes waiting to be written to all the
+	// connections together, counted as QueueBytes counts them (a head
+	// shared by many notifications in full in each: an upper bound on
+	// the memory they hold). A message that would pass it disconnects
+	// the connections with the most bytes waiting, heaviest first, until
+	// it fits (counted as server_queue_full): a crowd of slow readers
+	// cannot hold more than this between them, and the one cut is the
+	// one furthest behind, not the light client whose message came
+	// last. Only a message larger than the bound, with nothing else
+	// waiting anywhere, passes it. Zero means 256 MiB (Agave's
+	// queue_capacity_bytes).
+	MaxQueueBytes int64
 	// WriteTimeout bounds writing one message; a client that takes
 	// longer is disconnected. Zero means 10 s.
 	WriteTimeout time.Duration
@@ -119,6 +132,7 @@ func (c Config) Validate() error {
 		jsonrpc.NonNegative(ErrConfig, "MaxMessageBytes", c.MaxMessageBytes),
 		jsonrpc.NonNegative(ErrConfig, "QueueLen", c.QueueLen),
 		jsonrpc.NonNegative(ErrConfig, "QueueBytes", c.QueueBytes),
+		jsonrpc.NonNegative(ErrConfig, "MaxQueueBytes", c.MaxQueueBytes),
 		jsonrpc.NonNegative(ErrConfig, "WriteTimeout", c.WriteTimeout),
 		jsonrpc.NonNegative(ErrConfig, "PingInterval", c.PingInterval),
 		jsonrpc.NonNegative(ErrConfig, "FeedQueue", c.FeedQueue),
@@ -134,6 +148,7 @@ func (c Config) withDefaults() Config {
 	jsonrpc.Default(&c.MaxMessageBytes, 64<<10)
 	jsonrpc.Default(&c.QueueLen, 1024)
 	jsonrpc.Default(&c.QueueBytes, DefaultQueueBytes)
+	jsonrpc.Default(&c.MaxQueueBytes, DefaultMaxQueueBytes)
 	jsonrpc.Default(&c.WriteTimeout, 10*time.Second)
 	jsonrpc.Default(&c.PingInterval, 30*time.Second)
 	jsonrpc.Default(&c.FeedQueue, 256)
@@ -161,14 +176,19 @@ type Server struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 
-	conns atomic.Int64
-	stats stats
+	conns  atomic.Int64
+	stats  stats
+	queues *queues
 }
 
 // stats are the server's counters (metrics.go).
 type stats struct {
 	accepted, refused                      atomic.Uint64
 	slowReaders, pingTimeouts, writeErrors atomic.Uint64
+	serverQueueFull                        atomic.Uint64 // connections stopped at MaxQueueBytes
+	// queued is the bytes waiting in every connection's queue, as each
+	// counts them.
+	queued atomic.Int64
 }
 
 // Start listens on cfg.Addr and serves until Close.
@@ -182,6 +202,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("pubsub: listen on %s: %w", cfg.Addr, err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(), ln: ln, feedDone: make(chan struct{}), fed: make(chan struct{})}
+	s.queues = &queues{max: cfg.MaxQueueBytes, stats: &s.stats, conns: map[*conn]struct{}{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.feed = newFeed(cfg.Bank, s.reg, cfg.FeedQueue, cfg.Logger)
 	if cfg.Meter != nil {
@@ -268,13 +289,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.accepted.Add(1)
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(s.base)
-	c := &conn{out: make(chan outMsg, s.cfg.QueueLen), maxBytes: s.cfg.QueueBytes, cancel: cancel, stats: &s.stats}
+	c := &conn{out: make(chan outMsg, s.cfg.QueueLen), maxBytes: s.cfg.QueueBytes, pool: s.queues, cancel: cancel, stats: &s.stats}
+	s.queues.join(c)
 	var loops sync.WaitGroup // the writer and the pinger
 	defer func() {
 		c.stop(nil)
 		s.reg.dropAll(c)
 		ws.CloseNow()
 		loops.Wait()
+		s.queues.leave(c)
 	}()
 	loops.Add(2)
 	go func() { defer loops.Done(); s.write(ctx, ws, c) }()
@@ -312,7 +335,7 @@ func (s *Server) write(ctx context.Context, ws *websocket.Conn, c *conn) {
 			wctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 			err := ws.Write(wctx, websocket.MessageText, b)
 			cancel()
-			c.queued.Add(-m.size())
+			c.written(m.size())
 			if cap(scratch) > maxScratch {
 				scratch = nil
 			}
@@ -346,83 +369,6 @@ func (s *Server) ping(ctx context.Context, ws *websocket.Conn, c *conn) {
 		case <-ctx.Done():
 			return
 		}
-	}
-}
-
-// conn is one websocket connection as the registry sees it: a queue of
-// messages to write, bounded in messages (the channel's capacity) and
-// in bytes (maxBytes).
-type conn struct {
-	out      chan outMsg
-	queued   atomic.Int64 // bytes of the messages queued and not yet written
-	maxBytes int64
-	cancel   context.CancelFunc
-	stats    *stats
-	stopped  atomic.Bool
-}
-
-// outMsg is a message queued to a connection: b whole, or, for a
-// notification (id not 0), b the head the writer completes with the
-// subscription id (appendNotification). sent, for a notification, is
-// the counter the writer adds it to before writing it.
-type outMsg struct {
-	b    []byte
-	id   uint64
-	sent *atomic.Uint64
-}
-
-// size is the bytes m counts for in its connection's queue: what it
-// writes, at most. A head shared with other notifications counts in
-// full in each: the bound is on what the client must read.
-func (m outMsg) size() int64 {
-	if m.id != 0 {
-		return int64(len(m.b) + notificationTail)
-	}
-	return int64(len(m.b))
-}
-
-// send queues msg without blocking; a full queue stops the connection
-// (a slow reader) rather than buffer without limit.
-func (c *conn) send(msg []byte) bool { return c.queue(outMsg{b: msg}) }
-
-// notify queues a notification, to be counted in sent when it is
-// written.
-func (c *conn) notify(head []byte, id uint64, sent *atomic.Uint64) bool {
-	return c.queue(outMsg{b: head, id: id, sent: sent})
-}
-
-// queue queues m unless the connection would then hold more than its
-// messages or bytes (a message that finds no bytes queued is taken
-// whatever its size); past either it stops the connection as a slow
-// reader.
-func (c *conn) queue(m outMsg) bool {
-	if c.stopped.Load() {
-		return false
-	}
-	n := m.size()
-	if q := c.queued.Add(n); q > c.maxBytes && q != n {
-		c.queued.Add(-n)
-		c.stop(&c.stats.slowReaders)
-		return false
-	}
-	select {
-	case c.out <- m:
-		return true
-	default:
-		c.queued.Add(-n)
-		c.stop(&c.stats.slowReaders)
-		return false
-	}
-}
-
-// stop ends the connection, counting why in reason (nil: the client
-// left, or the server is closing). It never blocks.
-func (c *conn) stop(reason *atomic.Uint64) {
-	if c.stopped.CompareAndSwap(false, true) {
-		if reason != nil {
-			reason.Add(1)
-		}
-		c.cancel()
 	}
 }
 
