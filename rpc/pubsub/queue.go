@@ -177,4 +177,3 @@ func (c *conn) stop(reason *atomic.Uint64) {
 		c.cancel()
 	}
 }
-
