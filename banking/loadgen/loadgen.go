@@ -81,6 +81,11 @@ type Config struct {
 	Lamports uint64
 	// RandSeed seeds the choice of kinds (reproducible loads).
 	RandSeed uint64
+	// SignFirst, when above 0, has Build sign only the first SignFirst
+	// transactions: the others' Txs are nil until the caller signs them
+	// with Sign, with a blockhash fresh when they are about to be sent
+	// (a long load signed in windows: tpu gen).
+	SignFirst int
 	// Progress, when not nil, is called as signing goes.
 	Progress func(done, total int)
 	// Stop, when not nil, ends the signing early once it is closed (a
@@ -93,8 +98,9 @@ type Load struct {
 	Txs   [][]byte
 	Kinds []Kind
 	// V0[i] says whether Txs[i] is a v0 transaction with a lookup.
-	V0  []bool
-	cfg Config
+	V0   []bool
+	cfg  Config
+	keys []ed25519.PrivateKey
 
 	table     [32]byte   // the genesis lookup table, with V0Fraction
 	tableKeys [][32]byte // its addresses
@@ -132,7 +138,7 @@ func Build(cfg Config) (*Load, error) {
 		parallel(cfg.Accounts, func(i int) { keys[i] = bank.GenesisKey(cfg.Seed, i) })
 	}
 
-	l := &Load{Txs: make([][]byte, cfg.Count), Kinds: make([]Kind, cfg.Count), V0: make([]bool, cfg.Count), cfg: cfg}
+	l := &Load{Txs: make([][]byte, cfg.Count), Kinds: make([]Kind, cfg.Count), V0: make([]bool, cfg.Count), cfg: cfg, keys: keys}
 	rng := rand.New(rand.NewPCG(cfg.RandSeed, 17))
 	for i := range l.Kinds {
 		if rng.Float64() < cfg.InvalidFraction {
@@ -155,11 +161,20 @@ func Build(cfg Config) (*Load, error) {
 			break
 		}
 	}
+	for i, k := range l.Kinds {
+		if k == Duplicate && (firstValid < 0 || firstValid > i) {
+			l.Kinds[i] = Malformed // nothing earlier to copy
+		}
+	}
+	signed := cfg.Count
+	if cfg.SignFirst > 0 {
+		signed = min(signed, cfg.SignFirst)
+	}
 	var mu sync.Mutex
 	done := 0
 	var buildErr error
 	var stopped atomic.Bool
-	parallel(cfg.Count, func(i int) {
+	parallel(signed, func(i int) {
 		if stopped.Load() {
 			return
 		}
@@ -171,7 +186,7 @@ func Build(cfg Config) (*Load, error) {
 			default:
 			}
 		}
-		tx, err := l.build(i, keys)
+		tx, err := l.build(i, cfg.Blockhash)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil && buildErr == nil {
@@ -189,27 +204,65 @@ func Build(cfg Config) (*Load, error) {
 	if stopped.Load() {
 		return nil, ErrStopped
 	}
-	for i, k := range l.Kinds {
-		if k == Duplicate {
-			if firstValid < 0 || firstValid > i {
-				l.Kinds[i] = Malformed
-				l.Txs[i] = l.Txs[i][:len(l.Txs[i])/2]
-				continue
-			}
-			// An earlier valid transaction, sent again.
-			j := i - 1
-			for l.Kinds[j] != Valid {
-				j--
-			}
-			l.Txs[i] = l.Txs[j]
+	for i := range signed {
+		if l.Kinds[i] == Duplicate {
+			l.Txs[i] = l.Txs[l.source(i)] // an earlier valid transaction, sent again
 		}
 	}
 	return l, nil
 }
 
-// build makes transaction i (duplicates are filled in afterwards).
-func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
-	cfg := l.cfg
+// source returns the valid transaction duplicate i sends again: the
+// nearest before it.
+func (l *Load) source(i int) int {
+	j := i - 1
+	for l.Kinds[j] != Valid {
+		j--
+	}
+	return j
+}
+
+// Sign signs transactions [from, to) over blockhash bh, on every core,
+// and returns them (Txs is left as it is: the caller publishes them as
+// it sends). A duplicate there copies its source's bytes: from what Sign
+// made, or, for a source before from, from earlier(source) (what the
+// caller sent of it).
+func (l *Load) Sign(from, to int, bh [32]byte, earlier func(int) []byte) ([][]byte, error) {
+	if from < 0 || to > len(l.Txs) || from > to {
+		return nil, fmt.Errorf("%w: sign [%d, %d) of %d", ErrConfig, from, to, len(l.Txs))
+	}
+	out := make([][]byte, to-from)
+	var mu sync.Mutex
+	var signErr error
+	parallel(to-from, func(k int) {
+		tx, err := l.build(from+k, bh)
+		if err != nil {
+			mu.Lock()
+			signErr = err
+			mu.Unlock()
+		}
+		out[k] = tx
+	})
+	if signErr != nil {
+		return nil, signErr
+	}
+	for k := range out {
+		if l.Kinds[from+k] == Duplicate {
+			if j := l.source(from + k); j >= from {
+				out[k] = out[j-from]
+			} else {
+				out[k] = earlier(j)
+			}
+		}
+	}
+	return out, nil
+}
+
+// build makes transaction i over blockhash bh (a duplicate is built as
+// the valid transaction it would be; the caller copies its source over
+// it).
+func (l *Load) build(i int, blockhash [32]byte) ([]byte, error) {
+	cfg, keys := l.cfg, l.keys
 	n := len(keys)
 	from := i % n
 	var to int
@@ -240,7 +293,7 @@ func (l *Load) build(i int, keys []ed25519.PrivateKey) ([]byte, error) {
 		}
 	}
 	payer := keys[from]
-	bh := cfg.Blockhash
+	bh := blockhash
 	switch l.Kinds[i] {
 	case StaleBlockhash:
 		bh = [32]byte{0x5a, byte(i), byte(i >> 8), byte(i >> 16)}
@@ -351,6 +404,11 @@ type SendConfig struct {
 	// Progress, when not nil, is called about once a second with the
 	// transactions sent so far.
 	Progress func(sent int)
+	// Tx, when not nil, gives the bytes of transaction i as it is sent,
+	// in place of Txs[i]: a load signed in windows as it goes
+	// (Config.SignFirst, Sign). It may wait for a window to be signed;
+	// the wait shows as the sender falling behind.
+	Tx func(i int) []byte
 
 	// stall, when not nil, is called as the sender looks at the clock
 	// for its next batch, with the index of the next transaction: a
@@ -491,7 +549,11 @@ func (l *Load) Send(cfg SendConfig) (SendResult, error) {
 			}
 		}
 		for i := 0; i < n; i++ {
-			ds[i].Buf = l.Txs[res.Sent+i]
+			if cfg.Tx != nil {
+				ds[i].Buf = cfg.Tx(res.Sent + i)
+			} else {
+				ds[i].Buf = l.Txs[res.Sent+i]
+			}
 		}
 		w, err := mm.Write(ds[:n], cfg.Target)
 		res.Sent += w

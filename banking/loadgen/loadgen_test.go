@@ -572,3 +572,61 @@ func TestBuildStops(t *testing.T) {
 		t.Fatalf("signed %d of 200,000 after Stop closed", signed)
 	}
 }
+
+// A load signed in windows: Build signs the first SignFirst, Sign the
+// rest over another blockhash, byte for byte what Build would have made
+// over it, with each duplicate a copy of its source as sent.
+func TestSignInWindows(t *testing.T) {
+	cfg := Config{Seed: "windows", Accounts: 8, Count: 300, InvalidFraction: 0.5, RandSeed: 3, Blockhash: [32]byte{1}}
+	whole := cfg
+	whole.Blockhash = [32]byte{2}
+	want, err := Build(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SignFirst = 100
+	l, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Txs[99] == nil || l.Txs[100] != nil {
+		t.Fatal("SignFirst 100: want the first 100 signed and no more")
+	}
+	sent := map[int][]byte{}
+	earlier := func(j int) []byte {
+		b, ok := sent[j]
+		if !ok {
+			t.Fatalf("a duplicate's source %d was never sent", j)
+		}
+		return b
+	}
+	for i := range 100 {
+		sent[i] = l.Txs[i]
+	}
+	rest, err := l.Sign(100, 300, [32]byte{2}, earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dups := 0
+	for k, tx := range rest {
+		i := 100 + k
+		switch l.Kinds[i] {
+		case Duplicate:
+			dups++
+			if j := l.source(i); !bytes.Equal(tx, sent[j]) && !(j >= 100 && bytes.Equal(tx, rest[j-100])) {
+				t.Fatalf("duplicate %d is not its source %d as sent", i, j)
+			}
+		default:
+			if !bytes.Equal(tx, want.Txs[i]) {
+				t.Fatalf("transaction %d (%v) differs from Build's over the same blockhash", i, l.Kinds[i])
+			}
+		}
+		sent[i] = tx
+	}
+	if dups == 0 {
+		t.Fatal("no duplicate in the windows: the test checks nothing of them")
+	}
+	if _, err := l.Sign(200, 400, [32]byte{2}, earlier); err == nil {
+		t.Fatal("signing past the load accepted")
+	}
+}

@@ -34,7 +34,9 @@ const genHelp = `Usage: tpu gen [flags]
 A load generator in its own process, for a tpu run --no-gen on this machine
 (or any node with the same RPC subset). It signs transfers between --accounts
 accounts (derived from the genesis --seed, or, with --airdrop, fresh keys
-funded by requestAirdrop), sends them over UDP to --tpu with sendmmsg
+funded by requestAirdrop), in windows of at most 250 ms of the schedule,
+each over a blockhash fetched a window before it is due (so a long run
+never outlives its blockhash), sends them over UDP to --tpu with sendmmsg
 (--batch-size datagrams per call) at --rate for --duration, and asks --rpc
 for their confirmations. The load is open-loop: transaction i is sent at
 start + i/rate whatever the pipeline does, never skipped when the sender
@@ -113,8 +115,11 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		return 1, err
 	}
 	n := int(f.rate * f.duration.Seconds())
-	fmt.Fprintf(env.stderr, "signing %d transactions over %d accounts...\n", n, len(keys))
-	lcfg := loadgen.Config{Keys: keys, Blockhash: bh, Count: n, Contention: f.contention,
+	// The first window is signed now, the rest as the load is sent, each
+	// over a fresh blockhash (genwindows.go).
+	first := min(n, int(f.rate*windowFor(stages.DefaultSlotTime).Seconds())+1)
+	fmt.Fprintf(env.stderr, "signing %d transactions over %d accounts, the first %d now, the rest in windows as they are sent...\n", n, len(keys), first)
+	lcfg := loadgen.Config{Keys: keys, Blockhash: bh, Count: n, Contention: f.contention, SignFirst: first,
 		InvalidFraction: f.invalid, BatchSize: f.batchSize, RandSeed: uint64(time.Now().UnixNano())}
 	if !f.airdrop {
 		// The same genesis keys, named by seed, so that v0 transfers can
@@ -131,10 +136,14 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		slots = slot1 - slot0
 	}
 	slotTime, slotDesc := genSlotTime(slots, time.Since(t0))
-	if w := expiryWarning(signing, f.duration, slotTime, slotDesc, "use a lower --rate or a shorter --duration"); w != "" {
+	// A window's blockhash is fetched a window before it is due and
+	// signs it whole: it must live two windows.
+	win := windowFor(slotTime)
+	if w := expiryWarning(signing, 2*win, slotTime, slotDesc, fmt.Sprintf("gen signs in windows of %v at least, and the node's slots are too fast for it", minWindow)); w != "" {
 		fmt.Fprintln(env.stderr, w)
 	}
-	// The valid transactions are the ones to confirm.
+	// The valid transactions are the ones to confirm; their signatures
+	// are known as their windows are signed (sigsOf).
 	var valid []int
 	for i, k := range load.Kinds {
 		if k == loadgen.Valid {
@@ -142,10 +151,15 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		}
 	}
 	sigs := make([][64]byte, len(valid))
-	for j, i := range valid {
-		sig, _ := txview.FirstSignature(load.Txs[i]) // a valid one: it has one
-		sigs[j] = *sig
+	w := newWindows(load, first, bh)
+	known := 0 // valid[:known] have their signatures in sigs
+	sigsOf := func() {
+		for ready := w.ready(); known < len(valid) && valid[known] < ready; known++ {
+			sig, _ := txview.FirstSignature(w.txs[valid[known]]) // a valid one: it has one
+			sigs[known] = *sig
+		}
 	}
+	sigsOf()
 
 	// Confirmations are polled while sending, for the live lines.
 	var sentCount atomicInt
@@ -158,13 +172,19 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		now := time.Now()
 		c.seen = func(j int) { confirmLatency.Record(now.Sub(sched.At(valid[j]))) }
 		defer func() { c.seen = nil }()
-		return c.poll(countSent(valid, sentCount.Load()), pollWindow)
+		upTo := countSent(valid, sentCount.Load()) // before sigsOf: what is sent is signed
+		sigsOf()
+		return c.poll(upTo, pollWindow)
 	}
 	done := make(chan loadgen.SendResult, 1)
 	fmt.Fprintln(env.stderr, loadLine(loadOpen, f.rate))
+	w.sched = sched
+	defer w.close()
+	signed := make(chan error, 1)
+	go func() { signed <- w.sign(ctx, rpc, slot0, t0, slotTime, env.stderr) }()
 	go func() {
 		res, err := load.Send(loadgen.SendConfig{Target: target, Rate: f.rate, Start: start, Duration: f.duration, BatchSize: f.batchSize,
-			Progress: func(sent int) { sentCount.Store(sent) }})
+			Progress: func(sent int) { sentCount.Store(sent) }, Tx: w.tx})
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tpu gen: send: %v\n", err)
 		}
@@ -182,6 +202,10 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		case res = <-done:
 			sending = false
 			settleBy = time.Now().Add(f.settle)
+			w.close()
+			if err := <-signed; err != nil {
+				return 1, err
+			}
 			continue
 		case <-tick.C:
 		}
@@ -196,7 +220,8 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		}
 	}
 	elapsed := time.Since(start)
-	expired, err := finalPoll(ctx, rpc, c, countSent(valid, res.Sent), bh, time.Second, expiryWait, env.stderr)
+	sigsOf()
+	expired, err := finalPoll(ctx, rpc, c, countSent(valid, res.Sent), w.blockhash(), time.Second, expiryWait, env.stderr)
 	if err != nil {
 		return 1, err
 	}
@@ -210,7 +235,7 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		if st == nil {
 			continue
 		}
-		tx := load.Txs[valid[j]]
+		tx := w.txs[valid[j]] // as sent
 		v, err := txview.Parse(tx)
 		if err != nil {
 			return 1, err
@@ -245,6 +270,7 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	fmt.Fprintf(env.stdout, "\n== tpu gen summary ==\nsent %d transactions (%d meant to be valid) in %.1fs: %.0f/s\n", res.Sent, sentValid, res.Elapsed.Seconds(), float64(res.Sent)/res.Elapsed.Seconds())
 	fmt.Fprintf(env.stdout, "confirmed %d of %d valid (%d failed on chain) in %.1fs: %.0f/s\n", confirmedCount, sentValid, failed, elapsed.Seconds(), float64(confirmedCount)/elapsed.Seconds())
 	fmt.Fprintf(env.stdout, "expired %d of %d valid: unconfirmed once the load's blockhash was no longer valid, so they can never land (blockhash_not_found, or lost before the bank)\n", expired, sentValid)
+	fmt.Fprintf(env.stdout, "signed in %d windows, each over a blockhash fetched a window before it was due\n", 1+w.refreshed.Load())
 	fmt.Fprintf(env.stdout, "%s\nsender behind schedule by %.0f us at the end (at most %.0f us)\n", loadLine(loadOpen, f.rate), usOf(res.Behind), usOf(res.MaxBehind))
 	fmt.Fprintf(env.stdout, "latency scheduled send to seen confirmed (by polls a second apart: up to 1 s over), %d seen live: %s\n",
 		confirmLatency.Count(), latencyOf(&confirmLatency))
