@@ -222,3 +222,37 @@ func TestSignalAtStartup(t *testing.T) {
 		t.Fatalf("the signal was not logged:\n%s", c.stderr())
 	}
 }
+
+// TestSignalAtFastSlots: issue 26 found tpu run at --slot-time 100us with
+// --sync sync ignoring SIGINT for 10 s, its slot clock queueing ticks
+// faster than banking took them. Ticks now coalesce and the slot time is
+// at least 1 ms: at that bound, under load, a SIGINT stops the run, which
+// drains, prints its summary and exits 0, well within the 1 s the issue
+// asks (the bound checked here is looser, for a loaded machine under
+// -race; the time taken is logged).
+func TestSignalAtFastSlots(t *testing.T) {
+	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(t.TempDir(), "ledger"),
+		"--slot-time", "1ms", "--sync", "sync", "--duration", "60s", "--rate", "1000", "--count", "20000", "--accounts", "64")
+	c.await(t, 3, " received ") // three live lines: three seconds of 1 ms slots under load
+	start := time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, 1, "signal: stopping")
+	honoured := time.Since(start)
+	select {
+	case <-c.drained:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit 30 s after SIGINT at 1 ms slots:\n%s", c.stderr())
+	}
+	exited := time.Since(start)
+	err := c.cmd.Wait()
+	out := c.stdout.String()
+	if err != nil || !strings.Contains(out, "accounting ok: true") {
+		t.Fatalf("exit after SIGINT at 1 ms slots: %v\n%s\n%s", err, out, c.stderr())
+	}
+	t.Logf("SIGINT at 1 ms slots: logged after %v, exited after %v", honoured, exited)
+	if exited > 5*time.Second {
+		t.Fatalf("exited %v after SIGINT at 1 ms slots, want well under 5 s (the issue's 10 s was the bug)", exited)
+	}
+}
