@@ -1,8 +1,10 @@
 package httpguard
 
 import (
+	"bufio"
 	"container/list"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -135,14 +137,33 @@ func (l *Listener) makeRoom() bool {
 	return true
 }
 
-// refuse answers a connection over its address's cap and closes it. The
-// write goes to a fresh socket's empty buffer: it does not block, and the
-// deadline only bounds a kernel that thinks otherwise.
+// refusing bounds the refusals being answered at once; past it a
+// connection over its address's cap is closed unanswered.
+var refusing = make(chan struct{}, 64)
+
+// refuse answers a connection over its address's cap with HTTP 429 and
+// closes it, off the accept loop. It reads the request's header first
+// (16 KiB and 1 s at most): an answer that came before the request would
+// confuse the client (Go's reads it as unsolicited), and closing with
+// the request unread would reset the connection before the client saw
+// the answer.
 func refuse(c net.Conn, n int) {
-	body := fmt.Sprintf("too many connections from your address: %d open, the most allowed\n", n)
-	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	fmt.Fprintf(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	c.Close()
+	select {
+	case refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-refusing }()
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		if _, err := http.ReadRequest(bufio.NewReader(io.LimitReader(c, 16<<10))); err != nil {
+			return
+		}
+		body := fmt.Sprintf("too many connections from your address: %d open, the most allowed\n", n)
+		fmt.Fprintf(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	}()
 }
 
 // releaseLocked gives c's slot back, once. l.mu is held.

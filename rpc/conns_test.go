@@ -181,6 +181,8 @@ func TestPerIPLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	body := rpcCall(1, "getSlot", "[]")
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -123,10 +125,9 @@ func TestSlowReaderCrowd(t *testing.T) {
 	table, _ := bank.GenesisTable(seed)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for range conns {
-		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-		ws, _, err := websocket.Dial(dctx, n.ps.URL(), nil)
-		dcancel()
+	for i := range conns {
+		// From four addresses, within the per-IP limit.
+		ws, _, err := dialFrom(t, n.ps.URL(), fmt.Sprintf("127.0.0.%d", 20+i%4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,4 +177,38 @@ func TestSlowReaderCrowd(t *testing.T) {
 	if st.QueueFull+st.SlowReaders == 0 {
 		t.Fatal("no connection was cut: the attack did not run")
 	}
+}
+
+// dialFrom opens a websocket from the loopback address from (Linux
+// routes 127.0.0.0/8 to lo: distinct ones model distinct clients).
+func dialFrom(t *testing.T, url, from string) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
+	tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
+}
+
+// One address may hold MaxConnsPerIP connections: one more is answered
+// 429, and another address is served.
+func TestConnectionsPerIP(t *testing.T) {
+	n := startNode(t, pubsub.Config{MaxConnsPerIP: 2}, ledger.SyncEachSlot)
+	for range 2 {
+		ws, _, err := dialFrom(t, n.ps.URL(), "127.0.0.7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.CloseNow()
+	}
+	if ws, resp, err := dialFrom(t, n.ps.URL(), "127.0.0.7"); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		if ws != nil {
+			ws.CloseNow()
+		}
+		t.Fatalf("a third connection from one address: %v %v, want HTTP 429", resp, err)
+	}
+	ws, _, err := dialFrom(t, n.ps.URL(), "127.0.0.8")
+	if err != nil {
+		t.Fatalf("another address: %v", err)
+	}
+	ws.CloseNow()
 }

@@ -66,7 +66,8 @@
 //
 // # Bounds
 //
-// Config caps the connections (one more gets HTTP 503), each
+// Config caps the connections (one more gets HTTP 503) and those from
+// one IP address (httpguard; one more gets HTTP 429), each
 // connection's subscriptions (one more gets -32603, Agave's "Subscription
 // refused"), the size of a message read (a longer one closes the
 // connection with status 1009), and the messages waiting to be written
@@ -78,8 +79,9 @@
 // a message that would pass it disconnects the connections furthest
 // behind, heaviest first (queue.go). A connection whose write takes
 // longer than WriteTimeout or that does not answer a ping within
-// PingInterval is disconnected too. A message is one request: batches are refused. Counters
-// are exported at /metrics (metrics.go) and returned by Stats.
+// PingInterval is disconnected too. A message is one request: batches
+// are refused. Counters are exported at /metrics (metrics.go) and
+// returned by Stats.
 //
 // Close stops accepting, stops the feed, closes every connection, and
 // returns once no handler runs: the ledger may close after it.

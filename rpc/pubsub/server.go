@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tpugo/tpu/banking"
+	"github.com/tpugo/tpu/httpguard"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
 )
 
@@ -36,6 +37,7 @@ type Ledger interface {
 // Defaults of the limits in Config.
 const (
 	DefaultMaxConns         = 256
+	DefaultMaxConnsPerIP    = 64
 	DefaultMaxSubscriptions = 1024
 	DefaultQueueBytes       = 4 << 20
 	DefaultMaxQueueBytes    = 256 << 20
@@ -64,6 +66,11 @@ type Config struct {
 	// MaxConns caps the connections open at once; one more is refused
 	// with HTTP 503. Zero means 256.
 	MaxConns int
+	// MaxConnsPerIP caps the connections open at once from one IP
+	// address (an IPv6 one by its /64: httpguard), so that one address
+	// cannot take every slot; one more is answered HTTP 429 and closed.
+	// Zero means 64.
+	MaxConnsPerIP int
 	// MaxSubscriptions caps one connection's subscriptions; one more is
 	// refused with a JSON-RPC error. Zero means 1024.
 	MaxSubscriptions int
@@ -128,6 +135,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs,
 		jsonrpc.NonNegative(ErrConfig, "MaxConns", c.MaxConns),
+		jsonrpc.NonNegative(ErrConfig, "MaxConnsPerIP", c.MaxConnsPerIP),
 		jsonrpc.NonNegative(ErrConfig, "MaxSubscriptions", c.MaxSubscriptions),
 		jsonrpc.NonNegative(ErrConfig, "MaxMessageBytes", c.MaxMessageBytes),
 		jsonrpc.NonNegative(ErrConfig, "QueueLen", c.QueueLen),
@@ -144,6 +152,7 @@ func (c Config) withDefaults() Config {
 	jsonrpc.Default(&c.Addr, "127.0.0.1:8900")
 	jsonrpc.Default(&c.LookbackSlots, bank.MaxProcessingAge)
 	jsonrpc.Default(&c.MaxConns, DefaultMaxConns)
+	jsonrpc.Default(&c.MaxConnsPerIP, DefaultMaxConnsPerIP)
 	jsonrpc.Default(&c.MaxSubscriptions, DefaultMaxSubscriptions)
 	jsonrpc.Default(&c.MaxMessageBytes, 64<<10)
 	jsonrpc.Default(&c.QueueLen, 1024)
@@ -163,7 +172,7 @@ type Server struct {
 	reg  *registry
 	feed *feed
 	srv  *http.Server
-	ln   net.Listener
+	ln   *httpguard.Listener
 
 	base     context.Context // every connection's context derives from it
 	cancel   context.CancelFunc
@@ -191,15 +200,26 @@ type stats struct {
 	queued atomic.Int64
 }
 
+// connSlack is how many connections past MaxConns the listener takes, to
+// answer them 503.
+const connSlack = 16
+
 // Start listens on cfg.Addr and serves until Close.
 func Start(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	ln, err := net.Listen("tcp", cfg.Addr)
+	raw, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("pubsub: listen on %s: %w", cfg.Addr, err)
+	}
+	// The listener's cap leaves room beyond MaxConns for the handshakes
+	// of connections to be refused with a 503 rather than left waiting.
+	ln, err := httpguard.NewListener(raw, httpguard.Config{MaxConns: cfg.MaxConns + connSlack, MaxConnsPerAddr: cfg.MaxConnsPerIP})
+	if err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("pubsub: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(), ln: ln, feedDone: make(chan struct{}), fed: make(chan struct{})}
 	s.queues = &queues{max: cfg.MaxQueueBytes, stats: &s.stats, conns: map[*conn]struct{}{}}
@@ -218,6 +238,7 @@ func Start(cfg Config) (*Server, error) {
 	}()
 	s.srv = &http.Server{
 		Handler:           s,
+		ConnState:         ln.ConnState,
 		ReadHeaderTimeout: 5 * time.Second,
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
