@@ -429,4 +429,12 @@ func TestGenRefreshesBlockhash(t *testing.T) {
 			t.Errorf("gen's summary lacks %q:\n%s", want, out)
 		}
 	}
+	// 250 ms windows (a quarter of the 3 s blockhash life is more) of 50
+	// transactions at 200/s, the first of 51: 20 windows, give or take
+	// one for the schedule's rounding.
+	var windows int
+	_, after, _ := strings.Cut(out, "signed in ")
+	if _, err := fmt.Sscanf(after, "%d windows", &windows); err != nil || windows < 19 || windows > 21 {
+		t.Errorf("signed in %d windows (%v), want about 20:\n%s", windows, err, out)
+	}
 }
