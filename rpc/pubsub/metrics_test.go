@@ -6,6 +6,8 @@ import (
 
 	"github.com/tpugo/tpu/banking/ledger"
 
+	solana "github.com/gagliardetto/solana-go"
+
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -19,6 +21,14 @@ func TestMetrics(t *testing.T) {
 	defer mp.Shutdown(context.Background())
 	n := startNode(t, pubsub.Config{Meter: mp.Meter("tpu")}, ledger.SyncEachSlot)
 	c := n.dial(t)
+	// An account notified once (processed: encoded at commit, once), so
+	// that the encodings counted are 1, not a 0 any counter would give.
+	to := solana.NewWallet().PublicKey()
+	c.subscribe("accountSubscribe", to.String(), map[string]any{"commitment": "processed", "encoding": "base64"})
+	n.send(t, n.transfer(t, to, 3_000_000))
+	if m := c.next(); m.Method != "accountNotification" {
+		t.Fatalf("unexpected %s", m.raw)
+	}
 	c.subscribe("slotSubscribe")
 	c.next()
 	c.next()
@@ -51,11 +61,11 @@ func TestMetrics(t *testing.T) {
 		"tpu.pubsub.connections":                   1,
 		"tpu.pubsub.connections.handled/accepted":  1,
 		"tpu.pubsub.connections.handled/refused":   0,
-		"tpu.pubsub.subscriptions":                 1,
+		"tpu.pubsub.subscriptions":                 2,
 		"tpu.pubsub.disconnects/slow_reader":       0,
 		"tpu.pubsub.disconnects/server_queue_full": 0,
 		"tpu.pubsub.lost_slots":                    0,
-		"tpu.pubsub.encodings":                     int64(s.Encodings), // no account subscription: 0 and stays so
+		"tpu.pubsub.encodings":                     1,
 	} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %d (present %v), want %d", name, v, ok, want)
