@@ -97,9 +97,11 @@ func TestIdleConnectionsReclaimed(t *testing.T) {
 	}
 	// The figure: a new client served within 1 s (an honest
 	// client's patience; the reclaim itself takes microseconds).
+	start := time.Now()
 	if err := freshClient("127.0.0.2", s.URL(), time.Second); err != nil {
 		t.Fatalf("a new client behind %d idle connections: %v", idle, err)
 	}
+	t.Logf("a new client behind %d idle connections served in %v", idle, time.Since(start))
 	if st := s.ln.Stats(); st.Reclaimed != idle-DefaultMaxConns+1 {
 		t.Fatalf("%+v: the new client should have reclaimed one idle connection", st)
 	}
