@@ -258,9 +258,8 @@ func (l *Load) Sign(from, to int, bh [32]byte, earlier func(int) []byte) ([][]by
 	return out, nil
 }
 
-// build makes transaction i over blockhash bh (a duplicate is built as
-// the valid transaction it would be; the caller copies its source over
-// it).
+// build makes transaction i over blockhash bh (a duplicate as the valid
+// transaction it would be: the caller copies its source over it).
 func (l *Load) build(i int, blockhash [32]byte) ([]byte, error) {
 	cfg, keys := l.cfg, l.keys
 	n := len(keys)
