@@ -212,8 +212,7 @@ func Build(cfg Config) (*Load, error) {
 	return l, nil
 }
 
-// source returns the valid transaction duplicate i sends again: the
-// nearest before it.
+// source returns the valid transaction duplicate i sends again.
 func (l *Load) source(i int) int {
 	j := i - 1
 	for l.Kinds[j] != Valid {
@@ -405,8 +404,8 @@ type SendConfig struct {
 	Progress func(sent int)
 	// Tx, when not nil, gives the bytes of transaction i as it is sent,
 	// in place of Txs[i]: a load signed in windows as it goes
-	// (Config.SignFirst, Sign). It may wait for a window to be signed;
-	// the wait shows as the sender falling behind.
+	// (Config.SignFirst, Sign). It may wait for a window to be signed
+	// (the wait shows as the sender falling behind); nil ends the send.
 	Tx func(i int) []byte
 
 	// stall, when not nil, is called as the sender looks at the clock
@@ -548,10 +547,11 @@ func (l *Load) Send(cfg SendConfig) (SendResult, error) {
 			}
 		}
 		for i := 0; i < n; i++ {
+			ds[i].Buf = l.Txs[res.Sent+i]
 			if cfg.Tx != nil {
-				ds[i].Buf = cfg.Tx(res.Sent + i)
-			} else {
-				ds[i].Buf = l.Txs[res.Sent+i]
+				if ds[i].Buf = cfg.Tx(res.Sent + i); ds[i].Buf == nil {
+					return done(nil) // the windows' signer stopped
+				}
 			}
 		}
 		w, err := mm.Write(ds[:n], cfg.Target)

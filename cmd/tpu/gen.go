@@ -181,7 +181,13 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	w.sched = sched
 	defer w.close()
 	signed := make(chan error, 1)
-	go func() { signed <- w.sign(ctx, rpc, slot0, t0, slotTime, env.stderr) }()
+	go func() {
+		err := w.sign(ctx, rpc, slot0, t0, slotTime, env.stderr)
+		if err != nil {
+			w.close() // the sender stops at the first transaction not signed
+		}
+		signed <- err
+	}()
 	go func() {
 		res, err := load.Send(loadgen.SendConfig{Target: target, Rate: f.rate, Start: start, Duration: f.duration, BatchSize: f.batchSize,
 			Progress: func(sent int) { sentCount.Store(sent) }, Tx: w.tx})

@@ -62,7 +62,8 @@ func newWindows(load *loadgen.Load, first int, bh [32]byte) *windows {
 }
 
 // tx returns transaction i's bytes as sent, waiting for its window
-// (loadgen.SendConfig.Tx).
+// (loadgen.SendConfig.Tx), or nil once the signing has stopped without
+// it.
 func (w *windows) tx(i int) []byte {
 	for int64(i) >= w.published.Load() {
 		w.mu.Lock()
