@@ -213,9 +213,11 @@ if [[ -z ${RATE:-} ]]; then
 	rm -rf "$dir/probe"
 fi
 
-# The server.
+# The server. The RPC clients all come from 127.0.0.1: a budget for
+# expensive work that never runs out keeps their history searches and
+# preflights running, as the soak means them to.
 "$dir/tpu" run --no-gen --duration 0 --ledger "$dir/ledger" --tpu-addr 127.0.0.1:0 --rpc-addr 127.0.0.1:0 \
-	--metrics-addr 127.0.0.1:0 --pprof ${TPU_FLAGS:-} >"$dir/run.out" 2>"$dir/run.log" &
+	--rpc-expensive-per-sec 1000000000 --metrics-addr 127.0.0.1:0 --pprof ${TPU_FLAGS:-} >"$dir/run.out" 2>"$dir/run.log" &
 tpu=$!
 pids+=("$tpu")
 for _ in $(seq 600); do
