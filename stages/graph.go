@@ -213,7 +213,7 @@ func Start(cfg Config) (*Graph, error) {
 	g.svPID = g.spawn("sigverify", g.sv)
 	g.fetch = &fetcher{
 		cfg: cfg.Fetch, conns: conns, drops: drops, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch"),
-		sigverify: func(m *BatchMsg) { root().Send(g.svPID, m) },
+		sigverify: func(m *BatchMsg) { root().Send(g.svPID, m) }, fair: newFairShare(fairWindow),
 	}
 	// The ledger's commits come back on the banking actor's mailbox.
 	g.bank.OnCommit(func(r ledger.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
