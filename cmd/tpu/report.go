@@ -168,6 +168,10 @@ type summary struct {
 	// consumers: one per consumer per batch with --handoff copy, 0 with
 	// refcount.
 	Copies uint64 `json:"fanout_copies,omitempty"`
+	// FetchSpared is the packets fetch kept when their batch found no
+	// credit, their source having sent less than its share of the recent
+	// packets (stages.Snapshot.Spared): no outcome, each has its own.
+	FetchSpared uint64 `json:"fetch_spared"`
 	// Forward is the forwarder's counts (--forward-to), absent when it
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
@@ -237,6 +241,7 @@ func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Hi
 		Seconds:       seconds,
 		Errors:        s.Errors,
 		Copies:        s.Copies,
+		FetchSpared:   s.Spared,
 	}
 	for _, o := range packet.Terminal() {
 		out.Outcomes[o.String()] = s.Outcomes[o]
@@ -327,6 +332,9 @@ func (s summary) print(w io.Writer, sent int) {
 	}
 	for _, n := range slices.Sorted(maps.Keys(s.Errors)) {
 		fmt.Fprintf(w, "  failed  %-24s %d\n", n, s.Errors[n])
+	}
+	if s.FetchSpared > 0 {
+		fmt.Fprintf(w, "fetch spared %d packets of light sources when their batch found no credit (each has its outcome above)\n", s.FetchSpared)
 	}
 	if f := s.Forward; f != nil {
 		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
