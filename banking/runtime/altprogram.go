@@ -39,33 +39,13 @@ type acctEdit struct {
 type txState struct {
 	bal     []uint64
 	edits   []acctEdit
-	resized int64   // data bytes allocated so far (accounts_resize_delta)
-	inner   []Inner // the instructions programs invoked
-}
-
-// Inner is an instruction a program invoked (a cross-program
-// invocation), as Agave's InnerInstruction records it in
-// meta.innerInstructions.
-type Inner struct {
-	// Outer is the index of the top-level instruction that invoked it.
-	Outer uint8
-	// StackHeight is its invoke depth: 2 for a call from a top-level
-	// instruction (tpu's programs call no deeper).
-	StackHeight uint8
-	// Program is the invoked program's account index in the transaction.
-	Program uint8
-	// Failed: it returned the transaction's error (its logs say
-	// "failed"); Agave's record has no such field, the logs do.
-	Failed bool
-	// Accounts are its accounts' indexes in the transaction.
-	Accounts []byte
-	// Data is its instruction data.
-	Data []byte
+	resized int64           // data bytes allocated so far (accounts_resize_delta)
+	inner   []banking.Inner // the instructions programs invoked
 }
 
 // innerList returns the recorded inner instructions (nil for none; st
 // may be nil).
-func (st *txState) innerList() []Inner {
+func (st *txState) innerList() []banking.Inner {
 	if st == nil {
 		return nil
 	}
@@ -382,7 +362,7 @@ func invokeSystem(tx *Tx, st *txState, i int, pda *banking.Pubkey, data []byte, 
 			return 0, banking.InstructionError(i, banking.InstrPrivilegeEscalation)
 		}
 	}
-	ix := Inner{Outer: uint8(i), StackHeight: 2, Program: uint8(sys), Data: data, Accounts: make([]byte, len(accounts))}
+	ix := banking.Inner{Outer: uint8(i), StackHeight: 2, Program: uint8(sys), Data: data, Accounts: make([]byte, len(accounts))}
 	for k, a := range accounts {
 		ix.Accounts[k] = byte(a)
 	}

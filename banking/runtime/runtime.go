@@ -57,7 +57,7 @@ type Result struct {
 	Tables bool
 	// Inner holds the instructions its programs invoked, in order (nil
 	// for none); the caller owns it.
-	Inner []Inner
+	Inner []banking.Inner
 }
 
 // MaxAccounts bounds the scratch arrays: a transaction locks at most 64
