@@ -3,7 +3,6 @@ package rpc
 import (
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
+	"github.com/tpugo/tpu/rpc/parsed"
 	"github.com/tpugo/tpu/rpc/txjson"
 	"github.com/tpugo/tpu/txview"
 )
@@ -323,23 +323,14 @@ type partiallyDecoded struct {
 	StackHeight *uint32  `json:"stackHeight"`
 }
 
-// System instruction tags (SystemInstruction's bincode variant index).
-const (
-	systemTransfer  = 2
-	systemVariants  = 13 // CreateAccount .. UpgradeNonceAccount
-	systemProgramID = "11111111111111111111111111111111"
-)
-
 // parsedTx is Agave's jsonParsed transaction (parse_accounts,
 // parse_v0_message_accounts in transaction-status/src/parse_accounts.rs;
 // parse_ui_instruction in transaction-status/src/parse_instruction.rs):
 // accounts with their writable and signer flags, the static ones
 // (source "transaction") then those loaded from lookup tables (source
-// "lookupTable", never signers), System transfers and
-// memos parsed, other programs partially decoded. A System instruction
-// other than Transfer that Agave would parse is an error: tpu has no
-// parser for it, and a partially decoded form would not be what Agave
-// returns.
+// "lookupTable", never signers), the instructions of the programs
+// Agave parses (System, lookup tables, memo: package parsed) parsed,
+// the rest, and those a parser refuses, partially decoded.
 func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTransaction, *Error) {
 	keys := txjson.AccountKeys(v)
 	m := parsedMessage{RecentBlockhash: base58.Encode(v.RecentBlockhash()[:]), Instructions: []any{}}
@@ -361,20 +352,8 @@ func parsedTx(v txview.View, writable uint64, loaded []banking.Pubkey) (jsonTran
 			}
 			accts = append(accts, keys[a])
 		}
-		switch {
-		case prog == txview.SystemProgram && len(in.Data) >= 4 && binary.LittleEndian.Uint32(in.Data) < systemVariants:
-			if binary.LittleEndian.Uint32(in.Data) != systemTransfer {
-				return jsonTransaction{}, jsonrpc.InvalidParams("jsonParsed: tpu has no parser for System instruction %d; ask for encoding json or base64", binary.LittleEndian.Uint32(in.Data))
-			}
-			if len(in.Data) == 12 && len(accts) >= 2 {
-				m.Instructions = append(m.Instructions, parsedInstruction{Program: "system", ProgramID: systemProgramID, Parsed: map[string]any{
-					"info": map[string]any{"destination": accts[1], "lamports": binary.LittleEndian.Uint64(in.Data[4:]), "source": accts[0]},
-					"type": "transfer",
-				}})
-				continue
-			}
-		case (prog == txview.MemoProgram || prog == txview.MemoV1Program) && utf8.Valid(in.Data):
-			m.Instructions = append(m.Instructions, parsedInstruction{Program: "spl-memo", ProgramID: base58.Encode(prog[:]), Parsed: string(in.Data)})
+		if name, p, ok := parsed.Instruction(&prog, in.Data, accts); ok {
+			m.Instructions = append(m.Instructions, parsedInstruction{Program: name, ProgramID: base58.Encode(prog[:]), Parsed: p})
 			continue
 		}
 		m.Instructions = append(m.Instructions, partiallyDecoded{ProgramID: base58.Encode(prog[:]), Accounts: accts, Data: base58.Encode(in.Data)})
