@@ -278,13 +278,11 @@ func (b Breakdown) Headline() string {
 	return s
 }
 
-// roundDur rounds d to 3 significant digits for a person.
+// roundDur rounds d to about three significant digits for a person.
 func roundDur(d time.Duration) time.Duration {
-	switch {
-	case d >= 100*time.Millisecond:
-		return d.Round(time.Millisecond)
-	case d >= 100*time.Microsecond:
-		return d.Round(time.Microsecond)
+	r := time.Duration(1)
+	for r < time.Millisecond && d >= 1000*r {
+		r *= 10
 	}
-	return d
+	return d.Round(r)
 }
