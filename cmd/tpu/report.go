@@ -188,6 +188,8 @@ type summary struct {
 	BytesPerTx          float64 `json:"bytes_allocated_per_tx,omitempty"`
 	GCCPUPercent        float64 `json:"gc_cpu_percent,omitempty"`
 	RetainedBytesPeak   uint64  `json:"retained_bytes_peak,omitempty"` // banking's buffer, sampled each second
+
+	offered // when the load ran out (runsize.go)
 }
 
 // forwardSummary is stages.ForwardStats in the summary.
