@@ -17,6 +17,7 @@ import (
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/packet/mmsg"
+	"github.com/tpugo/tpu/quic"
 	"github.com/tpugo/tpu/trace"
 )
 
@@ -40,6 +41,11 @@ type FetchConfig struct {
 	// pool (anywhere in the graph), fetch drops what it reads. Zero means
 	// 4096 (about 330 MB with 64-packet batches).
 	MaxLiveBatches int
+	// QUIC configures the QUIC TPU reader (package quic), beside the UDP
+	// readers; it fills the same pooled batches, takes the same credits
+	// and coalesces the same way. Its Addr empty: off. Its Pool and
+	// Deliver are the graph's.
+	QUIC quic.Config
 }
 
 // DefaultCoalesce is FetchConfig.Coalesce when it is left zero.
@@ -61,6 +67,11 @@ func (c FetchConfig) Validate() error {
 	if _, err := netip.ParseAddrPort(c.withDefaults().Addr); err != nil {
 		return configErr("fetch address: %w", err)
 	}
+	if c.QUIC.Addr != "" {
+		if _, err := netip.ParseAddrPort(c.QUIC.Addr); err != nil {
+			return configErr("fetch QUIC address: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -70,6 +81,8 @@ func (c FetchConfig) Validate() error {
 type fetcher struct {
 	cfg       FetchConfig
 	conns     []*net.UDPConn
+	quic      *quic.Server // nil: off
+	quicHalt  sync.Once
 	pool      *packet.Pool
 	credits   *Credits          // fetch -> sigverify: taken by the actor
 	toActor   func(m any)       // a reader -> the fetch actor
@@ -139,6 +152,35 @@ func (f *fetcher) start() {
 		f.wg.Add(1)
 		go f.read(c, &f.drops[i])
 	}
+	if f.quic != nil {
+		f.wg.Add(1)
+		f.quic.Start()
+	}
+}
+
+// readers returns the readers start starts: one per socket, and the
+// QUIC reader.
+func (f *fetcher) readers() int {
+	n := len(f.conns)
+	if f.quic != nil {
+		n++
+	}
+	return n
+}
+
+// quicDeliver is the QUIC reader's Config.Deliver: it consumes b, a batch
+// of transactions read off streams, counting them received and flagging
+// tracers like the UDP readers do.
+func (f *fetcher) quicDeliver(b *packet.Batch, first int64) {
+	f.received.Add(uint64(b.Len()))
+	if e := f.cfg.TracerEvery; e > 0 {
+		for i := range b.Len() {
+			if f.tracerSeq.Add(1)%uint64(e) == 0 {
+				b.At(i).Meta.Flags |= packet.FlagTracer
+			}
+		}
+	}
+	f.sendBatch(b, first)
 }
 
 // socketDrops holds, per fetch socket, the datagrams the kernel dropped
@@ -166,6 +208,16 @@ func (f *fetcher) halt() {
 	f.stopping.Store(true)
 	for _, c := range f.conns {
 		c.SetReadDeadline(time.Now())
+	}
+	if f.quic != nil {
+		// Closing waits for the streams' readers: not on the actor's
+		// goroutine. Its last batch is handed over before it returns.
+		f.quicHalt.Do(func() {
+			go func() {
+				defer func() { f.exited(recover()) }()
+				f.quic.Close()
+			}()
+		})
 	}
 }
 
@@ -378,7 +430,7 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		a.f.toActor = func(m any) { root.Send(self, m) }
-		a.running = len(a.f.conns)
+		a.running = a.f.readers()
 		a.f.start()
 	case *readMsg:
 		a.f.forward(m)
