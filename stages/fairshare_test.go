@@ -270,3 +270,19 @@ func TestFetchShedTracerSpared(t *testing.T) {
 		t.Fatalf("tracer.spared event %v, spare batch's span %v, in %+v", spared, spare, spans)
 	}
 }
+
+// A QUIC peer's packets (packet.FlagQUIC, the peer's address in
+// Meta.Addr) are keyed by IP like datagrams: a light peer is spared
+// beside a heavy UDP sender, whatever port its connection came from.
+func TestFetchShedSparesQUICPeer(t *testing.T) {
+	f, _, _ := newTestFetcher(t, 4)
+	f.forward(read(f, repeat(heavyIP, 4)...))
+	m := read(f, heavyIP, netip.MustParseAddrPort("[::ffff:127.0.0.3]:9007"), heavyIP)
+	m.Batch.At(1).Meta.Flags |= packet.FlagQUIC
+	f.forward(m)
+	if f.spared.Load() != 1 || f.spare.Len() != 1 || !f.spare.At(0).Has(packet.FlagQUIC) || f.noCredits.Load() != 6 {
+		t.Fatalf("spared %d, spare %v, no_credits %d; want the QUIC peer's packet spared, flag kept, 6 dropped",
+			f.spared.Load(), f.spare, f.noCredits.Load())
+	}
+	f.dropSpare()
+}
