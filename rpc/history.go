@@ -205,6 +205,7 @@ func encodeConfirmed(r ledger.TxRecord, c historyConfig) (any, *Error) {
 		}
 		out.Transaction = t
 		out.Meta.LoadedAddresses = nil // Agave's parsed meta skips it: the keys carry their source
+		out.Meta.InnerInstructions = innerParsed(r.InnerInstructions(), txKeys(txjson.AccountKeys(v), r.Loaded))
 	case "base64":
 		out.Transaction = []string{base64.StdEncoding.EncodeToString(r.Tx), "base64"}
 	case "base58":
@@ -217,7 +218,7 @@ func encodeConfirmed(r ledger.TxRecord, c historyConfig) (any, *Error) {
 
 func metaOf(v txview.View, r ledger.TxRecord) *txMeta {
 	m := &txMeta{Err: r.Err, Fee: r.Fee, PreBalances: r.Pre, PostBalances: r.Post,
-		InnerInstructions: []any{}, PreTokenBalances: []any{}, PostTokenBalances: []any{}, Rewards: []any{},
+		InnerInstructions: innerCompiled(r.InnerInstructions()), PreTokenBalances: []any{}, PostTokenBalances: []any{}, Rewards: []any{},
 		LoadedAddresses: loadedOf(v, r.Loaded), ComputeUnitsConsumed: r.Units}
 	if r.Err.IsErr() {
 		m.Status = map[string]any{"Err": r.Err}
@@ -533,5 +534,5 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 // bytes and meta (runtime.LogMessages: tpu's programs log
 // deterministically, so no log is stored).
 func logMessages(v txview.View, r ledger.TxRecord) []string {
-	return runtime.LogMessages(v, runtime.ExecMeta{Err: r.Err, Fee: r.Fee, Pre: r.Pre})
+	return runtime.LogMessages(v, runtime.ExecMeta{Err: r.Err, Fee: r.Fee, Pre: r.Pre, Inner: r.InnerInstructions()})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
+	"github.com/tpugo/tpu/rpc/txjson"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -257,7 +258,9 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	res := resultOf(sim)
 	res.ReplacementBlockhash = replaced
 	if sc.InnerInstructions {
-		res.InnerInstructions = []any{} // tpu's programs make no inner instructions
+		// Agave parses them (UiInnerInstructions::parse) whatever the
+		// encoding.
+		res.InnerInstructions = innerParsed(sim.Inner, txKeys(txjson.AccountKeys(v), sim.Loaded()))
 	}
 	if sc.Accounts != nil {
 		if res.Accounts, e = s.simAccounts(q, v, sim, sc.Accounts.Addresses, sc.Accounts.Encoding); e != nil {
