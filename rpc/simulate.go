@@ -165,7 +165,16 @@ func (s *Server) simulate(v txview.View, level jsonrpc.Commitment) (runtime.Simu
 	slot, ok := s.hashSlot[*v.RecentBlockhash()]
 	s.mu.RUnlock()
 	if !ok || slot > at || slot+bank.MaxProcessingAge-forwardingDelay < at {
-		return runtime.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
+		// check_age's second way: a nonce transaction whose nonce can
+		// advance past the blockhash at the commitment's slot.
+		next := runtime.DurableNonce(s.latestAt(at).Blockhash)
+		nonce, e := s.nonceValid(v, &next)
+		if e != nil {
+			return runtime.Simulation{}, e
+		}
+		if !nonce {
+			return runtime.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
+		}
 	}
 	if err := s.startStatuses(); err != nil {
 		return runtime.Simulation{}, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}

@@ -145,8 +145,20 @@ func NonceIndex(v txview.View, writable uint64) (int, bool) {
 // the recent blockhash; and the nonce authority must sign v's first
 // instruction. It returns the nonce read.
 func CheckNonce(v txview.View, idx int, a *bank.Account, next banking.Hash) (Nonce, bool) {
+	if banking.Hash(*v.RecentBlockhash()) == next {
+		return Nonce{}, false
+	}
+	return LoadNonce(v, a)
+}
+
+// LoadNonce is Agave's load_message_nonce_account past get_durable_nonce:
+// a, v's nonce account (NonceIndex), holds the System program's current,
+// initialized nonce equal to v's recent blockhash, and its authority
+// signs v's first instruction. getFeeForMessage asks only this; admission
+// asks CheckNonce.
+func LoadNonce(v txview.View, a *bank.Account) (Nonce, bool) {
 	recent := banking.Hash(*v.RecentBlockhash())
-	if recent == next || a.Owner != banking.SystemProgram {
+	if a.Owner != banking.SystemProgram {
 		return Nonce{}, false
 	}
 	n, ok := DecodeNonce(a.Data)
