@@ -44,7 +44,7 @@ type simResult struct {
 	UnitsConsumed          uint64          `json:"unitsConsumed"`
 	LoadedAccountsDataSize uint64          `json:"loadedAccountsDataSize"`
 	ReturnData             any             `json:"returnData"`
-	InnerInstructions      []any           `json:"innerInstructions"`
+	InnerInstructions      any             `json:"innerInstructions"`
 	ReplacementBlockhash   any             `json:"replacementBlockhash"`
 }
 
@@ -269,7 +269,11 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	if sc.InnerInstructions {
 		// Agave parses them (UiInnerInstructions::parse) whatever the
 		// encoding.
-		res.InnerInstructions = innerParsed(sim.Inner, txKeys(txjson.AccountKeys(v), sim.Loaded()))
+		inner, e := parsedInner(innerSets(sim.Inner), txKeys(txjson.AccountKeys(v), sim.Loaded()))
+		if e != nil {
+			return nil, e
+		}
+		res.InnerInstructions = inner
 	}
 	if sc.Accounts != nil {
 		if res.Accounts, e = s.simAccounts(q, v, sim, sc.Accounts.Addresses, sc.Accounts.Encoding); e != nil {

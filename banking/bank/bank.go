@@ -187,6 +187,7 @@ func (b *Bank) genesis() error {
 		BlockhashSeed: b.cfg.Genesis.BlockhashSeed,
 		Record:        rec,
 		Meta:          ledger.EncodeMeta(0, b.burned, b.cfg.Genesis.Seed),
+		Time:          time.Now().Unix(),
 	})
 	if err != nil {
 		return err
@@ -394,6 +395,7 @@ func (b *Bank) EndSlot() (ledger.SlotRecord, error) {
 		c := b.collector
 		if RentTransitionAllowed(c.Lamports, c.Lamports+rec.Reward, len(c.Data), len(c.Data)) {
 			c.Lamports += rec.Reward
+			rec.CollectorBalance = c.Lamports
 			b.markDirty(c)
 		} else {
 			rec.FeesBurned += rec.Reward
