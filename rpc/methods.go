@@ -275,6 +275,13 @@ func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error
 	_, valid := s.hashSlot[*v.RecentBlockhash()]
 	s.mu.RUnlock()
 	if !valid {
+		// Agave's get_fee_for_message: a blockhash not in the queue may
+		// be a durable nonce (load_message_nonce_account).
+		if valid, e = s.nonceValid(v, nil); e != nil {
+			return nil, e
+		}
+	}
+	if !valid {
 		return withContext{Context: ctx, Value: nil}, nil
 	}
 	// Agave's Bank::get_fee_for_message_with_lamports_per_signature
