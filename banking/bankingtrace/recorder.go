@@ -16,8 +16,8 @@ type Stats struct {
 	// sigverify had not discarded, which reached banking's scheduler (a
 	// replay's received).
 	Packets, Live uint64
-	Slots   uint64 // slot starts written
-	Bytes   int64  // bytes written, all files
+	Slots         uint64 // slot starts written
+	Bytes         int64  // bytes written, all files
 	// Dropped and DroppedSlots are the batches and slot starts not
 	// recorded because the queue was full.
 	Dropped, DroppedSlots uint64

@@ -224,8 +224,8 @@ type traceSummary struct {
 	// replay's "received").
 	Packets        uint64 `json:"packets"`
 	ReachedBanking uint64 `json:"reached_banking"`
-	Slots   uint64 `json:"slots"`   // slot starts recorded
-	Bytes   int64  `json:"bytes"`   // written, deleted files included
+	Slots          uint64 `json:"slots"` // slot starts recorded
+	Bytes          int64  `json:"bytes"` // written, deleted files included
 	// Dropped is the batches not recorded: the recorder's queue was full
 	// (DroppedQueue), or the recording had stopped (a write failed).
 	Dropped      uint64 `json:"dropped"`
