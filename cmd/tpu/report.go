@@ -223,8 +223,13 @@ type forwardSummary struct {
 type traceSummary struct {
 	Dir     string `json:"dir"`
 	Batches uint64 `json:"batches"` // recorded
-	Slots   uint64 `json:"slots"`   // slot starts recorded
-	Bytes   int64  `json:"bytes"`   // written, deleted files included
+	// Packets is the packets of the recorded batches (a replay's
+	// "packets"), ReachedBanking those sigverify had not discarded (a
+	// replay's "received").
+	Packets        uint64 `json:"packets"`
+	ReachedBanking uint64 `json:"reached_banking"`
+	Slots          uint64 `json:"slots"` // slot starts recorded
+	Bytes          int64  `json:"bytes"` // written, deleted files included
 	// Dropped is the batches not recorded: the recorder's queue was full
 	// (DroppedQueue), or the recording had stopped (a write failed).
 	Dropped      uint64 `json:"dropped"`
@@ -235,7 +240,7 @@ type traceSummary struct {
 
 // addRecorder records the banking trace's counts, after it closed.
 func (s *summary) addRecorder(dir string, st bankingtrace.Stats) {
-	s.BankingTrace = &traceSummary{Dir: dir, Batches: st.Batches, Slots: st.Slots, Bytes: st.Bytes,
+	s.BankingTrace = &traceSummary{Dir: dir, Batches: st.Batches, Packets: st.Packets, ReachedBanking: st.Live, Slots: st.Slots, Bytes: st.Bytes,
 		Dropped: st.Dropped + st.Abandoned, DroppedQueue: st.Dropped, DroppedSlots: st.DroppedSlots, Stopped: st.Stopped}
 }
 
@@ -356,8 +361,8 @@ func (s summary) print(w io.Writer, sent int) {
 			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
 	}
 	if t := s.BankingTrace; t != nil {
-		fmt.Fprintf(w, "banking trace %s: recorded %d batches and %d slot starts (%.1f MB), dropped %d batches (%d on a full queue) and %d slot starts",
-			t.Dir, t.Batches, t.Slots, float64(t.Bytes)/1e6, t.Dropped, t.DroppedQueue, t.DroppedSlots)
+		fmt.Fprintf(w, "banking trace %s: recorded %d batches (%d packets, %d of them reached banking, the rest discarded by sigverify) and %d slot starts (%.1f MB), dropped %d batches (%d on a full queue) and %d slot starts",
+			t.Dir, t.Batches, t.Packets, t.ReachedBanking, t.Slots, float64(t.Bytes)/1e6, t.Dropped, t.DroppedQueue, t.DroppedSlots)
 		if t.Stopped {
 			fmt.Fprint(w, "; the recording stopped on a write failure (logged)")
 		}
