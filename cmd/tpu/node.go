@@ -90,7 +90,7 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 		return nil, err
 	}
 	n.backend = gc.Sigverify.Verify.Backend
-	n.log.Info("tpu", "addr", n.graph.Addr().String(), "sigverify_backend", n.backend.Name(), "sigverify_path", sigverify.PathOf(n.backend))
+	n.log.Info("tpu", "addr", n.graph.Addr().String(), "quic_addr", quicAddrText(n.graph), "sigverify_backend", n.backend.Name(), "sigverify_path", sigverify.PathOf(n.backend))
 	warnReadBuffer(n.log, n.graph)
 	if cfg.RPC != nil {
 		rc := *cfg.RPC

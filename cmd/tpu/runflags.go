@@ -58,6 +58,9 @@ type runFlags struct {
 	rpcAirdropPerRecipient, rpcAirdropLamports                            uint64
 	rpcAirdropWindow                                                      time.Duration
 	wsAddr                                                                string // the websocket PubSub's (pubsub.go)
+	// The QUIC TPU (runquic.go).
+	quicAddr, stakes, send    string
+	quicConns, quicIdentities int
 }
 
 // settleDefaults gives the flags whose default depends on another one
@@ -84,6 +87,11 @@ func settleDefaults(fs *flag.FlagSet, f *runFlags) {
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	f := new(runFlags)
 	fs.StringVar(&f.addr, "tpu-addr", "127.0.0.1:8003", "UDP address fetch listens on")
+	fs.StringVar(&f.quicAddr, "tpu-quic-addr", quicAuto, "QUIC address of the TPU (ALPN solana-tpu), where real senders send; auto: --tpu-addr's port + 6 (a free port when that is 0); off: UDP only")
+	fs.StringVar(&f.stakes, "stakes", "", "JSON file of base58 identity -> stake in lamports, which the QUIC TPU's admission and QoS weigh (empty: every peer unstaked)")
+	fs.StringVar(&f.send, "send", sendUDP, "how the load generator sends: udp (datagrams, sendmmsg) or quic (one stream per transaction to --tpu-quic-addr, as real senders do; on one machine its client side takes CPU the pipeline would otherwise use)")
+	fs.IntVar(&f.quicConns, "quic-conns", 4, "QUIC connections the load generator opens with --send quic")
+	fs.IntVar(&f.quicIdentities, "quic-identities", 4, "identities the load generator's QUIC connections present, round-robin; without --stakes each is given an equal stake")
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
 	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis (only a directory holding a tpu ledger and nothing else, or an empty one; never one another process holds)")
@@ -151,6 +159,13 @@ func graphConfig(f runFlags) (stages.Config, error) {
 		return cfg, err
 	}
 	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery, Coalesce: f.fetchCoalesce}
+	var err error
+	if cfg.Fetch.QUIC, err = quicConfig(f); err != nil {
+		return cfg, err
+	}
+	if err := checkSend(f, cfg.Fetch.QUIC); err != nil {
+		return cfg, err
+	}
 	cfg.BatchSize = f.batchSize
 	cfg.FetchBudget, cfg.BankingBudget = f.fetchCredits, f.bankingCredits
 	cfg.Sigverify.MaxPending = f.maxPending
@@ -158,7 +173,6 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if err := cfg.Sigverify.Dedup.Validate(); err != nil {
 		return cfg, fmt.Errorf("--dedup-bits: %w", err) // the max age is checked above
 	}
-	var err error
 	bc := &cfg.Banking
 	bc.Bank = bank.Config{Dir: f.ledger, Genesis: bank.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed},
 		BlockCostLimit: f.blockCostLimit, Reset: f.reset, NoTxHistory: !f.txHistory}
