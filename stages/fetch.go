@@ -93,7 +93,17 @@ type fetcher struct {
 	drops     socketDrops   // the kernel's, per socket: never received
 	oversize  atomic.Uint64
 	noCredits atomic.Uint64
+	spared    atomic.Uint64 // packets a no-credit drop spared (fairshare.go)
 	tracerSeq atomic.Uint64
+
+	// The fetch actor's (fairshare.go): the recent packets' sources, the
+	// spare batch of light sources' packets waiting for a credit, the
+	// least RecvNanos in it, and the timer that retries it.
+	fair       *fairShare
+	spare      *packet.Batch
+	spareFirst int64
+	retry      *time.Timer
+	retrying   bool
 
 	stopping atomic.Bool    // the readers are to return
 	closed   atomic.Bool    // the actor is stopping: readers drop what they read
@@ -372,17 +382,20 @@ func (f *fetcher) sendBatch(b *packet.Batch, first int64) {
 	// Over the memory bound (batches queued for the actor count), or the
 	// actor stopping: dropped here.
 	if f.closed.Load() || int(f.pool.Stats().Live) > f.cfg.MaxLiveBatches {
-		f.drop(b, span)
+		f.drop(b, span, b.Len())
 		return
 	}
 	f.toActor(&readMsg{Batch: b, Span: span, First: first})
 }
 
-// forward consumes m's batch: it goes to sigverify, or, without a
-// credit, its packets are dropped and counted.
+// forward consumes m's batch: it goes to sigverify, after the spare
+// batch if one is waiting; or, without a credit, its packets are shed
+// (fairshare.go): the light sources' spared, the rest dropped and
+// counted.
 func (f *fetcher) forward(m *readMsg) {
-	if !f.credits.TryAcquire() {
-		f.drop(m.Batch, m.Span)
+	f.fair.observe(m.Batch)
+	if !f.sendSpare() || !f.credits.TryAcquire() {
+		f.shed(m.Batch, m.Span)
 		return
 	}
 	msg := &BatchMsg{Batch: m.Batch, Span: m.Span.Context()}
@@ -391,10 +404,10 @@ func (f *fetcher) forward(m *readMsg) {
 	f.sigverify(msg)
 }
 
-// drop consumes b, counting its packets (packet.OutcomeNoCredits), and
-// ends its span.
-func (f *fetcher) drop(b *packet.Batch, span trace.Span) {
-	f.noCredits.Add(uint64(b.Len()))
+// drop consumes b, counting n of its packets (packet.OutcomeNoCredits:
+// all of them but those shed spared), and ends its span.
+func (f *fetcher) drop(b *packet.Batch, span trace.Span, n int) {
+	f.noCredits.Add(uint64(n))
 	span.Event("dropped.no_credits")
 	span.End()
 	b.Release()
@@ -421,6 +434,9 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 		a.f.start()
 	case *readMsg:
 		a.f.forward(m)
+	case spareRetryMsg:
+		a.f.retrySpare()
+		a.answer(ctx)
 	case readerDoneMsg:
 		if m.panic != nil {
 			panic(fmt.Sprintf("fetch reader: %v\n%s", m.panic, m.stack))
@@ -433,12 +449,14 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 		a.answer(ctx)
 	case *actor.Stopping:
 		a.f.stop()
+		a.f.dropSpare()
 	}
 }
 
-// answer replies to the flushes once no reader is left.
+// answer replies to the flushes once no reader is left and no spare
+// batch waits for a credit.
 func (a *fetchActor) answer(ctx actor.Context) {
-	if a.running == 0 {
+	if a.running == 0 && a.f.spare == nil {
 		a.flushers.answer(ctx, nil)
 	}
 }

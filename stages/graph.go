@@ -228,6 +228,7 @@ func Start(cfg Config) (*Graph, error) {
 	g.svPID = g.spawn("sigverify", g.sv)
 	g.fetch.credits = g.fetchCredits
 	g.fetch.sigverify = func(m *BatchMsg) { root().Send(g.svPID, m) }
+	g.fetch.fair = newFairShare(fairWindow)
 	// The ledger's commits come back on the banking actor's mailbox.
 	g.bank.OnCommit(func(r ledger.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
 	g.started = time.Now()

@@ -29,6 +29,8 @@ import (
 //	                                     (stream_received, in received too) or dropped (stream_too_large,
 //	                                     stream_empty, stream_timeout, stream_reset, stream_lost),
 //	                                     throttled accepts (rate_limited); quic.Event names them
+//	tpu_fetch_spared_total               packets a no-credit drop at fetch spared, their source being light
+//	                                     (Snapshot.Spared: no outcome; each has its own later)
 //	tpu_banking_buffered                 transactions in banking's buffer or executing
 //	tpu_banking_slots_total              slots ended
 //	tpu_banking_slot_ticks_late_total    slot clock periods that passed while banking had not yet
@@ -122,7 +124,9 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		metric.WithDescription("slot clock periods that passed while banking had not taken the last tick, coalesced into it"))
 	quicEvents, err13 := m.Int64ObservableCounter("tpu.fetch.quic", metric.WithUnit("{event}"),
 		metric.WithDescription("the QUIC TPU's connection and stream events, by event"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12, err13); err != nil {
+	spared, err14 := m.Int64ObservableCounter("tpu.fetch.spared",
+		metric.WithDescription("packets kept when their batch found no fetch -> sigverify credit, their source having sent less than its share"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12, err13, err14); err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
 	// The attribute sets, built once.
@@ -163,6 +167,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		}
 		ob.ObserveInt64(received, int64(g.fetch.received.Load()))
 		ob.ObserveInt64(dropped, int64(g.fetch.drops.sum()))
+		ob.ObserveInt64(spared, int64(g.fetch.spared.Load()))
 		ob.ObserveInt64(buffered, int64(g.bs.pub.buffered()))
 		ob.ObserveInt64(slots, int64(g.bs.pub.slots.Load()))
 		ob.ObserveInt64(late, int64(g.bs.pub.lateTicks.Load()))
@@ -186,7 +191,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 			ob.ObserveInt64(forward, int64(fs.QueueFull), fwdQueueFull)
 		}
 		return nil
-	}, packets, received, dropped, buffered, slots, late, live, idle, allocs, copies, forward, goroutines, quicEvents)
+	}, packets, received, dropped, spared, buffered, slots, late, live, idle, allocs, copies, forward, goroutines, quicEvents)
 	if err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}

@@ -46,6 +46,13 @@ type Snapshot struct {
 	// consumers (copy handoff: one per consumer per batch; 0 with
 	// refcount).
 	Copies uint64
+	// Spared is the packets fetch kept when their batch found no
+	// fetch -> sigverify credit, because their source sent less than
+	// its share of the recent packets (fairshare.go): they went on in a
+	// spare batch, ahead of the next batch read. It is no outcome: a
+	// spared packet has its own later, as any other (no_credits, should
+	// its spare batch still wait for a credit at a stop).
+	Spared uint64
 	// Forward is the forwarder's counts (Config.Forward); nil when it
 	// is off. They are per consumer: a forwarded packet also has its
 	// banking outcome in Outcomes.
@@ -83,6 +90,7 @@ func (g *Graph) snapshot(bs scheduler.Stats) Snapshot {
 		HeldBatches: bs.HeldBatches,
 		CopyBuffers: bs.CopyBuffers,
 		Copies:      g.fan.copies.Load(),
+		Spared:      g.fetch.spared.Load(),
 		batchCap:    g.pool.BatchCap(),
 	}
 	if g.fwd != nil {
