@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"runtime"
 	"sync"
 	"time"
@@ -95,6 +96,7 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 	if cfg.RPC != nil {
 		rc := *cfg.RPC
 		rc.TPU, rc.Bank, rc.Verifier, rc.Logger = n.graph.Addr(), rpc.LedgerOf(n.graph.Bank().Committed()), n.backend, cfg.Log
+		rc.TPUQUIC, _ = n.graph.QUICAddr()
 		if n.rpc, err = rpc.Start(rc); err != nil {
 			return nil, err
 		}
@@ -112,6 +114,9 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 			return nil, err
 		}
 		n.log.Info("pubsub", "url", n.ps.URL())
+		if a, err := netip.ParseAddrPort(n.ps.Addr()); err == nil && n.rpc != nil {
+			n.rpc.SetPubSubAddr(a) // for getClusterNodes
+		}
 	}
 	return n, nil
 }

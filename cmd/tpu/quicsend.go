@@ -174,3 +174,29 @@ dispatch:
 	time.Sleep(quicLinger)
 	return res, int(bad.Load()), nil
 }
+
+// leaderQUIC finds the current leader's QUIC TPU as a real client does:
+// getSlotLeader names the leader, getClusterNodes its tpuQuic.
+func (c *rpcClient) leaderQUIC(ctx context.Context) (netip.AddrPort, error) {
+	var leader string
+	if err := c.call(ctx, "getSlotLeader", &leader); err != nil {
+		return netip.AddrPort{}, err
+	}
+	var nodes []struct {
+		Pubkey  string  `json:"pubkey"`
+		TPUQUIC *string `json:"tpuQuic"`
+	}
+	if err := c.call(ctx, "getClusterNodes", &nodes); err != nil {
+		return netip.AddrPort{}, err
+	}
+	for _, n := range nodes {
+		if n.Pubkey != leader {
+			continue
+		}
+		if n.TPUQUIC == nil {
+			return netip.AddrPort{}, fmt.Errorf("the leader %s has no QUIC TPU (tpuQuic null)", leader)
+		}
+		return netip.ParseAddrPort(*n.TPUQUIC)
+	}
+	return netip.AddrPort{}, fmt.Errorf("the leader %s is not in getClusterNodes", leader)
+}

@@ -63,9 +63,11 @@ func quicConfig(f runFlags) (quic.Config, error) {
 		if c.Stakes, err = quic.LoadStakes(f.stakes); err != nil {
 			return c, fmt.Errorf("--stakes: %w", err)
 		}
-	case f.send == sendQUIC && !f.noGen:
-		// The built-in generator's identities, staked equally: a leader's
-		// senders that matter are staked (RPC nodes, validators).
+	default:
+		// The load generators' identities (tpu run's, tpu gen's: derived
+		// from --seed), staked equally, as a test cluster's genesis
+		// validators are: a leader's senders that matter are staked (RPC
+		// nodes, validators).
 		m := map[quic.Identity]uint64{}
 		for _, k := range quicIdentities(f.seed, f.quicIdentities) {
 			m[quic.Identity(k.Public().(ed25519.PublicKey))] = 1_000_000_000_000
