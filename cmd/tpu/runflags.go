@@ -47,8 +47,8 @@ type runFlags struct {
 	dedupBits                                uint64
 
 	// The forwarder: verified non-vote packets to another TPU.
-	forwardTo   string
-	forwardRate int
+	forwardTo, forwardOver string
+	forwardRate            int
 	// The banking trace: every batch entering banking, to a directory.
 	bankingTrace    string
 	bankingTraceMax int64
@@ -111,7 +111,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
 	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (every consumer of a verified batch, banking among them, shares it) or copy (each gets a copy)")
-	fs.StringVar(&f.forwardTo, "forward-to", "", "forward verified non-vote packets over UDP to the TPU at host:port (the next leader), rate-limited by --forward-rate (empty: no forwarding)")
+	fs.StringVar(&f.forwardTo, "forward-to", "", "forward verified non-vote packets to the TPU at host:port (the next leader's tpuQuic, or its UDP tpu with --forward-over udp), rate-limited by --forward-rate (empty: no forwarding)")
+	fs.StringVar(&f.forwardOver, "forward-over", "quic", "how --forward-to forwards: quic (a stream per packet, presenting this node's identity, as Agave forwards) or udp (datagrams)")
 	fs.IntVar(&f.forwardRate, "forward-rate", stages.DefaultForwardRate, "most packets per second --forward-to sends; beyond it they are dropped and counted (rate_limited)")
 	fs.StringVar(&f.bankingTrace, "banking-trace", "", "record every batch entering banking, and the slot boundaries, in rotating files in this directory (replay with tpu replay DIR); needs a new ledger (empty: no recording)")
 	fs.Int64Var(&f.bankingTraceMax, "banking-trace-max", bankingtrace.DefaultMaxBytes, "most bytes --banking-trace keeps; the oldest files are deleted beyond it")
@@ -202,6 +203,13 @@ func graphConfig(f runFlags) (stages.Config, error) {
 		}
 	}
 	cfg.Forward.Rate = f.forwardRate
+	switch f.forwardOver {
+	case "quic":
+		cfg.Forward.QUIC, cfg.Forward.Identity = true, bank.CollectorKey(f.seed)
+	case "udp":
+	default:
+		return cfg, fmt.Errorf("--forward-over %q: want quic or udp", f.forwardOver)
+	}
 	if f.forwardRate > stages.MaxForwardRate {
 		return cfg, fmt.Errorf("--forward-rate %d: at most %d", f.forwardRate, stages.MaxForwardRate)
 	}
