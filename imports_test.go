@@ -61,6 +61,12 @@ var rules = []rule{
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",
 		"github.com/zeebo/xxh3", "github.com/cespare/xxhash", "github.com/mr-tron/base58",
 	}},
+	// remote: sigverify's checks in other processes, over protoactor-go
+	// remote (gRPC); stages knows it only as an interface, cmd wires it.
+	{dir: "remote/wire", external: []string{"google.golang.org/protobuf/"}},
+	{dir: "remote", internal: []string{"packet", "txview", "trace", "stages/sigverify"}, external: []string{
+		"github.com/asynkron/protoactor-go", "google.golang.org/grpc", "go.opentelemetry.io/",
+	}},
 	{dir: "rpc/jsonrpc"},
 	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "rpc/parsed", internal: []string{"txview", "=banking", "banking/bank"}, external: []string{"github.com/mr-tron/base58"}},

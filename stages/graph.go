@@ -192,7 +192,8 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g.fetch = &fetcher{cfg: cfg.Fetch, conns: conns, drops: drops, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch")}
+	g.fetch = &fetcher{cfg: cfg.Fetch, conns: conns, drops: drops, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch"),
+		fair: newFairShare(fairWindow)}
 	if cfg.Fetch.QUIC.Addr != "" {
 		qc := cfg.Fetch.QUIC
 		qc.Pool, qc.Deliver, qc.Coalesce = g.pool, g.fetch.quicDeliver, cfg.Fetch.Coalesce
@@ -228,7 +229,6 @@ func Start(cfg Config) (*Graph, error) {
 	g.svPID = g.spawn("sigverify", g.sv)
 	g.fetch.credits = g.fetchCredits
 	g.fetch.sigverify = func(m *BatchMsg) { root().Send(g.svPID, m) }
-	g.fetch.fair = newFairShare(fairWindow)
 	// The ledger's commits come back on the banking actor's mailbox.
 	g.bank.OnCommit(func(r ledger.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
 	g.started = time.Now()

@@ -23,14 +23,14 @@ import (
 //	                                     (stage fetch, sigverify or banking; outcome as packet.Outcome names it)
 //	tpu_fetch_received_total             datagrams fetch read
 //	tpu_fetch_socket_dropped_total       datagrams the kernel dropped at fetch's sockets (0: unknown)
+//	tpu_fetch_spared_total               packets a no-credit drop at fetch spared, their source being light
+//	                                     (Snapshot.Spared: no outcome; each has its own later)
 //	tpu_fetch_quic_total{event}          the QUIC TPU's events, only with it on: connections admitted
 //	                                     (conn_accepted), refused or closed (conn_refused, alpn_refused,
 //	                                     conn_too_many, conn_dropped, conn_disallowed), streams received
 //	                                     (stream_received, in received too) or dropped (stream_too_large,
 //	                                     stream_empty, stream_timeout, stream_reset, stream_lost),
 //	                                     throttled accepts (rate_limited); quic.Event names them
-//	tpu_fetch_spared_total               packets a no-credit drop at fetch spared, their source being light
-//	                                     (Snapshot.Spared: no outcome; each has its own later)
 //	tpu_banking_buffered                 transactions in banking's buffer or executing
 //	tpu_banking_slots_total              slots ended
 //	tpu_banking_slot_ticks_late_total    slot clock periods that passed while banking had not yet
@@ -122,10 +122,10 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 	goroutines, err11 := m.Int64ObservableGauge("tpu.goroutines", metric.WithDescription("goroutines in the process"))
 	late, err12 := m.Int64ObservableCounter("tpu.banking.slot_ticks_late",
 		metric.WithDescription("slot clock periods that passed while banking had not taken the last tick, coalesced into it"))
-	quicEvents, err13 := m.Int64ObservableCounter("tpu.fetch.quic", metric.WithUnit("{event}"),
-		metric.WithDescription("the QUIC TPU's connection and stream events, by event"))
-	spared, err14 := m.Int64ObservableCounter("tpu.fetch.spared",
+	spared, err13 := m.Int64ObservableCounter("tpu.fetch.spared",
 		metric.WithDescription("packets kept when their batch found no fetch -> sigverify credit, their source having sent less than its share"))
+	quicEvents, err14 := m.Int64ObservableCounter("tpu.fetch.quic", metric.WithUnit("{event}"),
+		metric.WithDescription("the QUIC TPU's connection and stream events, by event"))
 	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12, err13, err14); err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}

@@ -49,7 +49,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	if r.ceiling[0] > 0 {
 		sum.addCeiling(r.ceiling[0], r.ceiling[1])
 	}
+	sum.addOffered(r.live)
 	sum.print(env.stdout, r.live.sent)
+	sum.printOffered(env.stdout, f.duration)
 	if f.summaryJSON != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
