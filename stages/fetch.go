@@ -18,6 +18,7 @@ import (
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // FetchConfig configures the fetch stage.
@@ -204,6 +205,7 @@ const (
 // count to dropped.
 func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 	defer func() { f.exited(recover()) }()
+	cpustage.Set(cpustage.Fetch)
 	mm, err := mmsg.New(conn, f.pool.BatchCap())
 	if err != nil {
 		panic(fmt.Sprintf("stages: fetch: %v", err)) // a UDPConn always has a RawConn
