@@ -54,6 +54,7 @@ type runFlags struct {
 	bankingTraceMax int64
 	// The RPC server's limits (see rpc.Config).
 	rpcMaxConns, rpcMaxConnsPerIP, rpcAirdropRequests, rpcExpensivePerSec int
+	rpcMaxBlockTransactions                                               int
 	rpcHistorySlots                                                       uint64
 	rpcAirdropPerRecipient, rpcAirdropLamports                            uint64
 	rpcAirdropWindow                                                      time.Duration
@@ -129,6 +130,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.rpcMaxConnsPerIP, "rpc-max-conns-per-ip", rpc.DefaultMaxConnsPerIP, "RPC connections open at once from one IP address (an IPv6 one by its /64); more are answered HTTP 429")
 	fs.IntVar(&f.rpcExpensivePerSec, "rpc-expensive-per-sec", rpc.DefaultExpensivePerSec, "each client address's budget for expensive RPC work a second, in signature checks: a signature checked or a transaction simulated costs 1, 16 history slots searched 1, 10 getSignaturesForAddress entries 1; past it, error -32005 rate limited")
 	fs.Uint64Var(&f.rpcHistorySlots, "rpc-history-slots", rpc.DefaultHistorySlots, "slots before the blockhash window one RPC request may search with searchTransactionHistory; older signatures read null")
+	fs.IntVar(&f.rpcMaxBlockTransactions, "rpc-max-block-transactions", rpc.DefaultMaxBlockTransactions, "transactions getBlock lists in one answer; a larger block is refused unless asked with transactionDetails none")
 	fs.DurationVar(&f.rpcAirdropWindow, "rpc-airdrop-window", rpc.DefaultAirdropWindow, "the period requestAirdrop's limits count over")
 	fs.Uint64Var(&f.rpcAirdropPerRecipient, "rpc-airdrop-per-recipient", rpc.DefaultAirdropPerRecipient, "lamports one account may receive by airdrop per --rpc-airdrop-window")
 	fs.Uint64Var(&f.rpcAirdropLamports, "rpc-airdrop-lamports", rpc.DefaultAirdropLamports, "lamports given by airdrop per --rpc-airdrop-window, to all accounts together")
@@ -244,6 +246,7 @@ func checkKnobs(f runFlags) error {
 		{"rpc-max-conns", int64(f.rpcMaxConns), f.rpcMaxConns},
 		{"rpc-max-conns-per-ip", int64(f.rpcMaxConnsPerIP), f.rpcMaxConnsPerIP},
 		{"rpc-expensive-per-sec", int64(f.rpcExpensivePerSec), f.rpcExpensivePerSec},
+		{"rpc-max-block-transactions", int64(f.rpcMaxBlockTransactions), f.rpcMaxBlockTransactions},
 		{"rpc-airdrop-window", int64(f.rpcAirdropWindow), f.rpcAirdropWindow},
 		{"rpc-airdrop-requests", int64(f.rpcAirdropRequests), f.rpcAirdropRequests},
 		{"rpc-history-slots", int64(min(f.rpcHistorySlots, 1)), f.rpcHistorySlots},
@@ -274,7 +277,8 @@ func rpcConfig(f runFlags) *rpc.Config {
 	}
 	return &rpc.Config{
 		Addr: f.rpcAddr, Seed: f.seed, NoFaucet: httpguard.Public(f.rpcAddr) && !f.rpcFaucet, MaxConns: f.rpcMaxConns, MaxConnsPerIP: f.rpcMaxConnsPerIP, ExpensivePerSec: f.rpcExpensivePerSec, HistorySlots: f.rpcHistorySlots,
-		AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
+		MaxBlockTransactions: f.rpcMaxBlockTransactions,
+		AirdropWindow:        f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 		AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
 	}
 }

@@ -35,6 +35,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	if r.loaded {
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
 	}
+	if f.tracerEvery > 0 {
+		sum.addTracers(g.Trace().KeptTracers(), g.Trace().KeptDropped())
+	}
 	sum.SigverifyPath = sigverify.PathOf(n.backend)
 	if h, ok := g.AccountsHash(); ok {
 		sum.AccountsHash = hashText(h)
