@@ -155,7 +155,8 @@ func (f *fetcher) start() {
 	}
 	if f.quic != nil {
 		f.wg.Add(1)
-		f.quic.Start()
+		// Its accept loop and connection readers count for fetch.
+		cpustage.Do(cpustage.Fetch, f.quic.Start)
 	}
 }
 

@@ -205,7 +205,9 @@ func Start(cfg Config) (*Graph, error) {
 		if qc.Logger == nil {
 			qc.Logger = g.log
 		}
-		if g.fetch.quic, err = quic.Listen(qc); err != nil {
+		// quic-go's goroutines (its socket's reader) count for fetch.
+		cpustage.Do(cpustage.Fetch, func() { g.fetch.quic, err = quic.Listen(qc) })
+		if err != nil {
 			for _, c := range conns {
 				c.Close()
 			}
