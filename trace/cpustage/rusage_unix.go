@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// processCPU returns the CPU time the process has used, user and system,
+// ProcessCPU returns the CPU time the process has used, user and system,
 // all threads (getrusage RUSAGE_SELF); 0 if it cannot be read.
-func processCPU() time.Duration {
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -61,7 +61,7 @@ func (w Window) Add(o Window) Window {
 func newWindow(wall, process time.Duration, sampled CPU) Window {
 	total := sampled.Total()
 	if process <= 0 {
-		process = total // the OS cannot tell (processCPU)
+		process = total // the OS cannot tell (ProcessCPU)
 	}
 	w := Window{Wall: wall, Process: process, Sampled: sampled}
 	if total <= 0 {
@@ -106,14 +106,14 @@ func (s *Sampler) begin() error {
 	if err := pprof.StartCPUProfile(&s.buf); err != nil {
 		return fmt.Errorf("%w: %v", ErrBusy, err)
 	}
-	s.start, s.startCPU = time.Now(), processCPU()
+	s.start, s.startCPU = time.Now(), ProcessCPU()
 	return nil
 }
 
 // end ends the window under way and reads it.
 func (s *Sampler) end() (Window, error) {
 	pprof.StopCPUProfile()
-	wall, cpu := time.Since(s.start), processCPU()-s.startCPU
+	wall, cpu := time.Since(s.start), ProcessCPU()-s.startCPU
 	p, err := profile.Parse(&s.buf)
 	if err != nil {
 		return newWindow(wall, cpu, CPU{}), fmt.Errorf("cpustage: %w", err)
