@@ -200,8 +200,8 @@ type stageCPUSummary struct {
 // stageFigure is one stage's CPU.
 type stageFigure struct {
 	CPUS    float64 `json:"cpu_s"`
-	USPerTx float64 `json:"us_per_tx,omitempty"` // per transaction executed
-	Share   float64 `json:"share"`               // of the process's CPU
+	USPerTx float64 `json:"us_per_tx"` // per transaction executed (0 with none)
+	Share   float64 `json:"share"`     // of the process's CPU
 }
 
 // summary returns the figures, nil if nothing was measured.
