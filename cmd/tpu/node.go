@@ -16,6 +16,7 @@ import (
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // node is one tpu in this process: the stage graph and, beside it, the
@@ -97,7 +98,10 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 		rc := *cfg.RPC
 		rc.TPU, rc.Bank, rc.Verifier, rc.Logger = n.graph.Addr(), rpc.LedgerOf(n.graph.Bank().Committed()), n.backend, cfg.Log
 		rc.TPUQUIC, _ = n.graph.QUICAddr()
-		if n.rpc, err = rpc.Start(rc); err != nil {
+		// Its goroutines (the server's, each connection's) are labelled
+		// rpc for the CPU by stage (trace/cpustage), as PubSub's are.
+		cpustage.Do(cpustage.RPC, func() { n.rpc, err = rpc.Start(rc) })
+		if err != nil {
 			return nil, err
 		}
 		n.log.Info("json-rpc", "url", n.rpc.URL())
@@ -110,7 +114,8 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 		if cfg.Trace != nil {
 			pc.Meter = cfg.Trace.Meter()
 		}
-		if n.ps, err = pubsub.Start(pc); err != nil {
+		cpustage.Do(cpustage.RPC, func() { n.ps, err = pubsub.Start(pc) })
+		if err != nil {
 			return nil, err
 		}
 		n.log.Info("pubsub", "url", n.ps.URL())
