@@ -55,10 +55,17 @@ var rules = []rule{
 	{dir: "banking/bank", internal: []string{"txview", "ed25519strict", "=banking", "banking/ledger"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking/ledger", internal: []string{"=banking"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{
+	{dir: "quic", internal: []string{"packet"}, external: []string{"github.com/quic-go/quic-go", "github.com/mr-tron/base58"}},
+	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "quic"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",
 		"github.com/zeebo/xxh3", "github.com/cespare/xxhash", "github.com/mr-tron/base58",
+	}},
+	// remote: sigverify's checks in other processes, over protoactor-go
+	// remote (gRPC); stages knows it only as an interface, cmd wires it.
+	{dir: "remote/wire", external: []string{"google.golang.org/protobuf/"}},
+	{dir: "remote", internal: []string{"packet", "txview", "trace", "stages/sigverify"}, external: []string{
+		"github.com/asynkron/protoactor-go", "google.golang.org/grpc", "go.opentelemetry.io/",
 	}},
 	{dir: "rpc/jsonrpc"},
 	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},

@@ -223,14 +223,19 @@ func (b *Bank) load(last uint64) error {
 	for _, rec := range window {
 		b.register(rec)
 	}
-	// Statuses of transactions whose blockhash is still valid.
+	// Statuses of transactions whose blockhash is still valid, and of
+	// those processed in the window under a blockhash that is not (nonce
+	// transactions, registered at their slot as admission registers
+	// them).
 	for s := first; s <= last && err == nil; s++ {
 		err = b.store.EachStatus(s, func(sig *[64]byte, st ledger.Status, h banking.Hash) error {
-			if hs, valid := b.slotOfHash[h]; valid {
-				c := b.status.forHash(h, hs)
-				if pos, _, seen := c.find(sig); !seen {
-					c.insert(pos, statusEntry{Status: st})
-				}
+			hs, valid := b.slotOfHash[h]
+			if !valid {
+				hs = st.Slot
+			}
+			c := b.status.forHash(h, hs)
+			if pos, _, seen := c.find(sig); !seen {
+				c.insert(pos, statusEntry{Status: st})
 			}
 			return nil
 		})

@@ -91,7 +91,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run, default 0: until a signal)")
 	fs.BoolVar(&f.noGen, "no-gen", false, "run as a server only, without the load generator")
 	fs.Float64Var(&f.rate, "rate", 0, "send open-loop at this many transactions per second, on a fixed schedule, and measure latency from it (left out: closed-loop, as fast as the pipeline accepts)")
-	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or 60,000 per second of duration)")
+	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or closed-loop the sigverify ceiling x duration, at most 3,000,000; a load that runs out before --duration is reported as exhausted)")
 	fs.TextVar(&f.contention, "contention", loadgen.ContentionNone, "write-lock contention of the load: none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of the load that is invalid: bad signatures, duplicates, malformed bytes, stale blockhashes, unfunded payers")
 	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of the load sent as v0 transactions that load their recipient through the genesis lookup table")

@@ -452,21 +452,9 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch, joi
 			if pk.Discarded() {
 				continue
 			}
-			st.Packets++
-			view, err := txview.Parse(pk.Data())
-			if err != nil {
-				if txview.IsSanitize(err) {
-					pk.Discard(packet.OutcomeSanitize)
-					st.Sanitize++
-				} else {
-					pk.Discard(packet.OutcomeParse)
-					st.Parse++
-				}
+			view, ok := parse(pk, st)
+			if !ok {
 				continue
-			}
-			pk.Meta.Parsed = packet.Parsed(view.Layout()) // parsed once: the consumers use it
-			if view.IsSimpleVote() {
-				pk.Meta.Flags |= packet.FlagSimpleVote
 			}
 			n := view.NumSignatures()
 			p.pkts = append(p.pkts, pktCheck{p: pk, first: len(p.sigs), n: n})
@@ -504,6 +492,71 @@ func (v *Verifier) start(p *Pass, done func(*Pass), batches []*packet.Batch, joi
 	return false
 }
 
+// parse parses and sanitizes pk, a live packet, counting it in st: it
+// discards a failure (OutcomeParse, OutcomeSanitize) and reports false;
+// it records the parse in pk.Meta.Parsed, which the consumers use, and
+// flags a simple vote.
+func parse(pk *packet.Packet, st *VerifyStats) (txview.View, bool) {
+	st.Packets++
+	view, err := txview.Parse(pk.Data())
+	if err != nil {
+		if txview.IsSanitize(err) {
+			pk.Discard(packet.OutcomeSanitize)
+			st.Sanitize++
+		} else {
+			pk.Discard(packet.OutcomeParse)
+			st.Parse++
+		}
+		return txview.View{}, false
+	}
+	pk.Meta.Parsed = packet.Parsed(view.Layout()) // parsed once: the consumers use it
+	if view.IsSimpleVote() {
+		pk.Meta.Flags |= packet.FlagSimpleVote
+	}
+	return view, true
+}
+
+// Parse does the parse half of Verify, for checks made elsewhere (a
+// remote verifier): it parses and sanitizes every live packet of the
+// batches, discards the failures (counted in the stats' Parse and
+// Sanitize) and records each parse in the packet's Meta.Parsed, which
+// the checks then read. It borrows the batches, as Verify does.
+func Parse(batches ...*packet.Batch) VerifyStats {
+	var st VerifyStats
+	for _, b := range batches {
+		pkts := b.Packets()
+		for i := range pkts {
+			if pk := &pkts[i]; !pk.Discarded() {
+				parse(pk, &st)
+			}
+		}
+	}
+	return st
+}
+
+// CheckParsed checks the signatures of pk, a live packet that Parse
+// parsed, on the caller's goroutine with backend, and reports whether
+// all of them verify. It reports false for a packet without a parse.
+// It changes nothing. A backend that panics fails the packet.
+func CheckParsed(backend Backend, pk *packet.Packet) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	view, ok := txview.Layout(pk.Meta.Parsed).View(pk.Data())
+	if !ok {
+		return false
+	}
+	msg := view.Message()
+	for s := range view.NumSignatures() {
+		if !backend.Verify(view.StaticKey(s), msg, view.Signature(s)) {
+			return false
+		}
+	}
+	return true
+}
+
 // finish applies the verdicts, then hands the pass to its done function.
 // The pass is no longer under way even if done panics, so Close does not
 // wait for it forever.
@@ -531,3 +584,6 @@ func (p *Pass) finish() {
 	}
 	p.done(p)
 }
+
+// Workers returns how many goroutines check signatures at once.
+func (v *Verifier) Workers() int { return v.workers }

@@ -1,0 +1,194 @@
+package remote
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpugo/tpu/packet/packettest"
+	"github.com/tpugo/tpu/stages/sigverify"
+)
+
+// The verifiers of these tests run in child processes (the test binary
+// again, TestMain sending it to runChild): protoactor's remote.Start
+// sets gRPC's global logger, which the race detector reports against
+// any other remote already serving in the process. A child is also what
+// a verifier is: another process, which a test can kill.
+
+// isolatedEnv names the test a child process runs: each test that
+// starts a leader runs in a process of its own (isolate), as its gRPC
+// connections outlive it.
+const isolatedEnv = "TPU_REMOTE_TEST_ISOLATED"
+
+// isolate runs t in a child process and reports true, its result
+// reported; in that child it reports false, and t goes on there.
+func isolate(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(isolatedEnv) == t.Name() {
+		return false
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), isolatedEnv+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s in its own process: %v\n%s", t.Name(), err, out)
+	}
+	return true
+}
+
+// childEnv names the child's mode: honest, flip (inverts its verdicts),
+// hold (never answers), slow (answers after childDelay).
+const childEnv = "TPU_REMOTE_TEST_VERIFIER"
+
+const childDelay = 600 * time.Millisecond
+
+// TestMain runs a child verifier, or the tests; it fails the run on a
+// leaked packet batch (invariants build).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(runChild(mode))
+	}
+	packettest.Main(m)
+}
+
+// runChild serves a verifier on loopback in mode, prints its address,
+// a line "received" as each request arrives, and, when its standard
+// input closes, its stats as JSON.
+func runChild(mode string) int {
+	out := make(chan string, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for l := range out {
+			fmt.Println(l)
+		}
+	}()
+	var hook func(w *worker)
+	switch mode {
+	case "flip":
+		hook = func(w *worker) { w.flip = true }
+	case "hold":
+		hook = func(w *worker) { w.gate = make(chan struct{}) }
+	case "slow":
+		hook = func(w *worker) {
+			g := make(chan struct{})
+			w.gate = g
+			w.onRecv = func() { go func() { time.Sleep(childDelay); g <- struct{}{} }() }
+		}
+	}
+	s, err := Serve(ServerConfig{Listen: "127.0.0.1:0", Verify: sigverify.VerifyConfig{Workers: 2}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if hook != nil {
+		hook(s.w)
+	}
+	prev := s.w.onRecv
+	s.w.onRecv = func() {
+		out <- "received"
+		if prev != nil {
+			prev()
+		}
+	}
+	out <- "addr " + s.Addr()
+	io.Copy(io.Discard, os.Stdin)
+	st, _ := json.Marshal(s.Stats())
+	out <- "stats " + string(st)
+	close(out)
+	<-done
+	if mode != "hold" {
+		s.Stop()
+	}
+	return 0
+}
+
+// child is a verifier in a child process.
+type child struct {
+	addr     string
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	received chan struct{} // a value per request that arrived
+	stats    chan ServerStats
+	exited   chan struct{}
+}
+
+// startChild starts a verifier process in mode; the test's cleanup
+// kills it if the test has not stopped it.
+func startChild(t testing.TB, mode string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, stdin: stdin, received: make(chan struct{}, 1024), stats: make(chan ServerStats, 1), exited: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		defer close(c.exited)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			l := sc.Text()
+			switch {
+			case strings.HasPrefix(l, "addr "):
+				addr <- strings.TrimPrefix(l, "addr ")
+			case l == "received":
+				c.received <- struct{}{}
+			case strings.HasPrefix(l, "stats "):
+				var st ServerStats
+				if json.Unmarshal([]byte(strings.TrimPrefix(l, "stats ")), &st) == nil {
+					c.stats <- st
+				}
+			}
+		}
+		cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-c.exited
+	})
+	select {
+	case c.addr = <-addr:
+	case <-c.exited:
+		t.Fatal("the verifier process exited before it served")
+	case <-time.After(time.Minute):
+		t.Fatal("the verifier process did not start")
+	}
+	return c
+}
+
+// stop ends the child and returns its stats.
+func (c *child) stop(t testing.TB) ServerStats {
+	t.Helper()
+	c.stdin.Close()
+	select {
+	case st := <-c.stats:
+		return st
+	case <-c.exited:
+		t.Fatal("the verifier process exited without its stats")
+	case <-time.After(time.Minute):
+		t.Fatal("the verifier process did not report its stats")
+	}
+	return ServerStats{}
+}
+
+// kill kills the child (SIGKILL) and waits for it to exit.
+func (c *child) kill() {
+	c.cmd.Process.Kill()
+	<-c.exited
+}

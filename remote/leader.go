@@ -1,0 +1,252 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/remote/wire"
+	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace"
+)
+
+// LeaderConfig configures the leader's side: the Dispatcher that sends
+// sigverify passes to remote verifiers.
+type LeaderConfig struct {
+	// Listen is where the leader's own remote binds: verifiers send
+	// their replies there. Empty means "127.0.0.1:0" (loopback, a free
+	// port).
+	Listen string
+	// Verifiers are the verifiers' host:port addresses (tpu verifier
+	// --listen). Each is probed until it answers, and again after it
+	// dies or stalls. May be empty when membership finds them (Join).
+	Verifiers []string
+	// Credits is how many passes one verifier has in flight at most.
+	// Zero means DefaultCredits.
+	Credits int
+	// Timeout is how long a pass may wait for its verdicts before it is
+	// checked here instead, its verifier taken out of service until it
+	// answers a probe. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// ProbeEvery is how often a verifier out of service is probed. Zero
+	// means DefaultProbeEvery.
+	ProbeEvery time.Duration
+	// Audit is the fraction of remote verdicts checked again here, at
+	// random: a verifier caught giving a wrong one is cut off for good
+	// and its passes checked here. Zero: none. At most 1.
+	Audit float64
+	// Verify configures the checks made here: passes whose verifier
+	// died, stalled, lied or refused them, and the audit.
+	Verify sigverify.VerifyConfig
+	// TLS, when not nil, authenticates the links (mutual TLS); nil:
+	// plaintext, for loopback.
+	TLS *TLS
+	// Logger receives the verifiers' comings and goings and protoactor's
+	// lines. Nil: discard.
+	Logger *slog.Logger
+}
+
+// Defaults of LeaderConfig's zero fields.
+const (
+	DefaultCredits    = 2
+	DefaultTimeout    = 2 * time.Second
+	DefaultProbeEvery = 500 * time.Millisecond
+)
+
+// Validate reports a configuration NewDispatcher would refuse.
+func (c LeaderConfig) Validate() error {
+	if c.Credits < 0 || c.Timeout < 0 || c.ProbeEvery < 0 {
+		return errors.New("remote: negative credits, timeout or probe period")
+	}
+	if !(c.Audit >= 0 && c.Audit <= 1) {
+		return fmt.Errorf("remote: audit fraction %v: want 0 to 1", c.Audit)
+	}
+	return c.Verify.Validate()
+}
+
+// Stats counts a Dispatcher's work. Passes are counted when they end,
+// once each, by how: Remote (verdicts applied) plus Local (checked here)
+// is every pass TryStart took that has ended.
+type Stats struct {
+	Sent      uint64 // passes sent to a verifier (a pass redone is not sent again)
+	Packets   uint64 // packets sent
+	Remote    uint64 // passes that ended with a verifier's verdicts
+	Local     uint64 // passes taken, then checked here: each of the reasons below, once
+	Timeouts  uint64 // of Local: no verdicts within Timeout (remote_timeout)
+	Retries   uint64 // of Local: their verifier died, stalled or was cut off with them in flight (remote_retry)
+	Lied      uint64 // of Local: their verdicts failed the audit
+	Refused   uint64 // of Local: verdicts that could not be used (refused packets, an error, a wrong count)
+	NoWorker  uint64 // of Local: no verifier had a credit when the pass reached the dispatcher
+	Late      uint64 // replies for passes already redone, ignored
+	Audited   uint64 // packets whose verdict was checked again here
+	Liars     uint64 // verifiers cut off by the audit
+	TooBig    uint64 // passes TryStart refused as larger than MaxRequestBytes
+	Verifiers int    // verifiers in service now
+	Credits   int    // their credits free now
+}
+
+// Dispatcher sends whole sigverify passes to remote verifiers, each
+// with a bounded number in flight (its credits): the only backpressure
+// on a link, since protoactor's remote queues without bound. The
+// batches stay here: the request carries copies of the live packets'
+// bytes, the reply a verdict per packet, applied to the batches here.
+// A pass whose verdicts do not come, or cannot be trusted, is checked
+// here instead, exactly once: its reply, if it comes later, is ignored.
+//
+// TryStart is called by one goroutine (the sigverify stage's); the rest
+// of the work is the dispatcher actor's, in its own actor system.
+type Dispatcher struct {
+	cfg    LeaderConfig
+	system *actor.ActorSystem
+	remote *remote.Remote
+	pid    *actor.PID
+	d      *dispatcher
+
+	// free is the credits free over the verifiers in service, less those
+	// TryStart took for passes the actor has not placed yet.
+	free    atomic.Int64
+	pending sync.WaitGroup // passes taken and not ended
+	nextID  uint64
+
+	sent, packets, tooBig atomic.Uint64
+}
+
+// NewDispatcher starts the leader's remote and the dispatcher actor, and
+// starts probing cfg.Verifiers.
+func NewDispatcher(cfg LeaderConfig) (*Dispatcher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Credits == 0 {
+		cfg.Credits = DefaultCredits
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.ProbeEvery == 0 {
+		cfg.ProbeEvery = DefaultProbeEvery
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	v, err := sigverify.NewVerifier(cfg.Verify)
+	if err != nil {
+		return nil, err
+	}
+	system, r, err := startRemote(cfg.Listen, cfg.TLS, cfg.Logger)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	x := &Dispatcher{cfg: cfg, system: system, remote: r}
+	x.d = newDispatcher(x, v)
+	x.pid = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return x.d }))
+	for _, a := range cfg.Verifiers {
+		system.Root.Send(x.pid, joinMsg{addr: a})
+	}
+	return x, nil
+}
+
+// Addr returns the address the leader's remote serves, host:port.
+func (x *Dispatcher) Addr() string { return x.system.Address() }
+
+// Join adds the verifier at addr (cluster membership found it), and
+// Leave takes it out of service: its passes in flight are checked here.
+func (x *Dispatcher) Join(addr string)  { x.system.Root.Send(x.pid, joinMsg{addr: addr}) }
+func (x *Dispatcher) Leave(addr string) { x.system.Root.Send(x.pid, leaveMsg{addr: addr}) }
+
+// TryStart takes a pass if a verifier has a credit free: it parses the
+// batches' live packets (sigverify.Parse: failures are discarded here,
+// counted in the packets' outcomes) and sends the rest to be checked.
+// It reports false, having changed nothing, when no credit is free; a
+// pass larger than MaxRequestBytes it refuses after the parse (counted,
+// TooBig), and the caller checks it, parse kept. When it reports true
+// the batches are the Dispatcher's until done is called (on another
+// goroutine, or inside TryStart when no packet needs a check): the
+// caller must hold each batch's sole reference and leave it alone until
+// then. Then every packet's verdict is applied, as sigverify.Verifier
+// applies its own (a bad signature discarded with OutcomeBadSignature,
+// its simple-vote flag cleared). span is the pass's span, the parent of
+// the verifier's.
+func (x *Dispatcher) TryStart(batches []*packet.Batch, span trace.SpanContext, done func()) bool {
+	if !takeCredit(&x.free) {
+		return false
+	}
+	sigverify.Parse(batches...)
+	j := &job{batches: batches, done: done, req: &wire.VerifyRequest{}}
+	size := 0
+	for _, b := range batches {
+		for i := range b.Packets() {
+			if p := b.At(i); !p.Discarded() {
+				j.pkts = append(j.pkts, p)
+				size += int(p.Meta.Size) + len(p.Meta.Parsed) + 3 // the size's varint
+			}
+		}
+	}
+	if size > MaxRequestBytes-1024 { // the request's other fields
+		x.free.Add(1)
+		x.tooBig.Add(1)
+		return false
+	}
+	if len(j.pkts) == 0 {
+		x.free.Add(1)
+		done()
+		return true
+	}
+	for _, p := range j.pkts {
+		appendPacket(j.req, p)
+	}
+	x.nextID++
+	j.req.Id = x.nextID
+	setParent(j.req, span)
+	x.sent.Add(1)
+	x.packets.Add(uint64(len(j.pkts)))
+	x.pending.Add(1)
+	x.system.Root.Send(x.pid, j)
+	return true
+}
+
+// takeCredit takes one of c's credits if one is free.
+func takeCredit(c *atomic.Int64) bool {
+	for {
+		f := c.Load()
+		if f <= 0 {
+			return false
+		}
+		if c.CompareAndSwap(f, f-1) {
+			return true
+		}
+	}
+}
+
+// Wait returns once every pass TryStart took has ended: its verdicts
+// applied or its checks done here. It takes at most about Timeout.
+func (x *Dispatcher) Wait() { x.pending.Wait() }
+
+// Stats returns the counts so far.
+func (x *Dispatcher) Stats() Stats {
+	st := x.d.stats()
+	st.Sent, st.Packets, st.TooBig = x.sent.Load(), x.packets.Load(), x.tooBig.Load()
+	st.Credits = max(0, int(x.free.Load()))
+	return st
+}
+
+// Close waits for the passes under way (Wait), then stops the leader's
+// remote and the local checks.
+func (x *Dispatcher) Close() {
+	x.pending.Wait()
+	x.system.Root.StopFuture(x.pid).Wait()
+	x.remote.Shutdown(false)
+	x.system.Shutdown()
+	x.d.verifier.Close()
+}
