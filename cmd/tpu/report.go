@@ -192,7 +192,7 @@ type summary struct {
 	GCCPUPercent        float64 `json:"gc_cpu_percent,omitempty"`
 	RetainedBytesPeak   uint64  `json:"retained_bytes_peak,omitempty"` // banking's buffer, sampled each second
 
-	offered // when the load ran out (runsize.go)
+	offered                    // when the load ran out (runsize.go)
 	breakdown *trace.Breakdown // Tracers' source, for print
 }
 
