@@ -260,10 +260,14 @@ func getBlocks(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if end < start {
 		end = ^uint64(0)
 	}
+	// [start, end?, config?]; end may be null, and the config may come
+	// second (Agave's RpcBlocksConfigWrapper: EndSlotOnly or ConfigOnly).
 	ci := 1
-	if len(params) > 1 && len(params[1]) > 0 && params[1][0] != '{' && string(params[1]) != "null" {
-		if end, e = parseSlot(params[1]); e != nil {
-			return nil, e
+	if len(params) > 1 && len(params[1]) > 0 && params[1][0] != '{' {
+		if string(params[1]) != "null" {
+			if end, e = parseSlot(params[1]); e != nil {
+				return nil, e
+			}
 		}
 		ci = 2
 	} else if len(params) > 2 {

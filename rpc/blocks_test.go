@@ -266,6 +266,7 @@ func TestGetBlocks(t *testing.T) {
 		{"getBlocks", `[2,5]`, `[2,3,4,5]`},
 		{"getBlocks", `[5,2]`, `[]`},
 		{"getBlocks", `[3,3,{"commitment":"confirmed"}]`, `[3]`},
+		{"getBlocks", `[3,3,null]`, `[3]`},
 		{"getBlocksWithLimit", `[2,3]`, `[2,3,4]`},
 		{"getBlocksWithLimit", `[2,0]`, `[]`},
 		{"getBlocksWithLimit", `[1000000000,5]`, `[]`},
@@ -277,6 +278,11 @@ func TestGetBlocks(t *testing.T) {
 	// Open-ended: up to the commitment's slot, no further.
 	var open []uint64
 	json.Unmarshal(mustCall(t, url, "getBlocks", `[0]`), &open)
+	var openNull []uint64 // as kit sends it: no end, then the options
+	json.Unmarshal(mustCall(t, url, "getBlocks", `[0,null,{"commitment":"finalized"}]`), &openNull)
+	if len(openNull) < 7 || openNull[0] != 0 {
+		t.Errorf("getBlocks [0,null,{...}]: %v", openNull)
+	}
 	var fin uint64
 	json.Unmarshal(mustCall(t, url, "getSlot", `[{"commitment":"finalized"}]`), &fin)
 	if len(open) < 7 || open[0] != 0 || open[len(open)-1] > fin+1 || open[len(open)-1] < 6 {
