@@ -172,8 +172,10 @@ type Config struct {
 	// answer (full, accounts or signatures): a block with more is
 	// refused (-32602) unless asked with transactionDetails none. A
 	// block's answer takes a history search's turn (MaxSearches), so at
-	// most MaxSearches are built at once, each some 2 KB a transaction
-	// in json: 20 MB with the default. Zero means 10,000.
+	// most MaxSearches are built at once, each about 1 KB of JSON a
+	// transaction and 3 to 4 KB allocated building it (BenchmarkGetBlock;
+	// docs/BENCHMARKS.md): some 40 MB with the default. Zero means
+	// 10,000.
 	MaxBlockTransactions int
 	// MaxSearches caps the history searches that run at once; more wait
 	// their turn (or their client's going away). Zero means 1, so the
