@@ -71,7 +71,7 @@ var rules = []rule{
 	{dir: "rpc/jsonrpc"},
 	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "rpc/parsed", internal: []string{"txview", "=banking", "banking/bank"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc", "rpc/parsed", "httpguard"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
+	{dir: "rpc/pubsub", internal: []string{"txview", "banking", "rpc/jsonrpc", "rpc/parsed", "httpguard"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
 	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "httpguard"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
 }
