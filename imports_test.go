@@ -40,6 +40,7 @@ var rules = []rule{
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace/procstats"},
 	{dir: "httpguard"},
+	{dir: "trace/cpustage", external: []string{"github.com/google/pprof/"}},
 	{dir: "trace/report", internal: []string{"trace"}, external: []string{"gonum.org/v1/plot"}},
 	{dir: "trace", internal: []string{"packet", "httpguard"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
 	// The banking packages, one concept each, import one way: banking

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/tpugo/tpu/packet"
 )
@@ -33,12 +34,15 @@ type fanout struct {
 	recorder Recorder            // nil: off
 	forward  func(*packet.Batch) // nil: off; consumes b
 	copies   atomic.Uint64       // batches cloned
+	nanos    atomic.Int64        // time spent in send, both modes (Snapshot.FanoutTime)
 }
 
 // send hands m's batch to every consumer; it consumes m's reference.
 // m goes to banking (carrying banking's copy in copy mode); the
 // recorder's arrival time is m.Sent.
 func (f *fanout) send(m *BatchMsg) {
+	t0 := time.Now()
+	defer func() { f.nanos.Add(int64(time.Since(t0))) }()
 	b := m.Batch
 	if f.copy {
 		m.Batch = f.clone(b)

@@ -328,3 +328,24 @@ type releasingRecorder struct{}
 
 func (releasingRecorder) Batch(b *packet.Batch, _ int64) { b.Release() }
 func (releasingRecorder) Slot(uint64, int64)             {}
+
+// TestFanoutTime: the fan-out's clock covers the whole hand-off, the
+// consumers' calls included (here a banking send that takes 20 ms), and
+// adds up over sends.
+func TestFanoutTime(t *testing.T) {
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
+	const step = 20 * time.Millisecond
+	f := &fanout{copy: true, banking: func(m *BatchMsg) {
+		time.Sleep(step)
+		m.Batch.Release()
+	}}
+	for range 2 {
+		f.send(&BatchMsg{Batch: fullBatch(t, pool, 3)})
+	}
+	if got := time.Duration(f.nanos.Load()); got < 2*step {
+		t.Fatalf("fan-out time %v over two sends of %v each", got, step)
+	}
+	if live := pool.Stats().Live; live != 0 {
+		t.Fatalf("%d batches live", live)
+	}
+}
