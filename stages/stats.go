@@ -46,10 +46,11 @@ type Snapshot struct {
 	// consumers (copy handoff: one per consumer per batch; 0 with
 	// refcount).
 	Copies uint64
-	// FanoutTime is the time sigverify's actor spent handing batches to
-	// their consumers (the fan-out step, copies included in copy mode),
-	// by the monotonic clock around each hand-off: CPU time, except
-	// where the actor's thread was preempted inside one.
+	// FanoutTime is the CPU time sigverify's actor spent handing batches
+	// to their consumers (the fan-out step, copies included in copy
+	// mode): the thread's CPU clock around each hand-off on Linux
+	// (bounded by the wall time, which stands in for it when the
+	// goroutine changed threads inside), the monotonic clock elsewhere.
 	FanoutTime time.Duration
 	// Spared is the packets fetch kept when their batch found no
 	// fetch -> sigverify credit, because their source sent less than
