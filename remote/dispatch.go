@@ -154,6 +154,9 @@ func (d *dispatcher) probe(ctx actor.Context, p *peer) {
 		}
 		p.up, p.free = true, d.x.cfg.Credits
 		d.x.free.Add(int64(p.free))
+		if f := d.x.onFree.Load(); f != nil {
+			(*f)()
+		}
 		ctx.Watch(p.pid)
 		d.x.cfg.Logger.Info("remote verifier: in service", "verifier", p.addr, "credits", p.free)
 		d.count(func(st *Stats) { st.Verifiers++ })

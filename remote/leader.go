@@ -113,6 +113,7 @@ type Dispatcher struct {
 	// TryStart took for passes the actor has not placed yet.
 	free    atomic.Int64
 	pending sync.WaitGroup // passes taken and not ended
+	onFree  atomic.Pointer[func()]
 	nextID  uint64
 
 	sent, packets, tooBig atomic.Uint64
@@ -229,6 +230,15 @@ func takeCredit(c *atomic.Int64) bool {
 	}
 }
 
+// Free reports how many passes TryStart would take now: the credits
+// free over the verifiers in service.
+func (x *Dispatcher) Free() int { return max(0, int(x.free.Load())) }
+
+// OnFree sets f, called on the dispatcher's goroutine when a verifier
+// comes into service with its credits (not when a pass ends: its done
+// says so).
+func (x *Dispatcher) OnFree(f func()) { x.onFree.Store(&f) }
+
 // Wait returns once every pass TryStart took has ended: its verdicts
 // applied or its checks done here. It takes at most about Timeout.
 func (x *Dispatcher) Wait() { x.pending.Wait() }
@@ -237,7 +247,7 @@ func (x *Dispatcher) Wait() { x.pending.Wait() }
 func (x *Dispatcher) Stats() Stats {
 	st := x.d.stats()
 	st.Sent, st.Packets, st.TooBig = x.sent.Load(), x.packets.Load(), x.tooBig.Load()
-	st.Credits = max(0, int(x.free.Load()))
+	st.Credits = x.Free()
 	return st
 }
 

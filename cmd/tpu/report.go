@@ -172,6 +172,9 @@ type summary struct {
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
 	Forward *forwardSummary `json:"forward,omitempty"`
+	// Remote is the remote verifiers' dispatcher's counts (--verifiers),
+	// absent without them.
+	Remote *remoteSummary `json:"remote,omitempty"`
 	// BankingTrace is the recorder's counts (--banking-trace), absent
 	// when it is off.
 	BankingTrace *traceSummary `json:"banking_trace,omitempty"`
@@ -331,6 +334,9 @@ func (s summary) print(w io.Writer, sent int) {
 	if f := s.Forward; f != nil {
 		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
 			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
+	}
+	if s.Remote != nil {
+		s.Remote.print(w)
 	}
 	if t := s.BankingTrace; t != nil {
 		fmt.Fprintf(w, "banking trace %s: recorded %d batches and %d slot starts (%.1f MB), dropped %d batches (%d on a full queue) and %d slot starts",

@@ -101,6 +101,13 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	cores, workers, restore := pipelineProcs(f.procs)
 	defer restore()
 	cfg.Sigverify.Verify.Workers = workers
+	disp, err := startDispatcher(f, &cfg, log)
+	if err != nil {
+		return 1, err
+	}
+	if disp != nil {
+		defer disp.Close() // after the graph's stop, which waits for its passes
+	}
 	var sched fromSchedule
 	if f.rate > 0 && !f.noGen {
 		cfg.Banking.OnExecuted = sched.executed
@@ -158,6 +165,10 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	defer cancel()
 	r.stopErr = n.Stop(ctx)
 	r.spent = procstats.Read().Sub(before)
+	if disp != nil {
+		st := disp.Stats()
+		r.remote = &st
+	}
 	endProfiles()
 	if err := n.Close(); err != nil { // the graph no longer calls the recorder
 		log.Error("banking trace", "err", err)
