@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +50,13 @@ const childEnv = "TPU_REMOTE_TEST_VERIFIER"
 
 const childDelay = 600 * time.Millisecond
 
+// clusterEnv, when set, makes the child a cluster member: its
+// membership port, then the seeds, comma-separated.
+const clusterEnv = "TPU_REMOTE_TEST_CLUSTER"
+
+// testRefresh is how often the tests' cluster members poll.
+const testRefresh = 200 * time.Millisecond
+
 // TestMain runs a child verifier, or the tests; it fails the run on a
 // leaked packet batch (invariants build).
 func TestMain(m *testing.M) {
@@ -82,7 +91,13 @@ func runChild(mode string) int {
 			w.onRecv = func() { go func() { time.Sleep(childDelay); g <- struct{}{} }() }
 		}
 	}
-	s, err := Serve(ServerConfig{Listen: "127.0.0.1:0", Verify: sigverify.VerifyConfig{Workers: 2}})
+	cfg := ServerConfig{Listen: "127.0.0.1:0", Verify: sigverify.VerifyConfig{Workers: 2}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if c := os.Getenv(clusterEnv); c != "" {
+		parts := strings.Split(c, ",")
+		port, _ := strconv.Atoi(parts[0])
+		cfg.Cluster = &ClusterConfig{Port: port, Seeds: parts[1:], Refresh: testRefresh}
+	}
+	s, err := Serve(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -121,10 +136,10 @@ type child struct {
 
 // startChild starts a verifier process in mode; the test's cleanup
 // kills it if the test has not stopped it.
-func startChild(t testing.TB, mode string) *child {
+func startChild(t testing.TB, mode string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

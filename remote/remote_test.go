@@ -88,8 +88,14 @@ func newPool(t testing.TB) *packet.Pool {
 	return p
 }
 
+// startLeader starts a dispatcher; a zero Timeout is a minute here, so
+// that a verifier slowed by the race detector on a busy machine is not
+// taken for a stalled one.
 func startLeader(t testing.TB, cfg LeaderConfig) *Dispatcher {
 	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = time.Minute
+	}
 	x, err := NewDispatcher(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -61,12 +61,13 @@ type runFlags struct {
 	wsAddr                                                                string // the websocket PubSub's (pubsub.go)
 
 	// Remote verifiers (runremote.go).
-	verifiers, remoteListen string
-	remoteCredits           int
-	remoteTimeout           time.Duration
-	remoteAudit             float64
-	sigverifyLocal          bool
-	remoteTLS               tlsFlags
+	verifiers, remoteListen   string
+	clusterSeeds, clusterName string
+	remoteCredits             int
+	remoteTimeout             time.Duration
+	remoteAudit               float64
+	sigverifyLocal            bool
+	remoteTLS                 tlsFlags
 }
 
 // settleDefaults gives the flags whose default depends on another one
@@ -145,6 +146,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.BoolVar(&f.rpcFaucet, "rpc-faucet", false, "serve requestAirdrop on an --rpc-addr other machines can reach (off there by default, as Agave without --rpc-faucet-address; always on for loopback)")
 	fs.StringVar(&f.wsAddr, "ws-addr", wsAuto, "serve Solana's websocket PubSub here (auto: the --rpc-addr port + 1, as Agave's 8899/8900, or a free port when that is 0; empty: none)")
 	fs.StringVar(&f.verifiers, "verifiers", "", "send sigverify passes to these verifiers (tpu verifier --listen), host:port comma-separated, each with --remote-credits passes in flight; what they cannot take is checked here")
+	fs.StringVar(&f.clusterSeeds, "cluster-seeds", "", "find verifiers through cluster membership (protoactor's automanaged provider): the members' membership endpoints (tpu verifier --cluster-port), host:port comma-separated; a verifier that joins gets work, one that leaves is drained")
+	fs.StringVar(&f.clusterName, "cluster-name", remote.DefaultClusterName, "the verifier cluster's name (with --cluster-seeds)")
 	fs.StringVar(&f.remoteListen, "remote-listen", "127.0.0.1:0", "where this leader's protoactor remote listens for the verifiers' replies (with --verifiers)")
 	fs.IntVar(&f.remoteCredits, "remote-credits", remote.DefaultCredits, "sigverify passes one verifier has in flight at most")
 	fs.DurationVar(&f.remoteTimeout, "remote-timeout", remote.DefaultTimeout, "how long a pass waits for a verifier's verdicts before it is checked here (counted, remote_timeout) and the verifier taken out of service until it answers")
@@ -281,8 +284,8 @@ func checkKnobs(f runFlags) error {
 	if !(f.remoteAudit >= 0 && f.remoteAudit <= 1) {
 		errs = append(errs, fmt.Errorf("--remote-audit %v: want 0 to 1", f.remoteAudit))
 	}
-	if !f.sigverifyLocal && f.verifiers == "" {
-		errs = append(errs, errors.New("--sigverify-local=false needs --verifiers: nothing would check the signatures"))
+	if !f.sigverifyLocal && f.verifiers == "" && f.clusterSeeds == "" {
+		errs = append(errs, errors.New("--sigverify-local=false needs --verifiers or --cluster-seeds: nothing would check the signatures"))
 	}
 	if f.dedupBits == 0 {
 		errs = append(errs, errors.New("--dedup-bits 0: must be more than 0 (leave the flag out for its default)"))

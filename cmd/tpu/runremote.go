@@ -12,25 +12,30 @@ import (
 // tpu run's remote verifiers (--verifiers): the dispatcher that sends
 // sigverify passes to them, and its counts in the summary.
 
-// startDispatcher starts the dispatcher of --verifiers and hands it to
-// cfg's sigverify stage; nil without --verifiers. The caller closes it
+// startDispatcher starts the dispatcher of --verifiers and
+// --cluster-seeds and hands it to cfg's sigverify stage; nil without
+// either. The caller closes it
 // after the graph stops.
 func startDispatcher(f runFlags, cfg *stages.Config, log *slog.Logger) (*remote.Dispatcher, error) {
-	if f.verifiers == "" {
+	if f.verifiers == "" && f.clusterSeeds == "" {
 		return nil, nil
 	}
 	tlsCfg, err := f.remoteTLS.load()
 	if err != nil {
 		return nil, err
 	}
-	d, err := remote.NewDispatcher(remote.LeaderConfig{
+	lc := remote.LeaderConfig{
 		Listen: f.remoteListen, Verifiers: splitList(f.verifiers), Credits: f.remoteCredits,
 		Timeout: f.remoteTimeout, Audit: f.remoteAudit, Verify: cfg.Sigverify.Verify, TLS: tlsCfg, Logger: log,
-	})
+	}
+	if f.clusterSeeds != "" {
+		lc.Cluster = &remote.ClusterConfig{Name: f.clusterName, Seeds: splitList(f.clusterSeeds)}
+	}
+	d, err := remote.NewDispatcher(lc)
 	if err != nil {
 		return nil, fmt.Errorf("--verifiers: %w", err)
 	}
-	log.Info("remote verifiers", "leader", d.Addr(), "verifiers", f.verifiers, "credits", f.remoteCredits, "audit", f.remoteAudit)
+	log.Info("remote verifiers", "leader", d.Addr(), "verifiers", f.verifiers, "cluster", f.clusterSeeds, "credits", f.remoteCredits, "audit", f.remoteAudit)
 	cfg.Sigverify.Offload = d
 	cfg.Sigverify.NoLocal = !f.sigverifyLocal
 	return d, nil

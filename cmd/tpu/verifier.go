@@ -27,7 +27,7 @@ func init() {
 const verifierHelp = `Usage: tpu verifier --listen HOST:PORT [flags]
 
 Serves sigverify's signature checks to a leader (tpu run --verifiers
-HOST:PORT) as a protoactor-go remote actor over
+HOST:PORT, or through cluster membership, --cluster-seeds) as a protoactor-go remote actor over
 gRPC: each request is one sigverify pass, checked on every core, answered
 with a verdict per packet. It keeps nothing between requests. A line on
 standard output gives the address served; on SIGINT or SIGTERM it stops
@@ -39,6 +39,8 @@ Flags:`
 
 type verifierFlags struct {
 	listen, backend, traceOut, otlp, logLevel string
+	clusterSeeds, clusterName                 string
+	clusterPort                               int
 	workers                                   int
 	tls                                       tlsFlags
 }
@@ -72,6 +74,9 @@ func runVerifier(env *cliEnv, args []string) int {
 	fs.StringVar(&f.traceOut, "trace-out", "", "write this verifier's spans (children of the leader's sigverify spans) to this file, JSON lines")
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send this verifier's spans over OTLP gRPC to host:port (service name tpu-verifier)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.clusterSeeds, "cluster-seeds", "", "join a verifier cluster (protoactor's automanaged provider): the members' membership endpoints, host:port comma-separated, this one's among them; leaders find it there (tpu run --cluster-seeds)")
+	fs.IntVar(&f.clusterPort, "cluster-port", 0, "the port of this member's membership endpoint (HTTP /_health, bound on every interface by the provider); needed with --cluster-seeds")
+	fs.StringVar(&f.clusterName, "cluster-name", remote.DefaultClusterName, "the cluster's name: leaders and verifiers must agree")
 	f.tls.define(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -108,6 +113,13 @@ func runVerifier(env *cliEnv, args []string) int {
 	}
 	defer closeTrace()
 	cfg := remote.ServerConfig{Listen: f.listen, Verify: sigverify.VerifyConfig{Backend: backend, Workers: f.workers}, TLS: tlsCfg, Trace: prov, Logger: log}
+	if f.clusterSeeds != "" {
+		if f.clusterPort <= 0 {
+			fmt.Fprintln(env.stderr, "tpu verifier: --cluster-seeds needs --cluster-port")
+			return 2
+		}
+		cfg.Cluster = &remote.ClusterConfig{Name: f.clusterName, Port: f.clusterPort, Seeds: splitList(f.clusterSeeds)}
+	}
 	s, err := remote.Serve(cfg)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "tpu verifier: %v\n", err)
