@@ -55,7 +55,8 @@ var rules = []rule{
 	{dir: "banking/bank", internal: []string{"txview", "ed25519strict", "=banking", "banking/ledger"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking/ledger", internal: []string{"=banking"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict"}, external: []string{
+	{dir: "quic", internal: []string{"packet"}, external: []string{"github.com/quic-go/quic-go", "github.com/mr-tron/base58"}},
+	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "quic"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",
 		"github.com/zeebo/xxh3", "github.com/cespare/xxhash", "github.com/mr-tron/base58",
@@ -68,7 +69,8 @@ var rules = []rule{
 	}},
 	{dir: "rpc/jsonrpc"},
 	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc", "httpguard"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
+	{dir: "rpc/parsed", internal: []string{"txview", "=banking", "banking/bank"}, external: []string{"github.com/mr-tron/base58"}},
+	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc", "rpc/parsed", "httpguard"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
 	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "httpguard"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
 }

@@ -72,23 +72,33 @@ const (
 	InstrInvalidArgument             InstrErrorKind = 1
 	InstrInvalidInstructionData      InstrErrorKind = 2
 	InstrInvalidAccountData          InstrErrorKind = 3
+	InstrAccountDataTooSmall         InstrErrorKind = 4
+	InstrInsufficientFunds           InstrErrorKind = 5
 	InstrMissingRequiredSignature    InstrErrorKind = 7
 	InstrAccountAlreadyInitialized   InstrErrorKind = 8
 	InstrUninitializedAccount        InstrErrorKind = 9
+	InstrModifiedProgramId           InstrErrorKind = 11
 	InstrExternalAccountLamportSpend InstrErrorKind = 12
+	InstrExternalAccountDataModified InstrErrorKind = 13
 	InstrReadonlyLamportChange       InstrErrorKind = 14
 	InstrReadonlyDataModified        InstrErrorKind = 15
 	InstrNotEnoughAccountKeys        InstrErrorKind = 19
+	InstrAccountDataSizeChanged      InstrErrorKind = 20
 	InstrCustom                      InstrErrorKind = 25 // Custom(u32)
 	InstrExecutableLamportChange     InstrErrorKind = 28 // none since SIMD-0162; named for statuses written before
 	InstrUnsupportedProgramId        InstrErrorKind = 30
+	InstrMissingAccount              InstrErrorKind = 32
+	InstrMaxSeedLengthExceeded       InstrErrorKind = 34
 	InstrInvalidSeeds                InstrErrorKind = 35
+	InstrInvalidRealloc              InstrErrorKind = 36
 	InstrComputationalBudgetExceeded InstrErrorKind = 37 // more units used than the transaction's limit
 	InstrPrivilegeEscalation         InstrErrorKind = 38
 	InstrImmutable                   InstrErrorKind = 42
 	InstrIncorrectAuthority          InstrErrorKind = 43
 	InstrInvalidAccountOwner         InstrErrorKind = 46
 	InstrArithmeticOverflow          InstrErrorKind = 47
+	InstrIllegalOwner                InstrErrorKind = 49
+	InstrMaxAccountsDataAllocations  InstrErrorKind = 50 // MaxAccountsDataAllocationsExceeded
 )
 
 var instrErrorNames = map[InstrErrorKind]string{
@@ -112,11 +122,30 @@ var instrErrorNames = map[InstrErrorKind]string{
 	InstrIncorrectAuthority:          "IncorrectAuthority",
 	InstrInvalidAccountOwner:         "InvalidAccountOwner",
 	InstrArithmeticOverflow:          "ArithmeticOverflow",
+	InstrAccountDataTooSmall:         "AccountDataTooSmall",
+	InstrInsufficientFunds:           "InsufficientFunds",
+	InstrModifiedProgramId:           "ModifiedProgramId",
+	InstrExternalAccountDataModified: "ExternalAccountDataModified",
+	InstrAccountDataSizeChanged:      "AccountDataSizeChanged",
+	InstrMissingAccount:              "MissingAccount",
+	InstrMaxSeedLengthExceeded:       "MaxSeedLengthExceeded",
+	InstrInvalidRealloc:              "InvalidRealloc",
+	InstrIllegalOwner:                "IllegalOwner",
+	InstrMaxAccountsDataAllocations:  "MaxAccountsDataAllocationsExceeded",
 }
 
 // CustomResultWithNegativeLamports is SystemError::ResultWithNegativeLamports,
 // the Custom code of a transfer from an account without the lamports.
 const CustomResultWithNegativeLamports = 1
+
+// The other SystemError codes (solana-system-interface error.rs) tpu's
+// System program gives, as Custom codes.
+const (
+	CustomAccountAlreadyInUse      = 0
+	CustomInvalidAccountDataLength = 3
+	CustomAddressWithSeedMismatch  = 5
+	CustomNonceBlockhashNotExpired = 7
+)
 
 // TxError is a Solana TransactionError: a value, small and comparable,
 // that costs nothing to return. The zero TxError is no error.

@@ -15,6 +15,19 @@ var instrErrorText = map[InstrErrorKind]string{
 	InstrUnsupportedProgramId:        "Unsupported program id",
 	InstrComputationalBudgetExceeded: "Computational budget exceeded",
 	InstrArithmeticOverflow:          "Arithmetic overflowed",
+	InstrInvalidAccountData:          "invalid account data for instruction",
+	InstrAccountDataTooSmall:         "account data too small for instruction",
+	InstrInsufficientFunds:           "insufficient funds for instruction",
+	InstrModifiedProgramId:           "instruction modified the program id of an account",
+	InstrExternalAccountDataModified: "instruction modified data of an account it does not own",
+	InstrReadonlyDataModified:        "instruction modified data of a read-only account",
+	InstrAccountDataSizeChanged:      "instruction changed the size of the account data",
+	InstrMissingAccount:              "An account required by the instruction is missing",
+	InstrMaxSeedLengthExceeded:       "Length of the seed is too long for address generation",
+	InstrInvalidSeeds:                "Provided seeds do not result in a valid address",
+	InstrInvalidRealloc:              "Failed to reallocate account data",
+	InstrIllegalOwner:                "Provided owner is not allowed",
+	InstrMaxAccountsDataAllocations:  "Accounts data allocations exceeded the maximum allowed per transaction",
 }
 
 // txErrorText is TransactionError's Display (Agave

@@ -44,3 +44,12 @@ var (
 	// compute-unit limit (builtins-default-costs lists only those two).
 	Secp256r1Program = Pubkey{0x06, 0x92, 0x0d, 0xec, 0x2f, 0xea, 0x71, 0xb5, 0xb7, 0x23, 0x81, 0x4d, 0x74, 0x2d, 0xa9, 0x03, 0x1c, 0x83, 0xe7, 0x5f, 0xdb, 0x79, 0x5d, 0x56, 0x8e, 0x75, 0x47, 0x80, 0x20, 0x00, 0x00, 0x00}
 )
+
+// The sysvars the System program's nonce instructions name as accounts
+// (it reads them from the runtime, checking only the addresses).
+var (
+	// SysvarRecentBlockhashes is SysvarRecentB1ockHashes11111111111111111111.
+	SysvarRecentBlockhashes = mustKey("SysvarRecentB1ockHashes11111111111111111111")
+	// SysvarRent is SysvarRent111111111111111111111111111111111.
+	SysvarRent = mustKey("SysvarRent111111111111111111111111111111111")
+)

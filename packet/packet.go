@@ -26,6 +26,9 @@ const (
 	FlagFromStakedNode
 	// FlagTracer marks a sampled packet whose path is traced end to end.
 	FlagTracer
+	// FlagQUIC marks a packet that arrived on a QUIC stream (package
+	// quic) rather than as a UDP datagram.
+	FlagQUIC
 )
 
 // Meta is what a packet knows about itself besides its bytes.
@@ -37,11 +40,18 @@ type Meta struct {
 	// Outcome is the terminal outcome a stage recorded when it discarded
 	// the packet; OutcomeNone while the packet is alive.
 	Outcome Outcome
-	// Addr is the source address.
+	// Addr is the source address: the datagram's sender, or the QUIC
+	// connection's peer address.
 	Addr netip.AddrPort
 	// RecvNanos is the receive time in nanoseconds on the process's
-	// monotonic clock (see Now).
+	// monotonic clock (see Now): for QUIC, when the stream's FIN was read.
 	RecvNanos int64
+	// Peer is the QUIC peer's ed25519 identity when the peer is staked
+	// (FlagFromStakedNode), and Stake its stake in lamports; zero for an
+	// unstaked peer and for UDP. Banking does not use them for priority
+	// (nor does Agave: stake weighs admission and forwarding there).
+	Peer  [32]byte
+	Stake uint64
 	// Parsed is the parse result of the packet's bytes, stored by the
 	// stage that parsed them (sigverify) so that later stages do not
 	// parse again: a txview.Layout, opaque here (offsets relative to the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
+	"github.com/tpugo/tpu/rpc/parsed"
 )
 
 func getBalance(s *Server, q *call, params []json.RawMessage) (any, *Error) {
@@ -48,9 +49,16 @@ func encodeAccount(a bank.Account, ok bool, encoding string) (any, *Error) {
 	}
 	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
 	switch encoding {
-	case "base64", "jsonParsed":
-		// jsonParsed falls back to base64 for data no parser knows, as
-		// Solana does.
+	case "jsonParsed":
+		// Agave's account-decoder for the accounts tpu's programs own
+		// (nonce and lookup-table accounts: package parsed), base64 for
+		// the rest and for data its parsers refuse, as Agave falls back.
+		if d, ok := parsed.Account(&a.Owner, a.Data); ok {
+			out.Data = d
+			break
+		}
+		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
+	case "base64":
 		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
 	case "base58", "", "binary":
 		if len(a.Data) > jsonrpc.MaxBase58Bytes {

@@ -39,7 +39,14 @@
 // maxSupportedTransactionVersion) and getSignaturesForAddress (newest
 // first, before/until/limit up to 1,000, charged to MaxItems, one
 // history search's turn). Both refuse processed commitment, as Agave
-// does. The chain's shape (chain.go): the block height is the slot, since
+// does. Blocks (blocks.go): getBlock (every encoding and
+// transactionDetails, rewards, maxSupportedTransactionVersion; the
+// transactions in the order the bank executed them; at most
+// MaxBlockTransactions, charged and taking a history search's turn),
+// getBlocks and getBlocksWithLimit (500,000 at most, Agave's),
+// getBlockTime and getBlockCommitment. jsonParsed is package parsed's:
+// the System, lookup-table and memo instructions, nonce and lookup-table
+// accounts, as Agave parses them. The chain's shape (chain.go): the block height is the slot, since
 // tpu commits a block in every slot; epochs are Solana's 432,000 slots
 // without warmup; the genesis hash is slot 0's blockhash; the identity
 // is the collector key derived from the genesis seed;

@@ -39,6 +39,11 @@ func init() {
 		"simulateTransaction":               simulateTransaction,
 		// History and chain (history.go, chain.go).
 		"getTransaction":              getTransaction,
+		"getBlock":                    getBlock,
+		"getBlocks":                   getBlocks,
+		"getBlocksWithLimit":          getBlocksWithLimit,
+		"getBlockTime":                getBlockTime,
+		"getBlockCommitment":          getBlockCommitment,
 		"getSignaturesForAddress":     getSignaturesForAddress,
 		"getEpochInfo":                getEpochInfo,
 		"getGenesisHash":              getGenesisHash,

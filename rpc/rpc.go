@@ -69,15 +69,16 @@ type Verifier interface {
 
 // Defaults of the limits in Config, for cmd/tpu's flags.
 const (
-	DefaultMaxConns            = 512
-	DefaultMaxConnsPerIP       = 128
-	DefaultExpensivePerSec     = 2_000
-	DefaultHistorySlots        = 10_000
-	DefaultMaxSearches         = 1
-	DefaultAirdropWindow       = time.Minute
-	DefaultAirdropPerRecipient = 1_000 * lamportsPerSOL
-	DefaultAirdropLamports     = 1_000_000 * lamportsPerSOL
-	DefaultAirdropRequests     = 10_000
+	DefaultMaxConns             = 512
+	DefaultMaxConnsPerIP        = 128
+	DefaultExpensivePerSec      = 2_000
+	DefaultHistorySlots         = 10_000
+	DefaultMaxBlockTransactions = 10_000
+	DefaultMaxSearches          = 1
+	DefaultAirdropWindow        = time.Minute
+	DefaultAirdropPerRecipient  = 1_000 * lamportsPerSOL
+	DefaultAirdropLamports      = 1_000_000 * lamportsPerSOL
+	DefaultAirdropRequests      = 10_000
 )
 
 const lamportsPerSOL = 1_000_000_000
@@ -164,6 +165,13 @@ type Config struct {
 	// older than that reads null, as on a node that keeps less ledger.
 	// Zero means 10,000 slots (about an hour of 400 ms slots).
 	HistorySlots uint64
+	// MaxBlockTransactions caps the transactions getBlock lists in one
+	// answer (full, accounts or signatures): a block with more is
+	// refused (-32602) unless asked with transactionDetails none. A
+	// block's answer takes a history search's turn (MaxSearches), so at
+	// most MaxSearches are built at once, each some 2 KB a transaction
+	// in json: 20 MB with the default. Zero means 10,000.
+	MaxBlockTransactions int
 	// MaxSearches caps the history searches that run at once; more wait
 	// their turn (or their client's going away). Zero means 1, so the
 	// searches take at most one core from the pipeline.
@@ -230,6 +238,7 @@ func (c Config) Validate() error {
 		jsonrpc.NonNegative(ErrConfig, "MaxItems", c.MaxItems),
 		jsonrpc.NonNegative(ErrConfig, "MaxDepth", c.MaxDepth),
 		jsonrpc.NonNegative(ErrConfig, "MaxSearches", c.MaxSearches),
+		jsonrpc.NonNegative(ErrConfig, "MaxBlockTransactions", c.MaxBlockTransactions),
 		jsonrpc.NonNegative(ErrConfig, "ExpensivePerSec", c.ExpensivePerSec),
 		jsonrpc.NonNegative(ErrConfig, "AirdropWindow", c.AirdropWindow),
 		jsonrpc.NonNegative(ErrConfig, "AirdropRequests", c.AirdropRequests),
@@ -252,6 +261,7 @@ func (c Config) withDefaults() Config {
 	jsonrpc.Default(&c.MaxDepth, 16)
 	jsonrpc.Default(&c.HistorySlots, DefaultHistorySlots)
 	jsonrpc.Default(&c.MaxSearches, DefaultMaxSearches)
+	jsonrpc.Default(&c.MaxBlockTransactions, DefaultMaxBlockTransactions)
 	jsonrpc.Default(&c.ExpensivePerSec, DefaultExpensivePerSec)
 	jsonrpc.Default(&c.AirdropWindow, DefaultAirdropWindow)
 	jsonrpc.Default(&c.AirdropPerRecipient, DefaultAirdropPerRecipient)

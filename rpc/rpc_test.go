@@ -401,7 +401,7 @@ func TestErrors(t *testing.T) {
 		code       int
 	}{
 		{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, -32700},
-		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"getBlockTime","params":[1]}`, -32601},
+		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"getVoteAccounts","params":[1]}`, -32601},
 		{"not JSON-RPC 2.0", `{"id":1,"method":"getSlot"}`, -32600},
 		{"wrong parameter type", `{"jsonrpc":"2.0","id":1,"method":"getBalance","params":[42]}`, -32602},
 		{"bad pubkey", `{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["notbase58!"]}`, -32602},

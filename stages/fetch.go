@@ -17,6 +17,7 @@ import (
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/packet/mmsg"
+	"github.com/tpugo/tpu/quic"
 	"github.com/tpugo/tpu/trace"
 )
 
@@ -40,6 +41,11 @@ type FetchConfig struct {
 	// pool (anywhere in the graph), fetch drops what it reads. Zero means
 	// 4096 (about 330 MB with 64-packet batches).
 	MaxLiveBatches int
+	// QUIC configures the QUIC TPU reader (package quic), beside the UDP
+	// readers; it fills the same pooled batches, takes the same credits
+	// and coalesces the same way. Its Addr empty: off. Its Pool and
+	// Deliver are the graph's.
+	QUIC quic.Config
 }
 
 // DefaultCoalesce is FetchConfig.Coalesce when it is left zero.
@@ -61,6 +67,11 @@ func (c FetchConfig) Validate() error {
 	if _, err := netip.ParseAddrPort(c.withDefaults().Addr); err != nil {
 		return configErr("fetch address: %w", err)
 	}
+	if c.QUIC.Addr != "" {
+		if _, err := netip.ParseAddrPort(c.QUIC.Addr); err != nil {
+			return configErr("fetch QUIC address: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -70,6 +81,8 @@ func (c FetchConfig) Validate() error {
 type fetcher struct {
 	cfg       FetchConfig
 	conns     []*net.UDPConn
+	quic      *quic.Server // nil: off
+	quicHalt  sync.Once
 	pool      *packet.Pool
 	credits   *Credits          // fetch -> sigverify: taken by the actor
 	toActor   func(m any)       // a reader -> the fetch actor
@@ -80,7 +93,17 @@ type fetcher struct {
 	drops     socketDrops   // the kernel's, per socket: never received
 	oversize  atomic.Uint64
 	noCredits atomic.Uint64
+	spared    atomic.Uint64 // packets a no-credit drop spared (fairshare.go)
 	tracerSeq atomic.Uint64
+
+	// The fetch actor's (fairshare.go): the recent packets' sources, the
+	// spare batch of light sources' packets waiting for a credit, the
+	// least RecvNanos in it, and the timer that retries it.
+	fair       *fairShare
+	spare      *packet.Batch
+	spareFirst int64
+	retry      *time.Timer
+	retrying   bool
 
 	stopping atomic.Bool    // the readers are to return
 	closed   atomic.Bool    // the actor is stopping: readers drop what they read
@@ -129,6 +152,35 @@ func (f *fetcher) start() {
 		f.wg.Add(1)
 		go f.read(c, &f.drops[i])
 	}
+	if f.quic != nil {
+		f.wg.Add(1)
+		f.quic.Start()
+	}
+}
+
+// readers returns the readers start starts: one per socket, and the
+// QUIC reader.
+func (f *fetcher) readers() int {
+	n := len(f.conns)
+	if f.quic != nil {
+		n++
+	}
+	return n
+}
+
+// quicDeliver is the QUIC reader's Config.Deliver: it consumes b, a batch
+// of transactions read off streams, counting them received and flagging
+// tracers like the UDP readers do.
+func (f *fetcher) quicDeliver(b *packet.Batch, first int64) {
+	f.received.Add(uint64(b.Len()))
+	if e := f.cfg.TracerEvery; e > 0 {
+		for i := range b.Len() {
+			if f.tracerSeq.Add(1)%uint64(e) == 0 {
+				b.At(i).Meta.Flags |= packet.FlagTracer
+			}
+		}
+	}
+	f.sendBatch(b, first)
 }
 
 // socketDrops holds, per fetch socket, the datagrams the kernel dropped
@@ -156,6 +208,16 @@ func (f *fetcher) halt() {
 	f.stopping.Store(true)
 	for _, c := range f.conns {
 		c.SetReadDeadline(time.Now())
+	}
+	if f.quic != nil {
+		// Closing waits for the streams' readers: not on the actor's
+		// goroutine. Its last batch is handed over before it returns.
+		f.quicHalt.Do(func() {
+			go func() {
+				defer func() { f.exited(recover()) }()
+				f.quic.Close()
+			}()
+		})
 	}
 }
 
@@ -320,17 +382,20 @@ func (f *fetcher) sendBatch(b *packet.Batch, first int64) {
 	// Over the memory bound (batches queued for the actor count), or the
 	// actor stopping: dropped here.
 	if f.closed.Load() || int(f.pool.Stats().Live) > f.cfg.MaxLiveBatches {
-		f.drop(b, span)
+		f.drop(b, span, b.Len())
 		return
 	}
 	f.toActor(&readMsg{Batch: b, Span: span, First: first})
 }
 
-// forward consumes m's batch: it goes to sigverify, or, without a
-// credit, its packets are dropped and counted.
+// forward consumes m's batch: it goes to sigverify, after the spare
+// batch if one is waiting; or, without a credit, its packets are shed
+// (fairshare.go): the light sources' spared, the rest dropped and
+// counted.
 func (f *fetcher) forward(m *readMsg) {
-	if !f.credits.TryAcquire() {
-		f.drop(m.Batch, m.Span)
+	f.fair.observe(m.Batch)
+	if !f.sendSpare() || !f.credits.TryAcquire() {
+		f.shed(m.Batch, m.Span)
 		return
 	}
 	msg := &BatchMsg{Batch: m.Batch, Span: m.Span.Context()}
@@ -339,10 +404,10 @@ func (f *fetcher) forward(m *readMsg) {
 	f.sigverify(msg)
 }
 
-// drop consumes b, counting its packets (packet.OutcomeNoCredits), and
-// ends its span.
-func (f *fetcher) drop(b *packet.Batch, span trace.Span) {
-	f.noCredits.Add(uint64(b.Len()))
+// drop consumes b, counting n of its packets (packet.OutcomeNoCredits:
+// all of them but those shed spared), and ends its span.
+func (f *fetcher) drop(b *packet.Batch, span trace.Span, n int) {
+	f.noCredits.Add(uint64(n))
 	span.Event("dropped.no_credits")
 	span.End()
 	b.Release()
@@ -365,10 +430,13 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		a.f.toActor = func(m any) { root.Send(self, m) }
-		a.running = len(a.f.conns)
+		a.running = a.f.readers()
 		a.f.start()
 	case *readMsg:
 		a.f.forward(m)
+	case spareRetryMsg:
+		a.f.retrySpare()
+		a.answer(ctx)
 	case readerDoneMsg:
 		if m.panic != nil {
 			panic(fmt.Sprintf("fetch reader: %v\n%s", m.panic, m.stack))
@@ -381,12 +449,14 @@ func (a *fetchActor) Receive(ctx actor.Context) {
 		a.answer(ctx)
 	case *actor.Stopping:
 		a.f.stop()
+		a.f.dropSpare()
 	}
 }
 
-// answer replies to the flushes once no reader is left.
+// answer replies to the flushes once no reader is left and no spare
+// batch waits for a credit.
 func (a *fetchActor) answer(ctx actor.Context) {
-	if a.running == 0 {
+	if a.running == 0 && a.f.spare == nil {
 		a.flushers.answer(ctx, nil)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/quic"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
 )
@@ -191,6 +192,21 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
+	g.fetch = &fetcher{cfg: cfg.Fetch, conns: conns, drops: drops, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch"),
+		fair: newFairShare(fairWindow)}
+	if cfg.Fetch.QUIC.Addr != "" {
+		qc := cfg.Fetch.QUIC
+		qc.Pool, qc.Deliver, qc.Coalesce = g.pool, g.fetch.quicDeliver, cfg.Fetch.Coalesce
+		if qc.Logger == nil {
+			qc.Logger = g.log
+		}
+		if g.fetch.quic, err = quic.Listen(qc); err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return fail(fmt.Errorf("stages: fetch: %w", err))
+		}
+	}
 
 	actorLogs := cfg.ActorLogs
 	if actorLogs == nil {
@@ -211,10 +227,8 @@ func Start(cfg Config) (*Graph, error) {
 		self: func(m any) { root().Send(g.svPID, m) },
 	}
 	g.svPID = g.spawn("sigverify", g.sv)
-	g.fetch = &fetcher{
-		cfg: cfg.Fetch, conns: conns, drops: drops, pool: g.pool, credits: g.fetchCredits, hop: g.prov.Hop("fetch"),
-		sigverify: func(m *BatchMsg) { root().Send(g.svPID, m) },
-	}
+	g.fetch.credits = g.fetchCredits
+	g.fetch.sigverify = func(m *BatchMsg) { root().Send(g.svPID, m) }
 	// The ledger's commits come back on the banking actor's mailbox.
 	g.bank.OnCommit(func(r ledger.SlotRecord) { root().Send(g.bankPID, committedMsg{record: r, at: packet.Now()}) })
 	g.started = time.Now()
@@ -227,7 +241,11 @@ func Start(cfg Config) (*Graph, error) {
 	if cfg.Forward.To.IsValid() {
 		forwardTo = cfg.Forward.To.String()
 	}
-	g.log.Info("tpu pipeline started", "tpu_addr", g.fetch.Addr().String(), "slot", startSlot,
+	quicAddr := "off"
+	if g.fetch.quic != nil {
+		quicAddr = g.fetch.quic.Addr().String()
+	}
+	g.log.Info("tpu pipeline started", "tpu_addr", g.fetch.Addr().String(), "tpu_quic_addr", quicAddr, "slot", startSlot,
 		"workers", scfg.Workers, "method", scfg.Method.String(), "handoff", handoff.String(),
 		"recorder", cfg.Recorder != nil, "forward_to", forwardTo,
 		"sigverify_backend", verifier.Backend().Name())
@@ -236,6 +254,24 @@ func Start(cfg Config) (*Graph, error) {
 
 // Addr returns the address fetch listens on.
 func (g *Graph) Addr() netip.AddrPort { return g.fetch.Addr() }
+
+// QUICAddr returns the address the QUIC TPU listens on; ok is false when
+// it is off.
+func (g *Graph) QUICAddr() (a netip.AddrPort, ok bool) {
+	if g.fetch.quic == nil {
+		return a, false
+	}
+	return g.fetch.quic.Addr(), true
+}
+
+// QUICPeers returns what the QUIC TPU saw of each identified peer (nil
+// when it is off).
+func (g *Graph) QUICPeers() []quic.PeerStats {
+	if g.fetch.quic == nil {
+		return nil
+	}
+	return g.fetch.quic.Peers()
+}
 
 // ReadBuffer returns the receive buffer each fetch socket got, in bytes,
 // and FetchReadBuffer, what it asked for; got is 0 where the OS does not

@@ -47,6 +47,10 @@ type readerDoneMsg struct {
 	stack []byte
 }
 
+// spareRetryMsg: fetch's retry timer -> fetch. Try again to send the
+// spare batch (fairshare.go) on to sigverify.
+type spareRetryMsg struct{}
+
 // drainMsg: an actor -> itself. Process what has queued up (sigverify
 // starts a pass over the batches received since the last one, if fewer
 // than sigverify.MaxPasses are under way; otherwise the next passDoneMsg

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/quic"
 )
 
 // What the graph exports at /metrics, read from the stages' own counters
@@ -22,6 +23,14 @@ import (
 //	                                     (stage fetch, sigverify or banking; outcome as packet.Outcome names it)
 //	tpu_fetch_received_total             datagrams fetch read
 //	tpu_fetch_socket_dropped_total       datagrams the kernel dropped at fetch's sockets (0: unknown)
+//	tpu_fetch_spared_total               packets a no-credit drop at fetch spared, their source being light
+//	                                     (Snapshot.Spared: no outcome; each has its own later)
+//	tpu_fetch_quic_total{event}          the QUIC TPU's events, only with it on: connections admitted
+//	                                     (conn_accepted), refused or closed (conn_refused, alpn_refused,
+//	                                     conn_too_many, conn_dropped, conn_disallowed), streams received
+//	                                     (stream_received, in received too) or dropped (stream_too_large,
+//	                                     stream_empty, stream_timeout, stream_reset, stream_lost),
+//	                                     throttled accepts (rate_limited); quic.Event names them
 //	tpu_banking_buffered                 transactions in banking's buffer or executing
 //	tpu_banking_slots_total              slots ended
 //	tpu_banking_slot_ticks_late_total    slot clock periods that passed while banking had not yet
@@ -113,7 +122,11 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 	goroutines, err11 := m.Int64ObservableGauge("tpu.goroutines", metric.WithDescription("goroutines in the process"))
 	late, err12 := m.Int64ObservableCounter("tpu.banking.slot_ticks_late",
 		metric.WithDescription("slot clock periods that passed while banking had not taken the last tick, coalesced into it"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12); err != nil {
+	spared, err13 := m.Int64ObservableCounter("tpu.fetch.spared",
+		metric.WithDescription("packets kept when their batch found no fetch -> sigverify credit, their source having sent less than its share"))
+	quicEvents, err14 := m.Int64ObservableCounter("tpu.fetch.quic", metric.WithUnit("{event}"),
+		metric.WithDescription("the QUIC TPU's connection and stream events, by event"))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12, err13, err14); err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}
 	// The attribute sets, built once.
@@ -126,6 +139,10 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 	}
 	result := func(r string) metric.ObserveOption {
 		return metric.WithAttributeSet(attribute.NewSet(attribute.String("result", r)))
+	}
+	var quicAttrs [quic.NumEvents]metric.ObserveOption
+	for e := range quic.NumEvents {
+		quicAttrs[e] = metric.WithAttributeSet(attribute.NewSet(attribute.String("event", e.String())))
 	}
 	fwdForwarded, fwdVote, fwdRateLimited, fwdSendError, fwdQueueFull :=
 		result("forwarded"), result("vote"), result("rate_limited"), result("send_error"), result("queue_full")
@@ -150,6 +167,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		}
 		ob.ObserveInt64(received, int64(g.fetch.received.Load()))
 		ob.ObserveInt64(dropped, int64(g.fetch.drops.sum()))
+		ob.ObserveInt64(spared, int64(g.fetch.spared.Load()))
 		ob.ObserveInt64(buffered, int64(g.bs.pub.buffered()))
 		ob.ObserveInt64(slots, int64(g.bs.pub.slots.Load()))
 		ob.ObserveInt64(late, int64(g.bs.pub.lateTicks.Load()))
@@ -159,6 +177,11 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		ob.ObserveInt64(allocs, int64(s.Allocs))
 		ob.ObserveInt64(copies, int64(g.fan.copies.Load()))
 		ob.ObserveInt64(goroutines, int64(runtime.NumGoroutine()))
+		if g.fetch.quic != nil {
+			for e, n := range g.fetch.quic.Counts() {
+				ob.ObserveInt64(quicEvents, int64(n), quicAttrs[e])
+			}
+		}
 		if g.fwd != nil {
 			fs := g.fwd.stats()
 			ob.ObserveInt64(forward, int64(fs.Forwarded), fwdForwarded)
@@ -168,7 +191,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 			ob.ObserveInt64(forward, int64(fs.QueueFull), fwdQueueFull)
 		}
 		return nil
-	}, packets, received, dropped, buffered, slots, late, live, idle, allocs, copies, forward, goroutines)
+	}, packets, received, dropped, spared, buffered, slots, late, live, idle, allocs, copies, forward, goroutines, quicEvents)
 	if err != nil {
 		return fmt.Errorf("stages: metrics: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/tpugo/tpu/banking/scheduler"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/quic"
 )
 
 // Snapshot is the graph's counters at one moment. Every datagram fetch
@@ -25,13 +26,19 @@ type Snapshot struct {
 	// one fetch read show once another arrives; elsewhere it is 0,
 	// meaning unknown.
 	SocketDropped uint64
-	Outcomes      [packet.NumOutcomes]uint64 // terminal outcomes, all stages
-	Verified      uint64                     // packets that passed sigverify
-	Buffered      uint64                     // in banking's buffer or executing
-	InTransit     int64                      // received - outcomes - buffered: between stages, 0 after a drain
-	Errors        map[string]uint64          // executed-failed transactions by Solana error
-	Live          uint64                     // batches out of the pool
-	Slots         uint64                     // slots committed
+	// QUIC is the QUIC TPU reader's events (connections admitted,
+	// refused and closed, streams received or dropped, throttled):
+	// zeros when it is off. Its stream_received are in Received too;
+	// its dropped streams are no packet outcome (never a packet), and
+	// QUIC.StreamsAccepted() = stream_received + dropped streams.
+	QUIC      quic.Counts
+	Outcomes  [packet.NumOutcomes]uint64 // terminal outcomes, all stages
+	Verified  uint64                     // packets that passed sigverify
+	Buffered  uint64                     // in banking's buffer or executing
+	InTransit int64                      // received - outcomes - buffered: between stages, 0 after a drain
+	Errors    map[string]uint64          // executed-failed transactions by Solana error
+	Live      uint64                     // batches out of the pool
+	Slots     uint64                     // slots committed
 	// HeldBatches and CopyBuffers are what banking's buffer retains:
 	// whole packet batches (refcount handoff) or copies (copy handoff).
 	HeldBatches, CopyBuffers uint64
@@ -39,6 +46,13 @@ type Snapshot struct {
 	// consumers (copy handoff: one per consumer per batch; 0 with
 	// refcount).
 	Copies uint64
+	// Spared is the packets fetch kept when their batch found no
+	// fetch -> sigverify credit, because their source sent less than
+	// its share of the recent packets (fairshare.go): they went on in a
+	// spare batch, ahead of the next batch read. It is no outcome: a
+	// spared packet has its own later, as any other (no_credits, should
+	// its spare batch still wait for a credit at a stop).
+	Spared uint64
 	// Forward is the forwarder's counts (Config.Forward); nil when it
 	// is off. They are per consumer: a forwarded packet also has its
 	// banking outcome in Outcomes.
@@ -76,11 +90,15 @@ func (g *Graph) snapshot(bs scheduler.Stats) Snapshot {
 		HeldBatches: bs.HeldBatches,
 		CopyBuffers: bs.CopyBuffers,
 		Copies:      g.fan.copies.Load(),
+		Spared:      g.fetch.spared.Load(),
 		batchCap:    g.pool.BatchCap(),
 	}
 	if g.fwd != nil {
 		fs := g.fwd.stats()
 		s.Forward = &fs
+	}
+	if g.fetch.quic != nil {
+		s.QUIC = g.fetch.quic.Counts()
 	}
 	sv := g.sv.counts.snapshot()
 	for o := range s.Outcomes {

@@ -63,6 +63,11 @@ type Config struct {
 	// server caps its connections (64, 16 from one address), its header
 	// (32 KiB) and its read, write and idle times. Empty: not served.
 	MetricsAddr string
+	// KeepTracers keeps the spans of batches that carried a tracer packet
+	// in memory (up to MaxKeptSpans), whatever SampleRatio and with or
+	// without an exporter, for Provider.KeptTracers: a run breaks its
+	// tracers' time down into segments (BreakDown) from them.
+	KeepTracers bool
 	// Pprof serves the Go heap profile at /debug/pprof/heap beside
 	// /metrics, one request at a time (others get HTTP 429).
 	Pprof bool
@@ -112,6 +117,7 @@ type Provider struct {
 	// otlpBatcher is OTLPEndpoint's, shut down first, within otlpTimeout.
 	otlpBatcher sdktrace.SpanProcessor
 	otlpTimeout time.Duration
+	keep        *keepTracers // nil: Config.KeepTracers unset
 
 	mu   sync.Mutex
 	hops map[string]*Hop
@@ -244,6 +250,10 @@ func Setup(ctx context.Context, cfg Config) (p *Provider, err error) {
 		p.otlp = &spanCount{}
 		p.otlpBatcher = sdktrace.NewBatchSpanProcessor(countWrites{exp, p.otlp, true})
 		opts = append(opts, sdktrace.WithSpanProcessor(countEnds{p.otlp}), sdktrace.WithSpanProcessor(p.otlpBatcher))
+	}
+	if cfg.KeepTracers {
+		p.keep = &keepTracers{}
+		opts = append(opts, sdktrace.WithSpanProcessor(p.keep))
 	}
 	p.ratio = cfg.SampleRatio
 	if len(opts) > 0 || cfg.SampleRatio > 0 {

@@ -187,6 +187,7 @@ func (b *Bank) genesis() error {
 		BlockhashSeed: b.cfg.Genesis.BlockhashSeed,
 		Record:        rec,
 		Meta:          ledger.EncodeMeta(0, b.burned, b.cfg.Genesis.Seed),
+		Time:          time.Now().Unix(),
 	})
 	if err != nil {
 		return err
@@ -222,14 +223,19 @@ func (b *Bank) load(last uint64) error {
 	for _, rec := range window {
 		b.register(rec)
 	}
-	// Statuses of transactions whose blockhash is still valid.
+	// Statuses of transactions whose blockhash is still valid, and of
+	// those processed in the window under a blockhash that is not (nonce
+	// transactions, registered at their slot as admission registers
+	// them).
 	for s := first; s <= last && err == nil; s++ {
 		err = b.store.EachStatus(s, func(sig *[64]byte, st ledger.Status, h banking.Hash) error {
-			if hs, valid := b.slotOfHash[h]; valid {
-				c := b.status.forHash(h, hs)
-				if pos, _, seen := c.find(sig); !seen {
-					c.insert(pos, statusEntry{Status: st})
-				}
+			hs, valid := b.slotOfHash[h]
+			if !valid {
+				hs = st.Slot
+			}
+			c := b.status.forHash(h, hs)
+			if pos, _, seen := c.find(sig); !seen {
+				c.insert(pos, statusEntry{Status: st})
 			}
 			return nil
 		})
@@ -389,6 +395,7 @@ func (b *Bank) EndSlot() (ledger.SlotRecord, error) {
 		c := b.collector
 		if RentTransitionAllowed(c.Lamports, c.Lamports+rec.Reward, len(c.Data), len(c.Data)) {
 			c.Lamports += rec.Reward
+			rec.CollectorBalance = c.Lamports
 			b.markDirty(c)
 		} else {
 			rec.FeesBurned += rec.Reward

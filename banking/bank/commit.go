@@ -27,6 +27,9 @@ type Executed struct {
 	// nil when the bank keeps no history (HistoryEnabled).
 	Balances []uint64
 	Loaded   []banking.Pubkey // the addresses its lookups loaded
+	// Inner is the instructions its programs invoked (runtime.Result's),
+	// for the history.
+	Inner []banking.Inner
 	// Status is the status cache entry admission reserved for it.
 	Status PendingStatus
 }
@@ -50,7 +53,7 @@ func (b *Bank) Commit(e *Executed) {
 	e.Status.hs.set(e.Status.idx, statusEntry{Status: st})
 	b.appendHistory(&ledger.HistoryEntry{
 		Tx: e.View.Bytes(), Index: uint32(b.slotRecord.Transactions), Fee: e.Fee.Total(), Units: e.Units,
-		UnitPrice: e.UnitPrice, Writable: e.Writable, Err: e.Err, Balances: e.Balances, Loaded: e.Loaded,
+		UnitPrice: e.UnitPrice, Writable: e.Writable, Err: e.Err, Balances: e.Balances, Loaded: e.Loaded, Inner: e.Inner,
 	})
 	if cap(b.statuses)-len(b.statuses) < ledger.StatusSize {
 		// Double: a slot's statuses run to megabytes, and append's
@@ -71,8 +74,9 @@ type StatusProbe struct {
 }
 
 // ProbeStatus looks sig up among the statuses of transactions under
-// blockhash h, of slot hashSlot (BlockhashSlot), and reports whether it
-// is already processed or buffered.
+// blockhash h, of slot hashSlot (BlockhashSlot; for a nonce transaction,
+// whose h is its durable nonce, the working slot), and reports whether
+// it is already processed or buffered.
 func (b *Bank) ProbeStatus(h *banking.Hash, hashSlot uint64, sig *[64]byte) (StatusProbe, bool) {
 	hs := b.status.forHash(*h, hashSlot)
 	pos, _, seen := hs.find(sig)

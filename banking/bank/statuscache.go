@@ -271,12 +271,17 @@ type statusCache struct {
 
 func newStatusCache() statusCache { return statusCache{byHash: map[banking.Hash]*hashStatuses{}} }
 
-// forHash returns the statuses under blockhash h, registered at slot.
+// forHash returns the statuses under blockhash h, registered at slot or
+// later: a durable nonce's statuses are registered at the newest slot
+// that used it, so that they stay the window's length after it (Agave's
+// status cache keeps a blockhash's entries by their newest slot).
 func (c *statusCache) forHash(h banking.Hash, slot uint64) *hashStatuses {
 	s := c.byHash[h]
 	if s == nil {
 		s = newHashStatuses(slot, rand.IntN(64-statusKeyLen+1))
 		c.byHash[h] = s
+	} else if slot > s.slot {
+		s.slot = slot
 	}
 	return s
 }

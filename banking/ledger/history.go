@@ -43,7 +43,97 @@ const (
 // transaction's bytes count), as they resolved when it executed (a table
 // may change later). A record of a transaction without lookups ends with
 // its bytes.
+//
+// Since ledger format 4, a record may end with sections: then n has
+// bit 7 (recordSections) set, and the record ends with the sections'
+// bytes, their length (u32 LE) and their version (1 byte,
+// sectionsVersion). Version 1 holds the inner instructions: a count
+// (u16 LE), then each one's outer instruction index, stack height,
+// program index, flags (bit 0: failed), account count (1 byte each),
+// its accounts, its data length (u16 LE) and its data. A record without
+// inner instructions has no sections, as every format 3 record, which
+// format 4 reads as they are.
 const historyHeader = 8 + 8 + 8 + 8 + 8 + 1
+
+const (
+	recordSections  = 0x80
+	sectionsVersion = 1
+)
+
+// splitSections returns a history record v's account count, and v
+// without its sections and the sections' version-1 bytes (nil for
+// none).
+func splitSections(v []byte) (n int, body, sections []byte, ok bool) {
+	n = int(v[historyHeader-1])
+	if n&recordSections == 0 {
+		return n, v, nil, true
+	}
+	n &^= recordSections
+	if len(v) < historyHeader+5 || v[len(v)-1] != sectionsVersion {
+		return 0, nil, nil, false
+	}
+	sl := int(binary.LittleEndian.Uint32(v[len(v)-5:]))
+	end := len(v) - 5
+	if sl > end-historyHeader {
+		return 0, nil, nil, false
+	}
+	return n, v[:end-sl], v[end-sl : end], true
+}
+
+// appendInner appends the version-1 sections of inner instructions.
+func appendInner(h []byte, inner []banking.Inner) []byte {
+	start := len(h)
+	h = binary.LittleEndian.AppendUint16(h, uint16(len(inner)))
+	for i := range inner {
+		in := &inner[i]
+		var flags byte
+		if in.Failed {
+			flags = 1
+		}
+		h = append(h, in.Outer, in.StackHeight, in.Program, flags, byte(len(in.Accounts)))
+		h = append(h, in.Accounts...)
+		h = binary.LittleEndian.AppendUint16(h, uint16(len(in.Data)))
+		h = append(h, in.Data...)
+	}
+	h = binary.LittleEndian.AppendUint32(h, uint32(len(h)-start))
+	return append(h, sectionsVersion)
+}
+
+// innerSize is what appendInner adds.
+func innerSize(inner []banking.Inner) int {
+	n := 2 + 5
+	for i := range inner {
+		n += 5 + len(inner[i].Accounts) + 2 + len(inner[i].Data)
+	}
+	return n
+}
+
+// decodeInner decodes version-1 sections; ok false if malformed.
+func decodeInner(b []byte) ([]banking.Inner, bool) {
+	if len(b) < 2 {
+		return nil, false
+	}
+	cnt := int(binary.LittleEndian.Uint16(b))
+	b = b[2:]
+	out := make([]banking.Inner, 0, cnt)
+	for range cnt {
+		if len(b) < 5 || len(b) < 5+int(b[4])+2 {
+			return nil, false
+		}
+		in := banking.Inner{Outer: b[0], StackHeight: b[1], Program: b[2], Failed: b[3]&1 != 0}
+		na := int(b[4])
+		in.Accounts = bytes.Clone(b[5 : 5+na])
+		b = b[5+na:]
+		nd := int(binary.LittleEndian.Uint16(b))
+		if len(b) < 2+nd {
+			return nil, false
+		}
+		in.Data = bytes.Clone(b[2 : 2+nd])
+		b = b[2+nd:]
+		out = append(out, in)
+	}
+	return out, len(b) == 0
+}
 
 // TxMeta is a committed transaction's meta, as history keeps it.
 type TxMeta struct {
@@ -68,7 +158,16 @@ type TxMeta struct {
 	// BlockTime is the Unix time of its slot's end, in seconds; 0 if the
 	// ledger has none.
 	BlockTime int64
+	// Inner is the instructions its programs invoked, in order (nil for
+	// none, and for every transaction a format 3 ledger recorded):
+	// meta.innerInstructions.
+	Inner []banking.Inner
 }
+
+// InnerInstructions returns the instructions the transaction's programs
+// invoked (meta.innerInstructions), in the order they ran; nil for none.
+// The slice and its contents are the record's: do not modify them.
+func (m *TxMeta) InnerInstructions() []banking.Inner { return m.Inner }
 
 // TxRecord is a committed transaction and its meta.
 type TxRecord struct {
@@ -149,11 +248,11 @@ func addHistory(batch *pebble.Batch, slot uint64, h []byte) error {
 		h = h[4+n:]
 		index := binary.BigEndian.Uint32(rec)
 		v := rec[4:]
-		nk := int(v[historyHeader-1])
-		if len(v) < historyHeader+16*nk {
+		nk, body, _, ok := splitSections(v)
+		if !ok || len(body) < historyHeader+16*nk {
 			return fmt.Errorf("%w: malformed history record", ErrStore)
 		}
-		tx, keys, loaded, ok := splitRecord(v[historyHeader+16*nk:], nk)
+		tx, keys, loaded, ok := splitRecord(body[historyHeader+16*nk:], nk)
 		if !ok || len(tx) < 65 {
 			return fmt.Errorf("%w: malformed history record", ErrStore)
 		}
@@ -189,8 +288,8 @@ func decodeHistory(slot uint64, index uint32, v []byte) (TxRecord, error) {
 	if len(v) < historyHeader {
 		return TxRecord{}, bad
 	}
-	n := int(v[historyHeader-1])
-	if len(v) < historyHeader+16*n {
+	n, v, sections, ok := splitSections(v)
+	if !ok || len(v) < historyHeader+16*n {
 		return TxRecord{}, bad
 	}
 	r := TxRecord{TxMeta: TxMeta{Slot: slot, Index: index,
@@ -208,6 +307,11 @@ func decodeHistory(slot uint64, index uint32, v []byte) (TxRecord, error) {
 	tx, _, loaded, ok := splitRecord(v[historyHeader+16*n:], n)
 	if !ok {
 		return TxRecord{}, bad
+	}
+	if sections != nil {
+		if r.Inner, ok = decodeInner(sections); !ok {
+			return TxRecord{}, bad
+		}
 	}
 	r.Tx = bytes.Clone(tx)
 	for ; len(loaded) >= 32; loaded = loaded[32:] {
@@ -243,6 +347,8 @@ type HistoryEntry struct {
 	// before, then after, the transaction: 2n values.
 	Balances []uint64
 	Loaded   []banking.Pubkey // the addresses its lookups loaded
+	// Inner is the instructions its programs invoked (nil for none).
+	Inner []banking.Inner
 }
 
 // AppendHistory appends e's record to a slot's history buffer
@@ -250,6 +356,10 @@ type HistoryEntry struct {
 func AppendHistory(h []byte, e *HistoryEntry) []byte {
 	n := len(e.Balances) / 2
 	size := 4 + 4 + historyHeader + 8*len(e.Balances) + len(e.Tx) + 32*len(e.Loaded)
+	if e.Inner != nil {
+		size += innerSize(e.Inner)
+		n |= recordSections
+	}
 	if cap(h)-len(h) < size {
 		h = append(make([]byte, 0, max(2*cap(h), 64<<10, size)), h...)
 	}
@@ -267,6 +377,9 @@ func AppendHistory(h []byte, e *HistoryEntry) []byte {
 	h = append(h, e.Tx...)
 	for i := range e.Loaded {
 		h = append(h, e.Loaded[i][:]...)
+	}
+	if e.Inner != nil {
+		h = appendInner(h, e.Inner)
 	}
 	return h
 }

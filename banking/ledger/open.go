@@ -235,13 +235,18 @@ func (s *Store) checkFormat(dir string) error {
 	if err != nil {
 		return err
 	}
-	if v != nil {
+	if len(v) == 1 && v[0] == ledgerFormat-1 {
+		// Format 3 differs only in history records without sections,
+		// which format 4 reads as they are: upgrade the marker, so that
+		// an older tpu refuses the ledger rather than misread records
+		// with sections.
+		s.logger.Info("ledger: upgrading format 3 to 4", "dir", dir)
+	} else if v != nil {
 		if len(v) != 1 || v[0] != ledgerFormat {
 			return fmt.Errorf("%w: %q has ledger format %v; this tpu reads format %d: start afresh with tpu run --reset", ErrStore, dir, v, ledgerFormat)
 		}
 		return nil
-	}
-	if m, err := s.get([]byte(keyMeta)); err != nil || m != nil {
+	} else if m, err := s.get([]byte(keyMeta)); err != nil || m != nil {
 		if err == nil {
 			err = fmt.Errorf("%w: %q has ledger records but no format record: it was written by an older tpu (ledger format 1) or its database is damaged; this tpu reads format %d", ErrStore, dir, ledgerFormat)
 		}

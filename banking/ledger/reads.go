@@ -164,7 +164,8 @@ func (l *Store) TransactionAt(slot uint64, index uint32) (TxRecord, bool, error)
 }
 
 // SlotTime returns the Unix time (seconds) at which a committed slot
-// ended, 0 for genesis or a slot the ledger has no time for. It is safe
+// ended (slot 0: when the ledger was made), 0 for a slot the ledger has
+// no time for (genesis of a ledger made before it was kept). It is safe
 // for concurrent use.
 func (l *Store) SlotTime(slot uint64) (int64, error) {
 	v, err := l.get(slotTimeKey(slot))

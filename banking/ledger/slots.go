@@ -47,6 +47,10 @@ type Genesis struct {
 	BlockhashSeed string
 	Record        SlotRecord // slot 0's
 	Meta          []byte     // EncodeMeta(0, 0, seed)
+	// Time is when the ledger was made, in Unix seconds: slot 0's time
+	// (SlotTime), as Agave's genesis creation time is block 0's. Zero
+	// writes none.
+	Time int64
 }
 
 // WriteGenesis writes a new ledger's slot 0 in one synced batch.
@@ -58,6 +62,9 @@ func (s *Store) WriteGenesis(g Genesis) error {
 	})
 	batch.Set([]byte(keyBlockhashSeed), []byte(g.BlockhashSeed), nil)
 	batch.Set(slotKey(0), g.Record.encode(), nil)
+	if g.Time != 0 {
+		batch.Set(slotTimeKey(0), binary.LittleEndian.AppendUint64(nil, uint64(g.Time)), nil)
+	}
 	batch.Set([]byte(keyMeta), g.Meta, nil)
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("%w: write genesis: %w", ErrStore, err)

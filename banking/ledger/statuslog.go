@@ -44,7 +44,7 @@ const statusLogName = "tpu-statuses.log"
 const (
 	keyLogEnd     = "l"
 	keyFormat     = "v"
-	ledgerFormat  = 3 // 1: statuses inside Pebble; 2: status log without record headers
+	ledgerFormat  = 4 // 1: statuses inside Pebble; 2: status log without record headers; 3: history records without sections (format 4 reads them: upgraded on open)
 	statusLocSize = 8 + 8 + 4
 	recordHeader  = 8 + 8 + 8 + 4 + 4
 	markLen       = ^uint64(0) // the length field of a mark

@@ -105,6 +105,10 @@ type SlotRecord struct {
 	// Incinerated is what the incinerator held at the slot's end,
 	// burned (incinerator.go).
 	Incinerated uint64
+	// CollectorBalance is the collector's lamports after Reward was
+	// credited (getBlock's reward postBalance); 0 when Reward is, and in
+	// a record written before the field existed.
+	CollectorBalance uint64
 }
 
 func slotKey(slot uint64) []byte { return binary.BigEndian.AppendUint64([]byte{prefixSlot}, slot) }
@@ -114,11 +118,14 @@ func (r SlotRecord) encode() []byte {
 	b = binary.LittleEndian.AppendUint64(b, r.Transactions)
 	b = binary.LittleEndian.AppendUint64(b, r.FeesBurned)
 	b = binary.LittleEndian.AppendUint64(b, r.Reward)
-	return binary.LittleEndian.AppendUint64(b, r.Incinerated)
+	b = binary.LittleEndian.AppendUint64(b, r.Incinerated)
+	return binary.LittleEndian.AppendUint64(b, r.CollectorBalance)
 }
 
 func decodeSlotRecord(slot uint64, b []byte) (SlotRecord, error) {
-	if len(b) != 32+24 && len(b) != 32+32 { // a ledger from before Incinerated has 32+24
+	// A ledger from before Incinerated has 32+24, from before
+	// CollectorBalance 32+32.
+	if len(b) != 32+24 && len(b) != 32+32 && len(b) != 32+40 {
 		return SlotRecord{}, fmt.Errorf("banking: slot %d: malformed record", slot)
 	}
 	r := SlotRecord{Slot: slot}
@@ -126,8 +133,11 @@ func decodeSlotRecord(slot uint64, b []byte) (SlotRecord, error) {
 	r.Transactions = binary.LittleEndian.Uint64(b[32:])
 	r.FeesBurned = binary.LittleEndian.Uint64(b[40:])
 	r.Reward = binary.LittleEndian.Uint64(b[48:])
-	if len(b) == 32+32 {
+	if len(b) >= 32+32 {
 		r.Incinerated = binary.LittleEndian.Uint64(b[56:])
+	}
+	if len(b) == 32+40 {
+		r.CollectorBalance = binary.LittleEndian.Uint64(b[64:])
 	}
 	return r, nil
 }

@@ -37,12 +37,27 @@ type acctEdit struct {
 // data edits (nil until an instruction edits an account: only the lookup
 // table program does).
 type txState struct {
-	bal   []uint64
-	edits []acctEdit
+	bal     []uint64
+	edits   []acctEdit
+	resized int64           // data bytes allocated so far (accounts_resize_delta)
+	inner   []banking.Inner // the instructions programs invoked
 }
 
-// edit returns the edit of account i, or nil.
+// innerList returns the recorded inner instructions (nil for none; st
+// may be nil).
+func (st *txState) innerList() []banking.Inner {
+	if st == nil {
+		return nil
+	}
+	return st.inner
+}
+
+// edit returns the edit of account i, or nil (st may be nil: no
+// edits).
 func (st *txState) edit(i int) *acctEdit {
+	if st == nil {
+		return nil
+	}
 	for j := range st.edits {
 		if st.edits[j].index == i {
 			return &st.edits[j]
@@ -158,19 +173,19 @@ func lookupTableInstruction(tx *Tx, st *txState, slot uint64, i int, in txview.I
 		// with the payer's and the table's (PDA) signatures.
 		need := bank.RentExemptMinimum(bank.TableMetaSize)
 		if need > tableLamports {
-			need -= tableLamports
-			units += SystemUnits
-			if e := cpiTransfer(tx, st, i, payer, table, need); e.IsErr() {
+			u, e := invokeSystem(tx, st, i, nil, transferData(need-tableLamports), payer, table)
+			if units += u; e.IsErr() {
 				return units, e
 			}
 		}
-		units += 2 * SystemUnits
-		if tx.Writable&(1<<table) == 0 {
-			return ierr(banking.InstrPrivilegeEscalation)
+		tableKey := tx.Accounts[table].Key()
+		u, e := invokeSystem(tx, st, i, &tableKey, binary.LittleEndian.AppendUint64([]byte{sysAllocate, 0, 0, 0}, bank.TableMetaSize), table)
+		if units += u; e.IsErr() {
+			return units, e
 		}
-		if len(st.data(tx, table)) != 0 || tableOwner != banking.SystemProgram {
-			// SystemError::AccountAlreadyInUse
-			return units, banking.CustomError(i, 0)
+		u, e = invokeSystem(tx, st, i, &tableKey, append([]byte{sysAssign, 0, 0, 0}, banking.LookupTableProgram[:]...), table)
+		if units += u; e.IsErr() {
+			return units, e
 		}
 		data := make([]byte, bank.TableMetaSize)
 		bank.PutMeta(data, bank.NewTableMeta(authKey))
@@ -252,6 +267,7 @@ func lookupTableInstruction(tx *Tx, st *txState, slot uint64, i int, in txview.I
 		nd := make([]byte, len(data)+len(addrs))
 		copy(nd, data)
 		copy(nd[len(data):], addrs)
+		st.resized += int64(len(addrs))
 		bank.PutMeta(nd, meta)
 		st.set(table, banking.LookupTableProgram, nd)
 		need := bank.RentExemptMinimum(len(nd))
@@ -265,8 +281,8 @@ func lookupTableInstruction(tx *Tx, st *txState, slot uint64, i int, in txview.I
 		if !tx.View.IsSigner(payer) {
 			return ierr(banking.InstrMissingRequiredSignature)
 		}
-		units += SystemUnits
-		return units, cpiTransfer(tx, st, i, payer, table, need-st.bal[table])
+		u, e := invokeSystem(tx, st, i, nil, transferData(need-st.bal[table]), payer, table)
+		return units + u, e
 
 	default: // altClose
 		switch s, _ := meta.Status(slot); s {
@@ -316,30 +332,54 @@ func tableErrKind(err error) banking.InstrErrorKind {
 	return banking.InstrInvalidAccountData
 }
 
-// cpiTransfer is the System program's transfer the lookup table program
-// invokes, from payer to table: the payer must be a writable signer
-// (else PrivilegeEscalation), system-owned and without data, and hold
-// the lamports (SystemError::ResultWithNegativeLamports); the table must
-// be writable.
-func cpiTransfer(tx *Tx, st *txState, i, from, to int, lamports uint64) banking.TxError {
-	if tx.Writable&(1<<from) == 0 || tx.Writable&(1<<to) == 0 || !tx.View.IsSigner(from) {
-		return banking.InstructionError(i, banking.InstrPrivilegeEscalation)
+// invokeSystem is the lookup table program's native_invoke of a System
+// program instruction (data) over accounts (transaction indexes), signed
+// by the transaction's signers and pda (the table, whose address the
+// program derives; nil for none). As Agave's prepare_instruction: the
+// System program must be one of the transaction's accounts (else
+// MissingAccount), and the call may not make an account writable that
+// is not, nor signed that is not (PrivilegeEscalation); these fail before
+// the call, which is then neither recorded nor charged. Otherwise the call
+// is recorded as an inner instruction of instruction i, at stack height
+// 2, and consumes SystemUnits whatever its outcome; its error is
+// instruction i's.
+func invokeSystem(tx *Tx, st *txState, i int, pda *banking.Pubkey, data []byte, accounts ...int) (uint64, banking.TxError) {
+	sys := -1
+	for j, a := range tx.Accounts {
+		if a.Key() == banking.SystemProgram {
+			sys = j
+			break
+		}
 	}
-	if len(st.data(tx, from)) != 0 {
-		return banking.InstructionError(i, banking.InstrInvalidArgument)
+	if sys < 0 {
+		return 0, banking.InstructionError(i, banking.InstrMissingAccount)
 	}
-	if lamports > st.bal[from] {
-		return banking.CustomError(i, banking.CustomResultWithNegativeLamports)
+	// The callee's metas: transfer's from signs, the others' account
+	// (the table) signs; every account is writable.
+	for k, a := range accounts {
+		signer := k == 0
+		if tx.Writable&(1<<a) == 0 || (signer && !tx.View.IsSigner(a) && (pda == nil || tx.Accounts[a].Key() != *pda)) {
+			return 0, banking.InstructionError(i, banking.InstrPrivilegeEscalation)
+		}
 	}
-	if st.owner(tx, from) != banking.SystemProgram {
-		return banking.InstructionError(i, banking.InstrExternalAccountLamportSpend)
+	ix := banking.Inner{Outer: uint8(i), StackHeight: 2, Program: uint8(sys), Data: data, Accounts: make([]byte, len(accounts))}
+	for k, a := range accounts {
+		ix.Accounts[k] = byte(a)
 	}
-	if st.bal[to]+lamports < st.bal[to] {
-		return banking.InstructionError(i, banking.InstrArithmeticOverflow)
+	in := txview.Instruction{ProgramIndex: uint8(sys), Accounts: ix.Accounts, Data: data}
+	c := sysCtx{tx: tx, st: st, i: i, in: in}
+	if pda != nil {
+		c.pda, c.hasPDA = *pda, true
 	}
-	st.bal[from] -= lamports
-	st.bal[to] += lamports
-	return banking.TxError{}
+	err := c.run()
+	ix.Failed = err.IsErr()
+	st.inner = append(st.inner, ix)
+	return SystemUnits, err
+}
+
+// transferData is SystemInstruction::Transfer's data.
+func transferData(lamports uint64) []byte {
+	return binary.LittleEndian.AppendUint64([]byte{sysTransfer, 0, 0, 0}, lamports)
 }
 
 // Instruction builders, as sdk address_lookup_table instruction.rs.

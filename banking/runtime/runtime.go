@@ -28,6 +28,15 @@ type Tx struct {
 	Fee      banking.Fee
 	Budget   txview.ComputeBudget
 	Slot     uint64 // the working slot (Clock), for the lookup table program
+	// Blockhash is the bank's last blockhash (the last completed
+	// slot's): what the nonce instructions advance a nonce to
+	// (DurableNonce), Agave's environment blockhash.
+	Blockhash banking.Hash
+	// Nonce: admission took the transaction as a nonce transaction (its
+	// recent blockhash is not in the window; NonceIndex, CheckNonce).
+	// Execute checks the nonce again, against the account as it is now,
+	// and advances it even when the transaction fails.
+	Nonce bool
 }
 
 // Result is the result of executing one transaction.
@@ -42,9 +51,13 @@ type Result struct {
 	// LoadedBytes is the transaction's loaded accounts data size
 	// (SIMD-0186, load.go).
 	LoadedBytes uint64
-	// Tables: it ran the lookup table program successfully, so its
+	// Tables: it changed an account's owner or data (the lookup table
+	// program, or System instructions other than Transfer), so its
 	// writable accounts may be tables that changed.
 	Tables bool
+	// Inner holds the instructions its programs invoked, in order (nil
+	// for none); the caller owns it.
+	Inner []banking.Inner
 }
 
 // MaxAccounts bounds the scratch arrays: a transaction locks at most 64
@@ -69,24 +82,58 @@ func Execute(tx *Tx) Result {
 	payer := accts[0]
 	fee := tx.Fee.Total()
 
+	// validate_transaction_nonce: a nonce used or changed since
+	// admission drops the transaction, as if its blockhash were unknown.
+	var advanced []byte // the nonce account's data once advanced
+	nonceIdx := -1
+	if tx.Nonce {
+		var n Nonce
+		ok := false
+		if nonceIdx, ok = NonceIndex(tx.View, tx.Writable); ok {
+			n, ok = CheckNonce(tx.View, nonceIdx, accts[nonceIdx], DurableNonce(tx.Blockhash))
+		}
+		if !ok {
+			return Result{Dropped: true, Err: banking.NewTxError(banking.TxBlockhashNotFound)}
+		}
+		advanced = append([]byte(nil), accts[nonceIdx].Data...)
+		Nonce{Initialized: true, Authority: n.Authority, Durable: DurableNonce(tx.Blockhash), LamportsPerSignature: banking.LamportsPerSignature}.put(advanced)
+	}
+
 	// validate_fee_payer
 	if payer.Lamports == 0 {
 		return Result{Dropped: true, Err: banking.NewTxError(banking.TxAccountNotFound)}
 	}
-	if payer.Owner != banking.SystemProgram || len(payer.Data) != 0 {
+	// get_system_account_kind: a System account, or an initialized
+	// nonce, which must keep its rent-exempt minimum.
+	var keep uint64
+	if payer.Owner != banking.SystemProgram {
 		return Result{Dropped: true, Err: banking.NewTxError(banking.TxInvalidAccountForFee)}
+	} else if len(payer.Data) != 0 {
+		if !isNonceData(payer.Data) {
+			return Result{Dropped: true, Err: banking.NewTxError(banking.TxInvalidAccountForFee)}
+		}
+		keep = bank.RentExemptMinimum(NonceSize)
 	}
-	if payer.Lamports < fee {
+	if payer.Lamports < keep || payer.Lamports-keep < fee {
 		return Result{Dropped: true, Err: banking.NewTxError(banking.TxInsufficientFundsForFee)}
 	}
-	if !bank.RentTransitionAllowed(payer.Lamports, payer.Lamports-fee, 0, 0) {
+	if !bank.RentTransitionAllowed(payer.Lamports, payer.Lamports-fee, len(payer.Data), len(payer.Data)) {
 		return Result{Dropped: true, Err: banking.NewTxErrorAt(banking.TxInsufficientFundsForRent, 0)}
 	}
 	payer.Lamports -= fee
+	// fail commits a failed transaction: the fee stays charged, and a
+	// nonce transaction's nonce is advanced (Agave's RollbackAccounts).
+	fail := func(r Result) Result {
+		if advanced != nil {
+			accts[nonceIdx].Data = advanced
+			r.Tables = true
+		}
+		return r
+	}
 
 	loaded, ok := loadedSize(tx)
 	if !ok {
-		return Result{Err: banking.NewTxError(banking.TxMaxLoadedAccountsDataSizeExceeded), LoadedBytes: loaded}
+		return fail(Result{Err: banking.NewTxError(banking.TxMaxLoadedAccountsDataSizeExceeded), LoadedBytes: loaded})
 	}
 
 	// Load the programs (Agave's load_transaction_accounts: since
@@ -95,10 +142,10 @@ func Execute(tx *Tx) Result {
 	for in, ok := it.Next(); ok; in, ok = it.Next() {
 		prog := accts[in.ProgramIndex]
 		if !prog.Exists() {
-			return Result{Err: banking.NewTxError(banking.TxProgramAccountNotFound), LoadedBytes: loaded}
+			return fail(Result{Err: banking.NewTxError(banking.TxProgramAccountNotFound), LoadedBytes: loaded})
 		}
 		if !isProgramOwner(&prog.Owner) {
-			return Result{Err: banking.NewTxError(banking.TxInvalidProgramForExecution), LoadedBytes: loaded}
+			return fail(Result{Err: banking.NewTxError(banking.TxInvalidProgramForExecution), LoadedBytes: loaded})
 		}
 	}
 
@@ -108,7 +155,12 @@ func Execute(tx *Tx) Result {
 	for i, a := range accts {
 		bal[i] = a.Lamports
 	}
-	var st txState // the lookup table program's edits (altprogram.go)
+	// st is made, on the heap, by the first instruction that edits an
+	// owner or data (the lookup table program, System instructions but
+	// Transfer); from then on every instruction runs over it. Until then
+	// the balances stay on the stack: with st there, every transaction
+	// allocated them (1 allocation per transaction in tpu bench banking).
+	var st *txState
 	limit := uint64(tx.Budget.UnitLimit)
 	var units uint64
 	it = tx.View.Instructions()
@@ -119,9 +171,17 @@ func Execute(tx *Tx) Result {
 		}
 		var cost uint64
 		var err banking.TxError
-		switch prog := accts[in.ProgramIndex].Key(); prog {
+		prog := accts[in.ProgramIndex].Key()
+		if st == nil && (prog == banking.LookupTableProgram || (prog == txview.SystemProgram && !isTransfer(in.Data))) {
+			st = &txState{bal: append([]uint64(nil), bal[:n]...)}
+		}
+		switch prog {
 		case txview.SystemProgram:
-			cost, err = systemInstruction(tx, i, in, bal[:n])
+			if st == nil {
+				cost, err = systemInstruction(tx, i, in, bal[:n])
+			} else {
+				cost, err = systemProgram(tx, st, i, in) // system.go
+			}
 		case txview.ComputeBudgetProgram:
 			cost = ComputeBudgetUnits // read by txview; a no-op here
 		case txview.MemoProgram, txview.MemoV1Program:
@@ -129,45 +189,60 @@ func Execute(tx *Tx) Result {
 		case banking.Ed25519Program, banking.Secp256k1Program, banking.Secp256r1Program:
 			cost, err = precompileInstruction(tx, i, in, &prog) // precompile.go
 		case banking.LookupTableProgram:
-			// The program gets a state of its own, which escape
-			// analysis sends to the heap: execute's scratch balances
-			// stay on the stack for every other transaction (with &st
-			// here, every transaction allocated them: 1 allocation per
-			// transaction in tpu bench banking).
-			alt := &txState{bal: append([]uint64(nil), bal[:n]...), edits: st.edits}
-			cost, err = lookupTableInstruction(tx, alt, tx.Slot, i, in)
-			copy(bal[:n], alt.bal)
-			st.edits = alt.edits
+			cost, err = lookupTableInstruction(tx, st, tx.Slot, i, in)
 		default:
 			cost, err = 0, banking.InstructionError(i, banking.InstrUnsupportedProgramId)
 		}
 		if units+cost > limit {
-			return Result{Err: banking.InstructionError(i, banking.InstrComputationalBudgetExceeded), Units: limit, LoadedBytes: loaded}
+			return fail(Result{Err: banking.InstructionError(i, banking.InstrComputationalBudgetExceeded), Units: limit, LoadedBytes: loaded, Inner: st.innerList()})
 		}
 		units += cost
 		if err.IsErr() {
-			return Result{Err: err, Units: units, LoadedBytes: loaded}
+			return fail(Result{Err: err, Units: units, LoadedBytes: loaded, Inner: st.innerList()})
 		}
+	}
+	post := bal[:n]
+	if st != nil {
+		post = st.bal
 	}
 
 	// Rent: every writable account must end in an allowed rent state,
 	// but the incinerator (Agave's check_rent_state_with_account).
 	for i, a := range accts {
-		if tx.Writable&(1<<i) != 0 && (bal[i] != a.Lamports || st.edit(i) != nil) && a.Key() != banking.Incinerator &&
-			!bank.RentTransitionAllowed(a.Lamports, bal[i], len(a.Data), len(st.data(tx, i))) {
-			return Result{Err: banking.NewTxErrorAt(banking.TxInsufficientFundsForRent, i), Units: units, LoadedBytes: loaded}
+		if tx.Writable&(1<<i) != 0 && (post[i] != a.Lamports || st.edit(i) != nil) && a.Key() != banking.Incinerator &&
+			!bank.RentTransitionAllowed(a.Lamports, post[i], len(a.Data), len(st.data(tx, i))) {
+			return fail(Result{Err: banking.NewTxErrorAt(banking.TxInsufficientFundsForRent, i), Units: units, LoadedBytes: loaded, Inner: st.innerList()})
 		}
 	}
 	for i, a := range accts {
 		if tx.Writable&(1<<i) != 0 {
-			a.Lamports = bal[i]
+			a.Lamports = post[i]
 		}
+	}
+	if st == nil {
+		return Result{Units: units, LoadedBytes: loaded}
 	}
 	for _, e := range st.edits {
 		a := accts[e.index]
 		a.Owner, a.Data = e.owner, e.data
 	}
-	return Result{Units: units, LoadedBytes: loaded, Tables: st.edits != nil}
+	return Result{Units: units, LoadedBytes: loaded, Tables: st.edits != nil, Inner: st.inner}
+}
+
+// isTransfer reports whether d is a System Transfer's data.
+func isTransfer(d []byte) bool {
+	return len(d) >= 4 && binary.LittleEndian.Uint32(d) == systemTransferTag
+}
+
+// isNonceData reports whether d is an initialized nonce account's data:
+// such an account may pay fees (Agave's get_system_account_kind:
+// SystemAccountKind::Nonce).
+func isNonceData(d []byte) bool {
+	if len(d) != NonceSize {
+		return false
+	}
+	n, ok := DecodeNonce(d)
+	return ok && n.Initialized
 }
 
 // systemInstruction runs a System program instruction; tpu implements

@@ -100,10 +100,19 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		s.drop(packet.OutcomeInvalidComputeBudget, p, sig)
 		return nil
 	}
+	shape := runtime.ShapeOf(v)
+	writable := shape.Writable(v, s.loaded) | bank.LoadedWritable(v, s.loaded)
 	hashSlot, ok := s.bank.BlockhashSlot(v.RecentBlockhash())
+	nonce := false
 	if !ok {
-		s.drop(packet.OutcomeBlockhashNotFound, p, sig)
-		return nil
+		// Agave's check_age: a transaction whose blockhash is not in the
+		// window may be a nonce transaction. Its status goes under the
+		// nonce, registered in the working slot.
+		if nonce = s.nonceValid(v, writable); !nonce {
+			s.drop(packet.OutcomeBlockhashNotFound, p, sig)
+			return nil
+		}
+		hashSlot = s.bank.Slot()
 	}
 	// One probe: Reserve below takes its position (nothing changes the
 	// cache in between).
@@ -121,7 +130,6 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 		return nil
 	}
 	status := probe.Reserve()
-	shape := runtime.ShapeOf(v)
 	tc := shape.Cost(v, cb)
 	cost := tc.Total()
 	t := s.newTx()
@@ -131,13 +139,34 @@ func (s *Scheduler) admit(p *packet.Packet) *pendingTx {
 	t.seq, t.view, t.recvNanos, t.flags = s.seq, v, p.Meta.RecvNanos, p.Meta.Flags
 	t.cb, t.fee, t.cost, t.priority = cb, fee, cost, runtime.Priority(fee, cost)
 	t.costExec, t.costLoad = tc.Execution, tc.LoadedData
-	t.blockhash, t.status, t.heapIdx = *v.RecentBlockhash(), status, -1
+	t.blockhash, t.nonce, t.status, t.heapIdx = *v.RecentBlockhash(), nonce, status, -1
 	t.held, t.buf, t.n, t.resolvedIn, t.thread, t.result, t.strat = nil, nil, 0, 0, 0, runtime.Result{}, -1
 	t.execStart, t.execEnd = 0, 0
 	t.loaded, t.altValid = append(t.loaded, s.loaded...), altValid
-	t.writable = shape.Writable(v, s.loaded) | t.LoadedWritable()
+	t.writable = writable
 	s.stats.Buffered++
 	return t
+}
+
+// nonceValid reports whether v may be admitted as a nonce transaction
+// (runtime.NonceIndex, runtime.CheckNonce against the bank's last
+// blockhash). A nonce account a worker may be writing is not read: the
+// transaction is admitted, and execution checks the nonce (as it does
+// for every nonce transaction).
+func (s *Scheduler) nonceValid(v txview.View, writable uint64) bool {
+	idx, ok := runtime.NonceIndex(v, writable)
+	if !ok {
+		return false
+	}
+	a := s.bank.Lookup(v.StaticKey(idx))
+	if a == nil {
+		return false
+	}
+	if s.strat.writing(a) {
+		return true
+	}
+	_, ok = runtime.CheckNonce(v, idx, a, runtime.DurableNonce(s.bank.LatestBlockhash()))
+	return ok
 }
 
 // insert puts t in the buffer, evicting the lowest priority when full.

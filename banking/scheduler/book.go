@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/runtime"
 	"github.com/tpugo/tpu/packet"
@@ -62,7 +63,7 @@ func (s *Scheduler) book(t *pendingTx, bal []uint64) {
 	if r.Dropped {
 		s.cost.remove(t, t.cost)
 		t.status.Release(sig)
-		s.finish(t, packet.OutcomeFeePayerCannotPay)
+		s.finish(t, droppedOutcome(r))
 		return
 	}
 	// The slot is charged what the transaction used: its execution units
@@ -74,6 +75,7 @@ func (s *Scheduler) book(t *pendingTx, bal []uint64) {
 	s.bank.Commit(&bank.Executed{
 		View: t.view, Accounts: t.accounts[:t.n], Writable: t.writable, Fee: t.fee, Units: r.Units,
 		UnitPrice: t.cb.UnitPrice, Err: r.Err, Tables: r.Tables, Balances: bal, Loaded: t.loaded, Status: t.status,
+		Inner: r.Inner,
 	})
 	if r.Err.IsErr() {
 		s.stats.Errors[r.Err.String()]++
@@ -81,4 +83,14 @@ func (s *Scheduler) book(t *pendingTx, bal []uint64) {
 		return
 	}
 	s.finish(t, packet.OutcomeExecutedOK)
+}
+
+// droppedOutcome is the outcome of a transaction execution dropped: its
+// nonce was used or changed since admission (BlockhashNotFound), or its
+// fee payer cannot pay.
+func droppedOutcome(r runtime.Result) packet.Outcome {
+	if r.Err.Kind == banking.TxBlockhashNotFound {
+		return packet.OutcomeBlockhashNotFound
+	}
+	return packet.OutcomeFeePayerCannotPay
 }

@@ -23,8 +23,12 @@ type pendingTx struct {
 	costLoad  uint64 // of which the loaded-data limit
 	priority  uint64
 	blockhash banking.Hash
-	status    bank.PendingStatus // its entry in the bank's status cache
-	heapIdx   int
+	// nonce: admitted as a nonce transaction (its blockhash is a durable
+	// nonce, not in the window): it never expires with the window, and
+	// execution checks its nonce again.
+	nonce   bool
+	status  bank.PendingStatus // its entry in the bank's status cache
+	heapIdx int
 
 	// loaded are the addresses its lookups resolved to at admission
 	// (writable, then readonly; lookup.go), and altValid the last slot

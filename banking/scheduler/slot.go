@@ -80,14 +80,14 @@ func (s *Scheduler) expire() {
 	// (deactivated long enough to be closed) can no longer load its
 	// addresses: Agave's scheduler drops it too (alt_invalidation_slot).
 	for _, t := range s.heap.items {
-		if _, ok := s.bank.BlockhashSlot(&t.blockhash); !ok || t.altValid < s.bank.Slot() {
+		if _, ok := s.bank.BlockhashSlot(&t.blockhash); (!ok && !t.nonce) || t.altValid < s.bank.Slot() {
 			s.expired = append(s.expired, t)
 		}
 	}
 	for _, t := range s.expired {
 		s.heap.Remove(t)
 		o := packet.OutcomeBlockhashNotFound
-		if _, ok := s.bank.BlockhashSlot(&t.blockhash); ok {
+		if _, ok := s.bank.BlockhashSlot(&t.blockhash); ok || t.nonce {
 			o = packet.OutcomeLookupTableNotFound
 		}
 		s.dropBuffered(t, o)

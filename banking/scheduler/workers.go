@@ -7,6 +7,7 @@ import (
 
 	"github.com/panjf2000/ants/v2"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/runtime"
 	"github.com/tpugo/tpu/packet"
@@ -19,6 +20,9 @@ type WorkBatch struct {
 	txs    []*pendingTx
 	cus    uint64
 	slot   uint64 // the bank's working slot when the batch was built
+	// blockhash is the bank's last blockhash then, which nonce
+	// instructions advance nonces to.
+	blockhash banking.Hash
 
 	// Sealed, Started and Finished are packet.Now() when the batch was
 	// closed for its worker (handed over: it joins the worker's run queue
@@ -77,7 +81,7 @@ func (wb *WorkBatch) Tracers(dst []TxTimes) []TxTimes {
 		o := packet.OutcomeExecutedOK
 		switch {
 		case t.result.Dropped:
-			o = packet.OutcomeFeePayerCannotPay
+			o = droppedOutcome(t.result)
 		case t.result.Err.IsErr():
 			o = packet.OutcomeExecutedFailed
 		}
@@ -290,7 +294,8 @@ func (wb *WorkBatch) run(delay time.Duration) {
 		if delay > 0 {
 			time.Sleep(delay)
 		}
-		tx := runtime.Tx{View: t.view, Accounts: t.accounts[:t.n], Writable: t.writable, Fee: t.fee, Budget: t.cb, Slot: wb.slot}
+		tx := runtime.Tx{View: t.view, Accounts: t.accounts[:t.n], Writable: t.writable, Fee: t.fee, Budget: t.cb, Slot: wb.slot,
+			Blockhash: wb.blockhash, Nonce: t.nonce}
 		if wb.history {
 			for _, a := range tx.Accounts {
 				wb.bal = append(wb.bal, a.Lamports)
@@ -317,7 +322,7 @@ func (ws *workerSet) newWork(th int) *WorkBatch {
 	} else {
 		wb = &WorkBatch{txs: make([]*pendingTx, 0, ws.batchSize)}
 	}
-	wb.thread, wb.cus, wb.slot = th, 0, ws.bank.Slot()
+	wb.thread, wb.cus, wb.slot, wb.blockhash = th, 0, ws.bank.Slot(), ws.bank.LatestBlockhash()
 	wb.history = ws.bank.HistoryEnabled()
 	return wb
 }

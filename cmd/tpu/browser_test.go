@@ -46,7 +46,11 @@ type chart struct {
 	W     float64  `json:"w"`
 	H     float64  `json:"h"`
 	Drawn int      `json:"drawn"` // path elements with a length > 0
-	Texts []string `json:"texts"`
+	Texts []string `json:"texts"` // the SVG's and the legend's
+	// Legend is the HTML legend's entries; Overlaps whether the legend's
+	// box overlaps the SVG's.
+	Legend   []string `json:"legend"`
+	Overlaps bool     `json:"overlaps"`
 }
 
 const chartsJS = `Array.from(document.querySelectorAll('figure')).map(f => {
@@ -58,13 +62,35 @@ const chartsJS = `Array.from(document.querySelectorAll('figure')).map(f => {
     svgs: f.querySelectorAll('svg').length,
     w: box.width, h: box.height,
     drawn: Array.from(f.querySelectorAll('svg path')).filter(p => p.getTotalLength() > 0).length,
-    texts: Array.from(f.querySelectorAll('svg text')).map(t => t.textContent),
+    texts: Array.from(f.querySelectorAll('svg text, .legend li')).map(t => t.textContent),
+    legend: Array.from(f.querySelectorAll('.legend li')).map(t => t.textContent),
+    overlaps: Array.from(f.querySelectorAll('.legend')).some(l => {
+      const r = l.getBoundingClientRect();
+      return r.top < box.bottom && r.bottom > box.top && r.left < box.right && r.right > box.left;
+    }),
   };
 })`
 
+// pageJS reads what the page says first and last: the answer's text,
+// whether it comes right after the heading, and whether the text summary
+// is folded at the end.
+const pageJS = `({
+  answer: (document.getElementById('answer') || {textContent: ''}).textContent,
+  first: !!document.querySelector('h1 + p#answer'),
+  folded: !!document.querySelector('body > details:last-child > pre#summary'),
+})`
+
+// pageTop is pageJS's result.
+type pageTop struct {
+	Answer string `json:"answer"`
+	First  bool   `json:"first"`
+	Folded bool   `json:"folded"`
+}
+
 // expected derives from the trace file itself what the page must show:
-// the hop names, and how many tracer packets have two steps or more.
-func expected(t *testing.T, traceFile string) (hops []string, tracers int) {
+// the hop names, how many tracer packets have two steps or more, and
+// how many are followed from the socket to their execution.
+func expected(t *testing.T, traceFile string) (hops []string, tracers, complete int) {
 	f, err := os.Open(traceFile)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +120,8 @@ func expected(t *testing.T, traceFile string) (hops []string, tracers int) {
 			tracers++
 		}
 	}
-	return hops, tracers
+	ts, _ := trace.BreakDown(spans)
+	return hops, tracers, len(ts)
 }
 
 // checkPage loads the HTML report page in headless Chromium from a
@@ -107,7 +134,7 @@ func expected(t *testing.T, traceFile string) (hops []string, tracers int) {
 // a labelled bar per interval between steps.
 func checkPage(t *testing.T, page, traceFile string, slowest int) {
 	browser := findBrowser(t)
-	hops, withSteps := expected(t, traceFile)
+	hops, withSteps, complete := expected(t, traceFile)
 	waterfalls := min(withSteps, slowest)
 
 	var mu sync.Mutex
@@ -160,6 +187,10 @@ func checkPage(t *testing.T, page, traceFile string, slowest int) {
 	if err != nil {
 		t.Fatalf("reading the charts: %v", err)
 	}
+	top, err := chromedp.Run(runCtx, chromedp.Evaluate[pageTop](pageJS))
+	if err != nil {
+		t.Fatalf("reading the page: %v", err)
+	}
 	// Console and log events arrive asynchronously; a round trip after
 	// the evaluation lets those of the load through before they are read.
 	if _, err := chromedp.Run(runCtx, chromedp.Evaluate[int](`1`)); err != nil {
@@ -185,8 +216,24 @@ func checkPage(t *testing.T, page, traceFile string, slowest int) {
 		if c.SVGs != 1 || c.W < 100 || c.H < 100 || c.Title == "" {
 			t.Errorf("chart %q (%q): %d SVGs of %.0fx%.0f px", c.ID, c.Title, c.SVGs, c.W, c.H)
 		}
+		if c.Drawn == 0 {
+			t.Errorf("chart %q is empty: nothing drawn", c.ID)
+		}
+		if c.Overlaps {
+			t.Errorf("chart %q: its legend overlaps the plot", c.ID)
+		}
 	}
-	want := []string{report.IDCDF, report.IDThroughput, report.IDP99, report.IDShare}
+	if !top.First || !top.Folded {
+		t.Errorf("the answer is not first (%v) or the text summary not folded last (%v)", top.First, top.Folded)
+	}
+	var want []string
+	if complete > 0 {
+		if wantAnswer := fmt.Sprintf("%d tracer packets: socket to executed p50 ", complete); !strings.HasPrefix(top.Answer, wantAnswer) {
+			t.Errorf("the page opens with %q, want %q...", top.Answer, wantAnswer)
+		}
+		want = append(want, report.IDE2E, report.IDSegments, report.IDSegmentCDF, report.IDSegmentTime)
+	}
+	want = append(want, report.IDCDF, report.IDThroughput, report.IDP99, report.IDShare)
 	for i := 1; i <= waterfalls; i++ {
 		want = append(want, report.WaterfallID(i))
 	}
@@ -208,8 +255,8 @@ func checkPage(t *testing.T, page, traceFile string, slowest int) {
 				t.Errorf("chart %s: no series named %s in %q", id, h, c.Texts)
 			}
 		}
-		// A line per hop in the plot and one in the legend.
-		if c.Drawn < 2*len(hops) {
+		// A line per hop.
+		if c.Drawn < len(hops) {
 			t.Errorf("chart %s: %d drawn paths for %d hops", id, c.Drawn, len(hops))
 		}
 	}
@@ -222,6 +269,9 @@ func checkPage(t *testing.T, page, traceFile string, slowest int) {
 	if share.Drawn < len(hops)+1 {
 		t.Errorf("share chart: %d drawn paths for %d bars", share.Drawn, len(hops)+1)
 	}
+	if complete > 0 {
+		checkSegments(t, byID)
+	}
 	for i := 1; i <= waterfalls; i++ {
 		c := byID[report.WaterfallID(i)]
 		bars := 0
@@ -232,6 +282,39 @@ func checkPage(t *testing.T, page, traceFile string, slowest int) {
 		}
 		if bars == 0 || c.Drawn < bars {
 			t.Errorf("waterfall %d: %d labelled intervals, %d drawn paths: %q", i, bars, c.Drawn, c.Texts)
+		}
+	}
+}
+
+// checkSegments checks the segment charts: the end-to-end CDF draws its
+// two series, the stacked bar's legend names every segment with shares
+// adding up to 100% within their rounding, and each segment has a line in
+// the CDF and p99 charts.
+func checkSegments(t *testing.T, byID map[string]chart) {
+	e2e := byID[report.IDE2E]
+	if len(e2e.Legend) != 2 || !strings.HasPrefix(e2e.Legend[0], "socket to executed (") || !strings.HasPrefix(e2e.Legend[1], "socket to committed (") || e2e.Drawn < 2 {
+		t.Errorf("end-to-end chart: legend %q, %d drawn paths", e2e.Legend, e2e.Drawn)
+	}
+	seg := byID[report.IDSegments]
+	if len(seg.Legend) != trace.NumSegments {
+		t.Fatalf("segments chart: %d legend entries, want %d: %q", len(seg.Legend), trace.NumSegments, seg.Legend)
+	}
+	var sum float64
+	for i, l := range seg.Legend {
+		var share float64
+		rest := strings.TrimPrefix(l, trace.Segments[i].Label+" ")
+		if _, err := fmt.Sscanf(rest, "%f%%", &share); err != nil || rest == l {
+			t.Errorf("segments chart: entry %d %q: want %q and its share", i, l, trace.Segments[i].Label)
+		}
+		sum += share
+	}
+	if sum < 100-0.05*trace.NumSegments || sum > 100+0.05*trace.NumSegments {
+		t.Errorf("segments chart: shares add up to %.1f%%: %q", sum, seg.Legend)
+	}
+	for _, id := range []string{report.IDSegmentCDF, report.IDSegmentTime} {
+		c := byID[id]
+		if len(c.Legend) != trace.NumSegments || c.Drawn < trace.NumSegments {
+			t.Errorf("chart %s: %d legend entries, %d drawn paths; want %d of each", id, len(c.Legend), c.Drawn, trace.NumSegments)
 		}
 	}
 }

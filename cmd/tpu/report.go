@@ -142,6 +142,9 @@ type summary struct {
 	TPS           float64              `json:"tps"`        // executed / seconds
 	Hops          map[string]quantiles `json:"hops"`       // each hop's queue wait + service
 	Latency       latencyQuantiles     `json:"latency_us"` // socket to executed
+	// Tracers is where the tracer packets' time went (--tracer-every),
+	// segment by segment; absent without tracers.
+	Tracers *tracerSummary `json:"tracers,omitempty"`
 
 	// Load is how the load generator sent: loadClosed, loadOpen or
 	// loadNone. An open-loop run adds the offered rate, the latency from
@@ -191,6 +194,18 @@ type summary struct {
 	BytesPerTx          float64 `json:"bytes_allocated_per_tx,omitempty"`
 	GCCPUPercent        float64 `json:"gc_cpu_percent,omitempty"`
 	RetainedBytesPeak   uint64  `json:"retained_bytes_peak,omitempty"` // banking's buffer, sampled each second
+
+	offered                    // when the load ran out (runsize.go)
+	breakdown *trace.Breakdown // Tracers' source, for print
+}
+
+// addTracers records where the tracer packets' time went: spans are
+// the run's kept tracer spans (trace.Provider.KeptTracers), notKept
+// those it could not keep.
+func (s *summary) addTracers(spans []trace.SpanRecord, notKept uint64) {
+	b := trace.Summarize(trace.BreakDown(spans))
+	s.breakdown = &b
+	s.Tracers = tracerSummaryOf(b, notKept)
 }
 
 // forwardSummary is stages.ForwardStats in the summary.
@@ -354,6 +369,9 @@ func (s summary) print(w io.Writer, sent int) {
 		fmt.Fprintf(w, "latency scheduled send to executed: %s\n", s.FromScheduled)
 	}
 	fmt.Fprintf(w, "latency socket to executed: %s\n", s.Latency)
+	if s.breakdown != nil {
+		printBreakdown(w, *s.breakdown)
+	}
 	for _, name := range stages.HopNames {
 		if h, ok := s.Hops[name]; ok {
 			fmt.Fprintf(w, "  hop %-17s wait+service p50 %8.0f us  p90 %8.0f us  p99 %8.0f us  p99.9 %8.0f us  max %8.0f us\n",

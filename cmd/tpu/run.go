@@ -135,8 +135,16 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	g := n.graph
 
 	var load *loadgen.Load
+	r := ran{sched: &sched}
 	if !f.noGen {
-		load, err = buildLoad(env, g, f, stop)
+		if loadMode(f) == loadClosed && f.count == 0 {
+			// The load's size comes from the ceiling (runsize.go).
+			if r.ceiling[0], err = sampleCeiling(g, f, n.backend, cores); err != nil {
+				return 1, err
+			}
+			fmt.Fprintf(env.stderr, "closed-loop load sized from the sigverify ceiling, %.0f tx/s, x %v (at most %d)\n", r.ceiling[0], f.duration, maxLoad)
+		}
+		load, err = buildLoad(env, g, f, loadCount(f, r.ceiling[0]), stop)
 		if errors.Is(err, loadgen.ErrStopped) {
 			// A signal while signing: no load to send; drain and report.
 			fmt.Fprintln(env.stderr, "stopped while signing the load")
@@ -148,9 +156,14 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	}
 	// The sigverify ceiling is measured before the load and again after
 	// it: on a shared machine one 300 ms sample can be 10% off.
-	r := ran{sched: &sched, loaded: load != nil}
+	r.loaded = load != nil
+	if !r.loaded {
+		r.ceiling[0] = 0
+	}
 	if load != nil {
-		r.ceiling[0] = measureCeiling(n.backend, load, cores)
+		if r.ceiling[0] == 0 {
+			r.ceiling[0] = measureCeiling(n.backend, load, cores)
+		}
 		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", r.ceiling[0], cores)
 	}
 	endProfiles, err := startProfiles(f.cpuProfile, f.memProfile)

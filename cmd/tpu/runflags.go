@@ -55,6 +55,7 @@ type runFlags struct {
 	bankingTraceMax int64
 	// The RPC server's limits (see rpc.Config).
 	rpcMaxConns, rpcMaxConnsPerIP, rpcAirdropRequests, rpcExpensivePerSec int
+	rpcMaxBlockTransactions                                               int
 	rpcHistorySlots                                                       uint64
 	rpcAirdropPerRecipient, rpcAirdropLamports                            uint64
 	rpcAirdropWindow                                                      time.Duration
@@ -100,7 +101,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run, default 0: until a signal)")
 	fs.BoolVar(&f.noGen, "no-gen", false, "run as a server only, without the load generator")
 	fs.Float64Var(&f.rate, "rate", 0, "send open-loop at this many transactions per second, on a fixed schedule, and measure latency from it (left out: closed-loop, as fast as the pipeline accepts)")
-	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or 60,000 per second of duration)")
+	fs.IntVar(&f.count, "count", 0, "transactions to prepare (0: rate x duration, or closed-loop the sigverify ceiling x duration, at most 3,000,000; a load that runs out before --duration is reported as exhausted)")
 	fs.TextVar(&f.contention, "contention", loadgen.ContentionNone, "write-lock contention of the load: none, same-batch-only or full")
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of the load that is invalid: bad signatures, duplicates, malformed bytes, stale blockhashes, unfunded payers")
 	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of the load sent as v0 transactions that load their recipient through the genesis lookup table")
@@ -139,6 +140,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.rpcMaxConnsPerIP, "rpc-max-conns-per-ip", rpc.DefaultMaxConnsPerIP, "RPC connections open at once from one IP address (an IPv6 one by its /64); more are answered HTTP 429")
 	fs.IntVar(&f.rpcExpensivePerSec, "rpc-expensive-per-sec", rpc.DefaultExpensivePerSec, "each client address's budget for expensive RPC work a second, in signature checks: a signature checked or a transaction simulated costs 1, 16 history slots searched 1, 10 getSignaturesForAddress entries 1; past it, error -32005 rate limited")
 	fs.Uint64Var(&f.rpcHistorySlots, "rpc-history-slots", rpc.DefaultHistorySlots, "slots before the blockhash window one RPC request may search with searchTransactionHistory; older signatures read null")
+	fs.IntVar(&f.rpcMaxBlockTransactions, "rpc-max-block-transactions", rpc.DefaultMaxBlockTransactions, "transactions getBlock lists in one answer; a larger block is refused unless asked with transactionDetails none")
 	fs.DurationVar(&f.rpcAirdropWindow, "rpc-airdrop-window", rpc.DefaultAirdropWindow, "the period requestAirdrop's limits count over")
 	fs.Uint64Var(&f.rpcAirdropPerRecipient, "rpc-airdrop-per-recipient", rpc.DefaultAirdropPerRecipient, "lamports one account may receive by airdrop per --rpc-airdrop-window")
 	fs.Uint64Var(&f.rpcAirdropLamports, "rpc-airdrop-lamports", rpc.DefaultAirdropLamports, "lamports given by airdrop per --rpc-airdrop-window, to all accounts together")
@@ -263,6 +265,7 @@ func checkKnobs(f runFlags) error {
 		{"rpc-max-conns", int64(f.rpcMaxConns), f.rpcMaxConns},
 		{"rpc-max-conns-per-ip", int64(f.rpcMaxConnsPerIP), f.rpcMaxConnsPerIP},
 		{"rpc-expensive-per-sec", int64(f.rpcExpensivePerSec), f.rpcExpensivePerSec},
+		{"rpc-max-block-transactions", int64(f.rpcMaxBlockTransactions), f.rpcMaxBlockTransactions},
 		{"rpc-airdrop-window", int64(f.rpcAirdropWindow), f.rpcAirdropWindow},
 		{"rpc-airdrop-requests", int64(f.rpcAirdropRequests), f.rpcAirdropRequests},
 		{"rpc-history-slots", int64(min(f.rpcHistorySlots, 1)), f.rpcHistorySlots},
@@ -301,7 +304,8 @@ func rpcConfig(f runFlags) *rpc.Config {
 	}
 	return &rpc.Config{
 		Addr: f.rpcAddr, Seed: f.seed, NoFaucet: httpguard.Public(f.rpcAddr) && !f.rpcFaucet, MaxConns: f.rpcMaxConns, MaxConnsPerIP: f.rpcMaxConnsPerIP, ExpensivePerSec: f.rpcExpensivePerSec, HistorySlots: f.rpcHistorySlots,
-		AirdropWindow: f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
+		MaxBlockTransactions: f.rpcMaxBlockTransactions,
+		AirdropWindow:        f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 		AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
 	}
 }

@@ -20,6 +20,14 @@ type driven struct {
 	sent         int           // by the load generator; -1 without one
 	retainedPeak uint64        // banking's buffer, sampled each second
 	res          loadgen.SendResult
+	// exhausted is when a closed-loop load ran out before --duration
+	// ended, from the start of the load (0: it did not); drive stops
+	// then, so that elapsed is the time load was offered.
+	exhausted time.Duration
+	// executedOffered is what had executed when drive stopped offering
+	// load: executedOffered/elapsed is the rate while load was offered,
+	// without what drained after it.
+	executedOffered uint64
 }
 
 // loadMode returns how tpu run sends its load: loadOpen with a --rate,
@@ -105,9 +113,18 @@ loop:
 			if f.duration == 0 || mode == loadOpen {
 				break loop // a --count load without a duration, or the schedule's end: done
 			}
+			if res.Sent == len(load.Txs) {
+				// Closed-loop, all sent before --duration ended: no
+				// more load to offer (runsize.go).
+				d.exhausted = time.Since(start)
+				break loop
+			}
 		}
 	}
 	d.elapsed = time.Since(start)
+	if cur, err := g.Snapshot(); err == nil {
+		d.executedOffered = cur.Executed()
+	}
 	close(quit)
 	if load != nil && d.sent < 0 {
 		d.res = <-sendDone
@@ -118,19 +135,9 @@ loop:
 	return d
 }
 
-// buildLoad signs the run's load; a signal (stop) ends it early with
+// buildLoad signs the run's load of n transactions (loadCount); a signal (stop) ends it early with
 // loadgen.ErrStopped.
-func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, stop <-chan struct{}) (*loadgen.Load, error) {
-	n := f.count
-	if n == 0 {
-		secs := f.duration.Seconds()
-		if f.rate > 0 {
-			n = int(f.rate * secs)
-		} else {
-			n = int(60_000 * secs)
-		}
-		n = min(max(n, 1), 2_000_000)
-	}
+func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, n int, stop <-chan struct{}) (*loadgen.Load, error) {
 	bh, err := g.LatestBlockhash()
 	if err != nil {
 		return nil, err

@@ -36,6 +36,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	if r.loaded {
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
 	}
+	if f.tracerEvery > 0 {
+		sum.addTracers(g.Trace().KeptTracers(), g.Trace().KeptDropped())
+	}
 	sum.SigverifyPath = sigverify.PathOf(n.backend)
 	if h, ok := g.AccountsHash(); ok {
 		sum.AccountsHash = hashText(h)
@@ -49,7 +52,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	if r.ceiling[0] > 0 {
 		sum.addCeiling(r.ceiling[0], r.ceiling[1])
 	}
+	sum.addOffered(r.live)
 	sum.print(env.stdout, r.live.sent)
+	sum.printOffered(env.stdout, f.duration)
 	if f.summaryJSON != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {

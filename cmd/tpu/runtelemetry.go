@@ -23,7 +23,8 @@ import (
 // the spans the file or the endpoint lacks, and closes the trace file. An error wrapping
 // trace.ErrConfig is a usage error.
 func startTrace(f runFlags, log *slog.Logger) (prov *trace.Provider, shutdown func(), err error) {
-	tcfg := trace.Config{SampleRatio: f.traceSample, OTLPEndpoint: f.otlp, MetricsAddr: f.metricsAddr, Pprof: f.pprof}
+	tcfg := trace.Config{SampleRatio: f.traceSample, OTLPEndpoint: f.otlp, MetricsAddr: f.metricsAddr, Pprof: f.pprof,
+		KeepTracers: f.tracerEvery > 0}
 	if err := tcfg.Validate(); err != nil {
 		return nil, nil, err
 	}

@@ -20,7 +20,10 @@ func init() {
 const traceAnalyzeHelp = `Usage: tpu trace analyze [--tracers N] FILE
 
 Reads the spans tpu run wrote with --trace-out (JSON lines, the OTel SDK's
-stdout exporter format) and prints, per hop, how many spans it saw and
+stdout exporter format) and prints where the tracer packets' time went
+(tpu run --tracer-every): socket to executed and to committed, cut into
+segments that add up to it (each hop's service time and each wait between
+and inside hops), each with its p50, p99 and share of the total. Then, per hop, how many spans it saw and
 their durations (p50, p90, p99, p99.9, max), whether every span found its
 parent and every link its span, and the path of each tracer packet (tpu
 run --tracer-every) from the socket to the commit: its steps, each an
@@ -49,6 +52,10 @@ func runTraceAnalyze(env *cliEnv, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.stderr, "tpu trace analyze: %v\n", err)
 		return 1
+	}
+	// The answer first: where the tracers' time went.
+	if b := trace.Summarize(trace.BreakDown(spans)); b.Tracers > 0 {
+		printBreakdown(env.stdout, b)
 	}
 	printAnalysis(env.stdout, trace.Analyze(spans), *maxTracers)
 	return 0

@@ -23,15 +23,23 @@ const traceReportHelp = `Usage: tpu trace report [--html OUT] [--bin D] [--slowe
 
 Prints what tpu trace analyze prints for FILE (spans tpu run wrote with
 --trace-out). With --html, also writes OUT: one self-contained HTML page
-(inline SVG, no script, nothing fetched; open it offline) with
+(inline SVG, no script, nothing fetched; open it offline) that leads with
+the answer, where the tracer packets' time went (tpu run --tracer-every):
 
-  - each hop's span durations as a CDF,
-  - throughput and p99 span duration per hop over time (bins of --bin,
-    by span end time),
-  - each hop's share of end-to-end time within the traces, and the time
-    between hops,
-  - the --slowest tracer packets (tpu run --tracer-every) as waterfalls,
-    one bar per interval between consecutive steps.
+  - one sentence: socket to executed and to committed, p50 and p99, and
+    the segment with the largest share,
+  - the tracers' end-to-end latency as a CDF (socket to executed, socket
+    to committed), beside their segments' shares as a stacked bar (each
+    hop's service time and each wait between and inside hops: fetch
+    coalescing, sigverify's queue, banking's buffer until scheduled, the
+    worker queue, the wait for the commit, ...; they add up),
+  - each segment's CDF and its p99 over time (from the first packet),
+
+then the hops' own span charts (durations as CDFs, throughput and p99
+over time in bins of --bin from the first packet, the y-axis clipped
+above a spike with what ran off marked, each hop's share of the time
+within traces), the --slowest tracer packets as waterfalls (one bar per
+interval between consecutive steps), and last, folded, the text summary.
 
 Exit status 1 if FILE cannot be read, holds no span, or is not a trace
 file; 2 on a usage error.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,6 +92,11 @@ func TestTraceReport(t *testing.T) {
 	tracers, _ := strconv.Atoi(m[1])
 	if tracers < 2 {
 		t.Fatalf("%d tracer packets in a run of 2,000 packets with --tracer-every 100", tracers)
+	}
+	// The answer comes first: every tracer of this unhurried run is
+	// followed from the socket to its execution.
+	if want := fmt.Sprintf("tracers: %d tracer packets: socket to executed p50 ", tracers); !strings.HasPrefix(analyzed, want) {
+		t.Errorf("analyze does not lead with the tracers' breakdown %q:\n%s", want, analyzed)
 	}
 	checkPage(t, page, traceOut, min(tracers, 5))
 }

@@ -19,16 +19,32 @@
 //   - accountSubscribe [pubkey, {commitment, encoding}]: an
 //     accountNotification with the account as getAccountInfo renders it,
 //     each time a slot writes it, with that slot as context. Encodings
-//     binary (the default, as Agave's), base58 and base64; jsonParsed and
-//     dataSlice are refused with an error (tpu has no account parsers).
+//     binary (the default, as Agave's), base58, base64 and jsonParsed
+//     (package parsed: nonce and lookup-table accounts; base64 for the
+//     rest, as Agave falls back); dataSlice is refused with an error.
+//   - programSubscribe [program, {commitment, encoding, filters}]: a
+//     programNotification {"pubkey","account"} for each account the
+//     program owns that a slot writes and that passes every filter
+//     (dataSize; memcmp with base58 or base64 bytes; at most 4, as
+//     Agave's). The accounts written in slots the feed lost are read
+//     back: their writers from the transaction history, their values as
+//     the ledger has them then (without history those slots are counted,
+//     LostAccounts).
+//   - logsSubscribe ["all" | "allWithVotes" | {"mentions":[address]},
+//     {commitment}]: a logsNotification {"signature","err","logs"} for
+//     each transaction the filter takes (all: every one but simple
+//     votes; mentions: those whose accounts, loaded ones included, hold
+//     the one address Agave allows), in the order the bank executed
+//     them. The logs are rebuilt from the transaction history
+//     (runtime.LogMessages), so a node without history refuses it.
 //     In base58 and binary, data past 128 bytes (jsonrpc.MaxBase58Bytes)
 //     is notified as Agave's "error: data too large for bs58 encoding":
 //     base58 takes time quadratic in its input.
 //   - slotSubscribe: {"parent","root","slot"} for each committed slot,
 //     root being the last durable slot.
 //   - rootSubscribe: each slot as it becomes durable, in order.
-//   - signatureUnsubscribe, accountUnsubscribe, slotUnsubscribe,
-//     rootUnsubscribe [id]: true, or Agave's -32602 "Invalid subscription
+//   - signatureUnsubscribe, accountUnsubscribe, programUnsubscribe,
+//     logsUnsubscribe, slotUnsubscribe, rootUnsubscribe [id]: true, or Agave's -32602 "Invalid subscription
 //     id." for an id the connection does not hold (an ended signature
 //     subscription included).
 //

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"errors"
 	"log/slog"
 	"sync/atomic"
 
@@ -51,6 +52,9 @@ type feed struct {
 
 	lost    atomic.Uint64 // slots the listener could not queue (the feed was behind)
 	dropped atomic.Uint64 // written accounts dropped from pending (maxPending)
+	// lostAccounts counts lost slots whose written accounts could not be
+	// read back for the program subscriptions (no history).
+	lostAccounts atomic.Uint64
 }
 
 func newFeed(bank Ledger, reg *registry, queue int, log *slog.Logger) *feed {
@@ -116,16 +120,21 @@ func (f *feed) apply(m commit) {
 		read[s] = st
 		return st
 	}
+	logs := f.reg.logCount.Load() > 0
 	for s := f.committed + 1; s <= slot; s++ {
 		if sigs {
 			f.reg.signatures(jsonrpc.Confirmed, s, statuses(s))
+		}
+		if logs {
+			f.reg.logs(false, s, f.transactions(s))
 		}
 		f.reg.slot(s, s-1, durable)
 	}
 	if m.changes != nil && !gap {
 		err := bank.ChangedAccounts(m.changes, func(a *bank.Account) {
 			f.reg.account(false, slot, a.Key(), a)
-			if f.reg.watches(a.Key(), true) {
+			f.reg.program(false, slot, a)
+			if f.reg.watches(a.Key(), true) || f.reg.watchesProgram(a.Owner, true) {
 				f.keep(written{slot, a.Key(), copyAccount(a)})
 			}
 		})
@@ -148,20 +157,77 @@ func (f *feed) apply(m commit) {
 				f.keep(written{slot, k, a})
 			}
 		}
+		if f.reg.programs.Load() > 0 {
+			f.lostPrograms(f.committed+1, slot)
+		}
 	}
 	f.committed = slot
 	for s := f.durable + 1; s <= durable; s++ {
 		if sigs {
 			f.reg.signatures(jsonrpc.Finalized, s, statuses(s))
 		}
+		if logs {
+			f.reg.logs(true, s, f.transactions(s))
+		}
 		for len(f.pending) > 0 && f.pending[0].slot <= s {
 			w := &f.pending[0]
 			f.reg.account(true, w.slot, w.key, &w.acct)
+			f.reg.program(true, w.slot, &w.acct)
 			f.pending = f.pending[1:]
 		}
 		f.reg.root(s)
 	}
 	f.durable = max(f.durable, durable)
+}
+
+// transactions reads a committed slot's transactions from the history
+// (none, logged, when it cannot).
+func (f *feed) transactions(slot uint64) []ledger.TxRecord {
+	txs, err := f.bank.SlotTransactions(slot, 0)
+	if err != nil && !errors.Is(err, ledger.ErrNoHistory) {
+		f.log.Error("pubsub: read slot transactions", "slot", slot, "err", err)
+	}
+	return txs
+}
+
+// lostPrograms notifies the program subscriptions of the accounts that
+// the slots from first to last, which the listener could not queue,
+// wrote: their writers are read from the history, their values as the
+// ledger has them now (as the account subscriptions of a gap are).
+// Without history, the accounts those slots wrote are unknown: they are
+// counted in lostAccounts.
+func (f *feed) lostPrograms(first, last uint64) {
+	var keys []banking.Pubkey
+	for s := first; s <= last; s++ {
+		txs, err := f.bank.SlotTransactions(s, 0)
+		if err != nil {
+			if !errors.Is(err, ledger.ErrNoHistory) {
+				f.log.Error("pubsub: read slot transactions", "slot", s, "err", err)
+			}
+			f.lostAccounts.Add(1)
+			continue
+		}
+		keys = append(keys, writtenBy(txs)...)
+	}
+	seen := map[banking.Pubkey]bool{}
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		a, ok, err := f.bank.CommittedAccount(k)
+		if err != nil {
+			f.log.Error("pubsub: read account", "err", err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		f.reg.program(false, last, &a)
+		if f.reg.watchesProgram(a.Owner, true) {
+			f.keep(written{last, k, a})
+		}
+	}
 }
 
 // keep holds w until its slot is durable.

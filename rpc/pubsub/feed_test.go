@@ -19,6 +19,8 @@ type fakeLedger struct {
 	statuses           map[uint64][]ledger.SigStatus
 	accounts           map[banking.Pubkey]bank.Account
 	listen             func(*ledger.SlotChanges)
+	// txs is each slot's history; nil: the ledger keeps none.
+	txs map[uint64][]ledger.TxRecord
 }
 
 func (l *fakeLedger) OnCommitChanges(f func(*ledger.SlotChanges)) { l.listen = f }
@@ -39,6 +41,12 @@ func (l *fakeLedger) StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]
 		}
 	}
 	return out, nil
+}
+func (l *fakeLedger) SlotTransactions(slot uint64, max int) ([]ledger.TxRecord, error) {
+	if l.txs == nil {
+		return nil, ledger.ErrNoHistory
+	}
+	return l.txs[slot], nil
 }
 func (l *fakeLedger) CommittedAccount(key banking.Pubkey) (bank.Account, bool, error) {
 	a, ok := l.accounts[key]

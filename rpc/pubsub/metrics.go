@@ -25,6 +25,8 @@ import (
 //	                                       encoding and level a slot writes)
 //	tpu_pubsub_lost_slots_total            committed slots the feed was too far behind to
 //	                                       queue (read back from the ledger)
+//	tpu_pubsub_lost_slot_accounts_total    of those, slots whose written accounts program
+//	                                       subscriptions could not be told of (no history)
 func (s *Server) registerMetrics(m metric.Meter) error {
 	open, err1 := m.Int64ObservableGauge("tpu.pubsub.connections", metric.WithDescription("websocket connections open"))
 	conns, err2 := m.Int64ObservableCounter("tpu.pubsub.connections.handled", metric.WithDescription("websocket connections accepted or refused (MaxConns), by result"))
@@ -32,9 +34,10 @@ func (s *Server) registerMetrics(m metric.Meter) error {
 	sent, err4 := m.Int64ObservableCounter("tpu.pubsub.notifications", metric.WithDescription("notifications written to a connection"))
 	disc, err5 := m.Int64ObservableCounter("tpu.pubsub.disconnects", metric.WithDescription("connections the server closed, by reason"))
 	lost, err6 := m.Int64ObservableCounter("tpu.pubsub.lost_slots", metric.WithDescription("committed slots the feed could not queue and read back from the ledger"))
+	lostAccts, err9 := m.Int64ObservableCounter("tpu.pubsub.lost_slot_accounts", metric.WithDescription("lost slots whose written accounts program subscriptions could not be told of (no history)"))
 	queued, err7 := m.Int64ObservableGauge("tpu.pubsub.queued_bytes", metric.WithUnit("By"), metric.WithDescription("bytes waiting in every connection's queue"))
 	enc, err8 := m.Int64ObservableCounter("tpu.pubsub.encodings", metric.WithDescription("account notifications encoded, once per account, encoding and level a slot writes"))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8); err != nil {
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9); err != nil {
 		return fmt.Errorf("pubsub: metrics: %w", err)
 	}
 	attr := func(k, v string) metric.ObserveOption {
@@ -54,10 +57,11 @@ func (s *Server) registerMetrics(m metric.Meter) error {
 		o.ObserveInt64(disc, int64(s.stats.writeErrors.Load()), write)
 		o.ObserveInt64(disc, int64(s.stats.serverQueueFull.Load()), full)
 		o.ObserveInt64(lost, int64(s.feed.lost.Load()))
+		o.ObserveInt64(lostAccts, int64(s.feed.lostAccounts.Load()))
 		o.ObserveInt64(queued, s.stats.queued.Load())
 		o.ObserveInt64(enc, int64(s.reg.encoded.Load()))
 		return nil
-	}, open, conns, subs, sent, disc, lost, queued, enc)
+	}, open, conns, subs, sent, disc, lost, lostAccts, queued, enc)
 	if err != nil {
 		return fmt.Errorf("pubsub: metrics: %w", err)
 	}
@@ -78,6 +82,10 @@ type Stats struct {
 	PingTimeouts  uint64 // connections closed for want of a pong
 	WriteErrors   uint64 // connections closed on a failed or timed-out write
 	LostSlots     uint64 // committed slots the feed could not queue
+	// LostAccounts counts lost slots whose written accounts the program
+	// subscriptions could not be told of: the ledger keeps no history
+	// to read their writers from.
+	LostAccounts uint64
 }
 
 // Stats returns the server's counters.
@@ -88,5 +96,6 @@ func (s *Server) Stats() Stats {
 		SlowReaders: s.stats.slowReaders.Load(), QueueFull: s.stats.serverQueueFull.Load(), QueuedBytes: s.stats.queued.Load(),
 		PingTimeouts: s.stats.pingTimeouts.Load(),
 		WriteErrors:  s.stats.writeErrors.Load(), LostSlots: s.feed.lost.Load(),
+		LostAccounts: s.feed.lostAccounts.Load(),
 	}
 }

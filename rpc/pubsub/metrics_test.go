@@ -65,6 +65,7 @@ func TestMetrics(t *testing.T) {
 		"tpu.pubsub.disconnects/slow_reader":       0,
 		"tpu.pubsub.disconnects/server_queue_full": 0,
 		"tpu.pubsub.lost_slots":                    0,
+		"tpu.pubsub.lost_slot_accounts":            0,
 		"tpu.pubsub.encodings":                     1,
 	} {
 		if v, ok := got[name]; !ok || v != want {

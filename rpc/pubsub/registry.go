@@ -15,6 +15,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
+	"github.com/tpugo/tpu/rpc/parsed"
 )
 
 // kind is what a subscription follows.
@@ -25,6 +26,8 @@ const (
 	kindAccount
 	kindSlot
 	kindRoot
+	kindLogs
+	kindProgram
 )
 
 // method is the notification method of each kind.
@@ -33,6 +36,8 @@ var method = [...]string{
 	kindAccount:   "accountNotification",
 	kindSlot:      "slotNotification",
 	kindRoot:      "rootNotification",
+	kindLogs:      "logsNotification",
+	kindProgram:   "programNotification",
 }
 
 // sink is where a subscription's messages go: a connection. send and
@@ -57,8 +62,10 @@ type sub struct {
 	commitment jsonrpc.Commitment // notified at this level: processed and confirmed at commit, finalized once durable
 	sig        [64]byte           // kindSignature
 	received   bool               // kindSignature: enableReceivedNotification, not yet sent
-	key        banking.Pubkey     // kindAccount
-	encoding   encoding           // kindAccount
+	key        banking.Pubkey     // kindAccount: the account; kindProgram: the program; kindLogs with logsMentions: the account
+	encoding   encoding           // kindAccount, kindProgram
+	logs       logsFilter         // kindLogs
+	filters    []filter           // kindProgram: all must match
 }
 
 // encoding is an account subscription's encoding of the account data.
@@ -68,6 +75,7 @@ const (
 	encBinary encoding = iota // legacy: a plain base58 string
 	encBase58
 	encBase64
+	encJSONParsed // package parsed's, base64 for the data it does not parse
 	numEncodings
 )
 
@@ -85,9 +93,13 @@ type registry struct {
 	byKey  map[banking.Pubkey]map[uint64]*sub
 	slots  map[uint64]*sub
 	roots  map[uint64]*sub
+	logSub map[uint64]*sub
+	byProg map[banking.Pubkey]map[uint64]*sub
 
 	count    atomic.Int64  // subscriptions
-	accounts atomic.Int64  // account subscriptions: whether slot changes are worth keeping
+	accounts atomic.Int64  // account and program subscriptions: whether slot changes are worth keeping
+	programs atomic.Int64  // program subscriptions
+	logCount atomic.Int64  // logs subscriptions
 	sent     atomic.Uint64 // notifications written (or being written) to a connection
 	encoded  atomic.Uint64 // account notifications encoded: one per account, encoding and level notified
 
@@ -100,7 +112,7 @@ type registry struct {
 func newRegistry() *registry {
 	return &registry{next: 1, subs: map[uint64]*sub{}, owners: map[sink]map[uint64]*sub{},
 		bySig: map[[64]byte]map[uint64]*sub{}, byKey: map[banking.Pubkey]map[uint64]*sub{},
-		slots: map[uint64]*sub{}, roots: map[uint64]*sub{}}
+		slots: map[uint64]*sub{}, roots: map[uint64]*sub{}, logSub: map[uint64]*sub{}, byProg: map[banking.Pubkey]map[uint64]*sub{}}
 }
 
 // errLimit is Agave's answer to a subscription past the limit
@@ -137,6 +149,13 @@ func (r *registry) add(s *sub, max int, reply func(id uint64) []byte) (uint64, *
 		r.slots[s.id] = s
 	case kindRoot:
 		r.roots[s.id] = s
+	case kindLogs:
+		r.logSub[s.id] = s
+		r.logCount.Add(1)
+	case kindProgram:
+		put(r.byProg, s.key, s)
+		r.accounts.Add(1)
+		r.programs.Add(1)
 	}
 	r.count.Add(1)
 	s.to.send(reply(s.id))
@@ -184,6 +203,13 @@ func (r *registry) drop(s *sub) {
 		delete(r.slots, s.id)
 	case kindRoot:
 		delete(r.roots, s.id)
+	case kindLogs:
+		delete(r.logSub, s.id)
+		r.logCount.Add(-1)
+	case kindProgram:
+		del(r.byProg, s.key, s.id)
+		r.accounts.Add(-1)
+		r.programs.Add(-1)
 	}
 	r.count.Add(-1)
 }
@@ -377,10 +403,11 @@ type accountJSON struct {
 	Space      int    `json:"space"`
 }
 
-// parseEncoding checks an accountSubscribe encoding. None is Agave's
-// default for accountSubscribe, the legacy binary (rpc_pubsub.rs,
-// account_subscribe: UiAccountEncoding::Binary). jsonParsed is refused
-// rather than answered in base64: tpu has no account parsers.
+// parseEncoding checks an accountSubscribe or programSubscribe
+// encoding. None is Agave's default for both, the legacy binary
+// (rpc_pubsub.rs, account_subscribe and program_subscribe:
+// UiAccountEncoding::Binary). base64+zstd is refused: tpu does not
+// compress.
 func parseEncoding(e string) (encoding, *Error) {
 	switch e {
 	case "", "binary":
@@ -390,9 +417,9 @@ func parseEncoding(e string) (encoding, *Error) {
 	case "base64":
 		return encBase64, nil
 	case "jsonParsed":
-		return 0, jsonrpc.InvalidParams("Invalid params: encoding jsonParsed is not supported by tpu (it has no account parsers); use base58 or base64")
+		return encJSONParsed, nil
 	}
-	return 0, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (binary, base58, base64)", e)
+	return 0, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (binary, base58, base64, jsonParsed)", e)
 }
 
 // errBase58 is the data Agave notifies in place of an account's past
@@ -405,6 +432,13 @@ const errBase58 = "error: data too large for bs58 encoding"
 // one.
 func encodeAccount(a *bank.Account, enc encoding) accountJSON {
 	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
+	if enc == encJSONParsed {
+		if d, ok := parsed.Account(&a.Owner, a.Data); ok {
+			out.Data = d
+			return out
+		}
+		enc = encBase64 // as Agave falls back
+	}
 	if enc == encBase64 {
 		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
 		return out

@@ -32,6 +32,11 @@ type Ledger interface {
 	SlotStatuses(slot uint64) ([]ledger.SigStatus, error)
 	StatusesOf(sigs [][64]byte, from, through uint64) (map[[64]byte]ledger.Status, error)
 	CommittedAccount(key banking.Pubkey) (bank.Account, bool, error)
+	// SlotTransactions reads a committed slot's transactions from the
+	// history, in the order the bank executed them (at most max; 0: all),
+	// or ledger.ErrNoHistory: what logsSubscribe notifies, and what
+	// programSubscribe reads the accounts of slots it lost from.
+	SlotTransactions(slot uint64, max int) ([]ledger.TxRecord, error)
 }
 
 // Defaults of the limits in Config.
@@ -188,6 +193,9 @@ type Server struct {
 	conns  atomic.Int64
 	stats  stats
 	queues *queues
+	// noHistory: the ledger keeps no transaction history, so there are
+	// no logs to notify (logsSubscribe is refused).
+	noHistory bool
 }
 
 // stats are the server's counters (metrics.go).
@@ -222,6 +230,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("pubsub: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(), ln: ln, feedDone: make(chan struct{}), fed: make(chan struct{})}
+	if _, err := cfg.Bank.SlotTransactions(0, 1); errors.Is(err, ledger.ErrNoHistory) {
+		s.noHistory = true
+	}
 	s.queues = &queues{max: cfg.MaxQueueBytes, stats: &s.stats, conns: map[*conn]struct{}{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.feed = newFeed(cfg.Bank, s.reg, cfg.FeedQueue, cfg.Logger)
@@ -418,7 +429,11 @@ func (s *Server) handle(c *conn, data []byte) {
 		e = s.subscribe(c, req.ID, params, &sub{kind: kindSlot})
 	case "rootSubscribe":
 		e = s.subscribe(c, req.ID, params, &sub{kind: kindRoot})
-	case "signatureUnsubscribe", "accountUnsubscribe", "slotUnsubscribe", "rootUnsubscribe":
+	case "logsSubscribe":
+		e = s.logsSubscribe(c, req.ID, params)
+	case "programSubscribe":
+		e = s.programSubscribe(c, req.ID, params)
+	case "signatureUnsubscribe", "accountUnsubscribe", "slotUnsubscribe", "rootUnsubscribe", "logsUnsubscribe", "programUnsubscribe":
 		var ok any
 		if ok, e = s.unsubscribe(c, params); e == nil {
 			c.send(reply(req.ID, ok, nil))

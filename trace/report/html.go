@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"html"
-	"image/color"
 	"io"
-	"math"
 	"time"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -21,24 +17,55 @@ import (
 
 // Chart ids of the page; a waterfall's id is WaterfallID(i).
 const (
-	IDCDF        = "cdf"
-	IDThroughput = "throughput"
-	IDP99        = "p99"
-	IDShare      = "share"
+	IDE2E         = "e2e"         // tracers' socket to executed and to committed (CDF)
+	IDSegments    = "segments"    // the segments' shares, one stacked bar
+	IDSegmentCDF  = "segment-cdf" // each segment's CDF
+	IDSegmentTime = "segment-p99" // each segment's p99 over time
+	IDCDF         = "cdf"
+	IDThroughput  = "throughput"
+	IDP99         = "p99"
+	IDShare       = "share"
 )
+
+// IDAnswer is the id of the page's first paragraph: the answer
+// (trace.Breakdown.Headline), or why there is none.
+const IDAnswer = "answer"
 
 // WaterfallID returns the id of the waterfall of the i-th slowest tracer
 // (from 1).
 func WaterfallID(i int) string { return fmt.Sprintf("waterfall-%d", i) }
 
-// cdfFloor is where the CDF's logarithmic axis starts: shorter spans
+// cdfFloor is where the span CDF's logarithmic axis starts: shorter spans
 // (zero-length marker spans, in a trace file written before tpu's spans
 // followed the work) are drawn at it.
 const cdfFloor = time.Microsecond
 
-// WriteHTML writes the report of spans, which it borrows, to w: the text
-// summary (preformatted, as given) and the charts of Compute as inline
-// SVG, in one page that loads nothing else and runs no script.
+// chart is one drawn figure: the plot, its height, the legend written
+// beside it in HTML (under the plot, never over its lines), and a note
+// (what runs off its y-axis).
+type chart struct {
+	p      *plot.Plot
+	h      vg.Length
+	legend []legendItem
+	note   string
+}
+
+type legendItem struct {
+	color int // palette index
+	text  string
+}
+
+type figure struct {
+	id, title, caption string
+	draw               func() (chart, error)
+}
+
+// WriteHTML writes the report of spans, which it borrows, to w: the
+// answer first (where the tracers' time went), then the end-to-end CDF
+// beside the segments' shares, each segment's CDF and p99 over time, the
+// hops' span charts, the slowest tracers' waterfalls, and last the text
+// summary (as given, folded). The charts are inline SVG, in one page
+// that loads nothing else and runs no script.
 func WriteHTML(w io.Writer, spans []trace.SpanRecord, summary string, cfg Config) error {
 	d, err := Compute(spans, cfg)
 	if err != nil {
@@ -52,74 +79,129 @@ func WriteHTML(w io.Writer, spans []trace.SpanRecord, summary string, cfg Config
 <meta charset="utf-8">
 <title>%s</title>
 <style>
-body { font-family: sans-serif; margin: 1.5em; max-width: 70em; }
+body { font-family: sans-serif; margin: 1.5em; max-width: 80em; }
+#answer { font-size: 1.15em; font-weight: bold; }
+.row { display: flex; flex-wrap: wrap; gap: 1.5em; }
+.row figure { flex: 1 1 30em; min-width: 0; }
 figure { margin: 1.5em 0; border-top: 1px solid #ccc; padding-top: 0.5em; }
 figcaption { margin-bottom: 0.5em; }
 figcaption h2 { font-size: 1.1em; margin: 0 0 0.3em 0; }
+.legend { list-style: none; padding: 0; margin: 0.3em 0; display: flex; flex-wrap: wrap; gap: 0.3em 1.2em; font-size: 0.9em; }
+.legend .sw { display: inline-block; width: 1.4em; height: 0.8em; margin-right: 0.4em; vertical-align: middle; }
+.note { font-size: 0.9em; color: #a00; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 svg { max-width: 100%%; height: auto; }
 </style>
 </head>
 <body>
 <h1>%s</h1>
-<pre id="summary">%s</pre>
-`, html.EscapeString(cfg.Title), html.EscapeString(cfg.Title), html.EscapeString(summary))
+`, html.EscapeString(cfg.Title), html.EscapeString(cfg.Title))
 
-	charts := []struct {
-		id, title, caption string
-		draw               func() (*plot.Plot, vg.Length, error)
-	}{
+	bd := d.Breakdown
+	if h := bd.Headline(); h != "" {
+		fmt.Fprintf(&b, "<p id=\"%s\">%s.</p>\n", IDAnswer, html.EscapeString(h))
+	} else {
+		fmt.Fprintf(&b, "<p id=\"%s\">No tracer packet followed from the socket to its execution (%d in the trace): tpu run --tracer-every N records them; the span charts below show only the time spent in hops, not the waits between them.</p>\n", IDAnswer, bd.Tracers)
+	}
+	if bd.Complete > 0 {
+		if err := writeFigures(&b, "row", []figure{
+			{IDE2E, "End to end: socket to executed and to committed (CDF)",
+				fmt.Sprintf("For the %d tracer packets followed to their execution (%d to their slot's commit), the fraction at or below a latency (log scale).", bd.Complete, bd.Committed),
+				func() (chart, error) { return e2ePlot(d) }},
+			{IDSegments, "Where the time went: segments' shares",
+				"Each tracer's end-to-end time is cut into segments that add up to it: each hop's service time and each wait between and inside hops. The bar is each segment's share of their total over all tracers.",
+				func() (chart, error) { return segmentsPlot(d) }},
+		}); err != nil {
+			return err
+		}
+		if err := writeFigures(&b, "", []figure{
+			{IDSegmentCDF, "Each segment (CDF)",
+				fmt.Sprintf("Per segment, the fraction of tracers at or below a time (log scale; under %v drawn at %v).", segmentFloor, segmentFloor),
+				func() (chart, error) { return segmentCDFPlot(d) }},
+			{IDSegmentTime, "Each segment's p99 over time",
+				"The 99th percentile of each segment, by the tracers' socket receive time in bins, from the first packet.",
+				func() (chart, error) { return segmentTimePlot(d, cfg.Bin) }},
+		}); err != nil {
+			return err
+		}
+	}
+	b.WriteString("<h2>Per hop: span durations (the time inside hops only)</h2>\n")
+	figs := []figure{
 		{IDCDF, "Span duration by hop (CDF)",
 			fmt.Sprintf("For each hop, the fraction of its spans at or below a duration (log scale; spans under %v are drawn at %v).", cdfFloor, cdfFloor),
-			func() (*plot.Plot, vg.Length, error) { return cdfPlot(d) }},
+			func() (chart, error) { return cdfPlot(d) }},
 		{IDThroughput, "Throughput over time",
-			fmt.Sprintf("Packets per second through each hop (a span's tpu.packets or tpu.transactions, else 1 per span), of the recorded spans only, by span end time in bins of %v.", d.Bin),
-			func() (*plot.Plot, vg.Length, error) { return throughputPlot(d) }},
+			fmt.Sprintf("Packets per second through each hop (a span's tpu.packets or tpu.transactions, else 1 per span), of the recorded spans only, by span end time in bins of %v from the first packet.", d.Bin),
+			func() (chart, error) { return throughputPlot(d) }},
 		{IDP99, "p99 span duration over time",
-			fmt.Sprintf("The 99th percentile of each hop's span durations, by span end time in bins of %v.", d.Bin),
-			func() (*plot.Plot, vg.Length, error) { return p99Plot(d) }},
-		{IDShare, "Share of end-to-end time",
-			"Within each trace, the time covered by each hop's spans (parallel spans counted once) and by none (between hops: queues, credits, mailboxes), summed over all traces.",
-			func() (*plot.Plot, vg.Length, error) { return sharePlot(d) }},
+			fmt.Sprintf("The 99th percentile of each hop's span durations, by span end time in bins of %v from the first packet.", d.Bin),
+			func() (chart, error) { return p99Plot(d) }},
+		{IDShare, "Span time by hop within traces",
+			"Within each trace, the time covered by each hop's spans (parallel spans counted once) and by none (between hops: the waits, which the segments above name), summed over all traces.",
+			func() (chart, error) { return sharePlot(d) }},
 	}
 	for i, t := range d.Tracers {
 		title := fmt.Sprintf("Tracer %s: %v from %s to %s", t.Signature, t.Total(), t.Steps[0].Name, t.Steps[len(t.Steps)-1].Name)
-		caption := fmt.Sprintf("The %s slowest of %d tracer packets (trace %s): one bar per interval between consecutive steps.", ordinal(i+1), d.TracerCount, t.TraceID)
-		charts = append(charts, struct {
-			id, title, caption string
-			draw               func() (*plot.Plot, vg.Length, error)
-		}{WaterfallID(i + 1), title, caption, func() (*plot.Plot, vg.Length, error) { return waterfallPlot(t) }})
+		caption := fmt.Sprintf("The %s of %d tracer packets (trace %s): one bar per interval between consecutive steps.", slowestName(i+1), d.TracerCount, t.TraceID)
+		figs = append(figs, figure{WaterfallID(i + 1), title, caption, func() (chart, error) { return waterfallPlot(t) }})
+	}
+	if err := writeFigures(&b, "", figs); err != nil {
+		return err
 	}
 	if len(d.Tracers) == 0 {
 		b.WriteString("<p id=\"no-tracers\">No tracer packets in this trace (tpu run --tracer-every N records them).</p>\n")
 	}
-	for _, c := range charts {
-		p, h, err := c.draw()
-		if err != nil {
-			return fmt.Errorf("report: chart %s: %w", c.id, err)
-		}
-		fmt.Fprintf(&b, "<figure id=\"%s\">\n<figcaption><h2>%s</h2>%s</figcaption>\n",
-			c.id, html.EscapeString(c.title), html.EscapeString(c.caption))
-		if err := writeSVG(&b, p, h); err != nil {
-			return fmt.Errorf("report: chart %s: %w", c.id, err)
-		}
-		b.WriteString("</figure>\n")
-	}
+	fmt.Fprintf(&b, "<details>\n<summary>Text summary (tpu trace analyze)</summary>\n<pre id=\"summary\">%s</pre>\n</details>\n", html.EscapeString(summary))
 	b.WriteString("</body>\n</html>\n")
 	_, err = b.WriteTo(w)
 	return err
 }
 
-func ordinal(n int) string {
+// writeFigures draws figs, inside a <div class="class"> when class is
+// not empty.
+func writeFigures(b *bytes.Buffer, class string, figs []figure) error {
+	if class != "" {
+		fmt.Fprintf(b, "<div class=\"%s\">\n", class)
+	}
+	for _, f := range figs {
+		c, err := f.draw()
+		if err != nil {
+			return fmt.Errorf("report: chart %s: %w", f.id, err)
+		}
+		fmt.Fprintf(b, "<figure id=\"%s\">\n<figcaption><h2>%s</h2>%s</figcaption>\n",
+			f.id, html.EscapeString(f.title), html.EscapeString(f.caption))
+		if err := writeSVG(b, c.p, c.h); err != nil {
+			return fmt.Errorf("report: chart %s: %w", f.id, err)
+		}
+		if len(c.legend) > 0 {
+			b.WriteString("<ul class=\"legend\">")
+			for _, l := range c.legend {
+				fmt.Fprintf(b, "<li><span class=\"sw\" style=\"background:%s\"></span>%s</li>", hexColor(l.color), html.EscapeString(l.text))
+			}
+			b.WriteString("</ul>\n")
+		}
+		if c.note != "" {
+			fmt.Fprintf(b, "<p class=\"note\">%s</p>\n", html.EscapeString(c.note))
+		}
+		b.WriteString("</figure>\n")
+	}
+	if class != "" {
+		b.WriteString("</div>\n")
+	}
+	return nil
+}
+
+// slowestName names the n-th slowest (from 1): "slowest", "2nd slowest".
+func slowestName(n int) string {
 	switch n {
 	case 1:
 		return "slowest"
 	case 2:
-		return "2nd"
+		return "2nd slowest"
 	case 3:
-		return "3rd"
+		return "3rd slowest"
 	}
-	return fmt.Sprintf("%dth", n)
+	return fmt.Sprintf("%dth slowest", n)
 }
 
 const chartWidth = 22 * vg.Centimeter
@@ -141,159 +223,7 @@ func writeSVG(b *bytes.Buffer, p *plot.Plot, h vg.Length) error {
 	return nil
 }
 
-func seconds(d time.Duration) float64 { return d.Seconds() }
-func millis(d time.Duration) float64  { return float64(d) / float64(time.Millisecond) }
-func micros(d time.Duration) float64  { return float64(d) / float64(time.Microsecond) }
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-func addLine(p *plot.Plot, i int, name string, xys plotter.XYs) error {
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return err
-	}
-	l.Color = plotutil.Color(i)
-	l.Width = vg.Points(1.5)
-	p.Add(l)
-	p.Legend.Add(name, l)
-	return nil
-}
-
-func cdfPlot(d Data) (*plot.Plot, vg.Length, error) {
-	p := newPlot("", "span duration (us, log scale)", "fraction of spans at or below")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Left, p.Legend.Top = true, true
-	for i, h := range d.Hops {
-		ds := d.Durations[h]
-		xys := make(plotter.XYs, 0, len(ds)+1)
-		// One point per distinct duration, at the fraction at or below it.
-		for j, v := range ds {
-			if j+1 < len(ds) && ds[j+1] == v {
-				continue
-			}
-			xys = append(xys, plotter.XY{X: micros(max(v, cdfFloor)), Y: float64(j+1) / float64(len(ds))})
-		}
-		xys = append(plotter.XYs{{X: xys[0].X, Y: 0}}, xys...)
-		if err := addLine(p, i, fmt.Sprintf("%s (%d)", h, len(ds)), xys); err != nil {
-			return nil, 0, err
-		}
-	}
-	return p, 12 * vg.Centimeter, nil
-}
-
-// binSeries returns, per hop, one point per bin at the bin's middle,
-// skipping the bins where value says the hop is absent.
-func binSeries(d Data, value func(b Bin, hop string) (float64, bool)) map[string]plotter.XYs {
-	out := map[string]plotter.XYs{}
-	for k, b := range d.Bins {
-		x := seconds(time.Duration(k)*d.Bin + d.Bin/2)
-		for _, h := range d.Hops {
-			if v, ok := value(b, h); ok {
-				out[h] = append(out[h], plotter.XY{X: x, Y: v})
-			}
-		}
-	}
-	return out
-}
-
-func overTime(d Data, y string, value func(b Bin, hop string) (float64, bool)) (*plot.Plot, vg.Length, error) {
-	p := newPlot("", "time since the first span started (s)", y)
-	p.Y.Min = 0
-	series := binSeries(d, value)
-	for i, h := range d.Hops {
-		xys := series[h]
-		if len(xys) == 0 {
-			continue
-		}
-		if err := addLine(p, i, h, xys); err != nil {
-			return nil, 0, err
-		}
-		s, err := plotter.NewScatter(xys)
-		if err != nil {
-			return nil, 0, err
-		}
-		s.GlyphStyle.Color = plotutil.Color(i)
-		s.GlyphStyle.Radius = vg.Points(1.5)
-		p.Add(s)
-	}
-	return p, 10 * vg.Centimeter, nil
-}
-
-func throughputPlot(d Data) (*plot.Plot, vg.Length, error) {
-	per := seconds(d.Bin)
-	return overTime(d, "packets per second", func(b Bin, h string) (float64, bool) {
-		n, ok := b.Items[h]
-		return float64(n) / per, ok
-	})
-}
-
-func p99Plot(d Data) (*plot.Plot, vg.Length, error) {
-	return overTime(d, "p99 span duration (ms)", func(b Bin, h string) (float64, bool) {
-		v, ok := b.P99[h]
-		return millis(v), ok
-	})
-}
-
-func sharePlot(d Data) (*plot.Plot, vg.Length, error) {
-	p := newPlot("", "share of end-to-end time (%)", "")
-	vals := make(plotter.Values, len(d.Shares))
-	names := make([]string, len(d.Shares))
-	for i, s := range d.Shares {
-		// The first share at the top.
-		j := len(d.Shares) - 1 - i
-		vals[j] = 100 * s.Fraction
-		names[j] = fmt.Sprintf("%s %.1f%%", s.Name, 100*s.Fraction)
-	}
-	bars, err := plotter.NewBarChart(vals, vg.Points(14))
-	if err != nil {
-		return nil, 0, err
-	}
-	bars.Horizontal = true
-	bars.Color = plotutil.Color(0)
-	bars.LineStyle.Width = 0
-	p.Add(bars)
-	p.NominalY(names...)
-	p.X.Min, p.X.Max = 0, 100
-	return p, vg.Length(len(vals))*vg.Points(24) + 3*vg.Centimeter, nil
-}
-
-// waterfallPlot draws one bar per interval between t's consecutive steps,
-// the first at the top, on a time axis from the first step.
-func waterfallPlot(t Tracer) (*plot.Plot, vg.Length, error) {
-	p := newPlot("", "time since "+t.Steps[0].Name+" (ms)", "")
-	ivs := t.Intervals()
-	names := make([]string, len(ivs))
-	total := millis(t.Total())
-	// A bar is at least this wide, so a zero-length interval still shows.
-	minWidth := math.Max(total/400, 1e-6)
-	for i, iv := range ivs {
-		y := float64(len(ivs) - 1 - i)
-		names[int(y)] = fmt.Sprintf("%s (%v)", iv.Label, iv.To-iv.From)
-		x0, x1 := millis(iv.From), millis(iv.To)
-		if x1-x0 < minWidth {
-			x1 = x0 + minWidth
-		}
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: y - 0.35}, {X: x1, Y: y - 0.35}, {X: x1, Y: y + 0.35}, {X: x0, Y: y + 0.35}})
-		if err != nil {
-			return nil, 0, err
-		}
-		poly.Color = plotutil.Color(i)
-		poly.LineStyle.Color = color.Black
-		poly.LineStyle.Width = vg.Points(0.3)
-		p.Add(poly)
-	}
-	p.NominalY(names...)
-	p.X.Min = 0
-	p.X.Max = math.Max(total, minWidth) * 1.02
-	return p, vg.Length(len(ivs))*vg.Points(22) + 3*vg.Centimeter, nil
+func hexColor(i int) string {
+	c := palette[i%len(palette)]
+	return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
 }

@@ -33,7 +33,7 @@ func TestWriteHTML(t *testing.T) {
 		t.Fatalf("figures %v, want %v", ids, want)
 	}
 	for _, h := range []string{"fetch (2)", "sigverify (2)", "exec (2)"} {
-		if !strings.Contains(body[IDCDF], ">"+h+"</text>") {
+		if !strings.Contains(body[IDCDF], "</span>"+h+"</li>") {
 			t.Errorf("CDF legend lacks %q", h)
 		}
 	}
@@ -48,8 +48,16 @@ func TestWriteHTML(t *testing.T) {
 	if !strings.Contains(body[WaterfallID(2)], "received -&gt; verified (35µs)") {
 		t.Errorf("waterfall 2 (tracer y) lacks its bar")
 	}
-	if !strings.Contains(page, "summary &lt;text&gt;") {
-		t.Errorf("summary not escaped into the page")
+	if !regexp.MustCompile(`(?s)<details>\s*<summary>[^<]*</summary>\s*<pre id="summary">summary &lt;text&gt;</pre>\s*</details>\s*</body>`).MatchString(page) {
+		t.Errorf("summary not escaped into the page, folded, last")
+	}
+	if strings.Contains(page, "slowest slowest") || !strings.Contains(page, "The slowest of 3 tracer packets") || !strings.Contains(page, "The 2nd slowest of 3") {
+		t.Errorf("waterfall captions do not say which slowest of how many")
+	}
+	// No tracer is followed to its execution here: the page says so
+	// first, and draws no segment chart.
+	if !regexp.MustCompile(`<h1>[^<]*</h1>\s*<p id="answer">No tracer packet followed`).MatchString(page) {
+		t.Errorf("the page does not open with the missing answer")
 	}
 	for _, bad := range []string{"<script", "src=", "href=", "@import", "url("} {
 		if strings.Contains(page, bad) {

@@ -63,8 +63,14 @@ type Data struct {
 	Hops []string
 	// Durations holds each hop's span durations, ascending.
 	Durations map[string][]time.Duration
-	// Start is the earliest span start; bins count from it.
+	// Start is the earliest span start.
 	Start time.Time
+	// First is the first packet's socket receive: the earliest
+	// tracer.received step, else the earliest fetch span start, else
+	// Start. The over-time charts count from it; spans ending before it
+	// (the commits of empty slots while the load was being signed) are
+	// left out of them.
+	First time.Time
 	// Bin is the width of Bins.
 	Bin time.Duration
 	// Bins are consecutive intervals of span end times, from the one
@@ -78,6 +84,11 @@ type Data struct {
 	Tracers []Tracer
 	// TracerCount is the number of tracer packets in the trace.
 	TracerCount int
+	// Breakdown is where the tracers' time went, segment by segment
+	// (trace.Summarize), and Times its tracers' segments, by receive time
+	// (trace.BreakDown).
+	Breakdown trace.Breakdown
+	Times     []trace.TracerTimes
 }
 
 // Between is the Share name of the time a trace spends in no span.
@@ -174,19 +185,23 @@ func Compute(spans []trace.SpanRecord, cfg Config) (Data, error) {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	}
 	d.Hops = hopOrder(spans, traces)
-	d.Bins = bins(spans, d.Start, cfg.Bin)
+	var n int
+	d.Times, n = trace.BreakDown(spans)
+	d.Breakdown = trace.Summarize(append([]trace.TracerTimes(nil), d.Times...), n)
+	d.First = firstPacket(spans, d.Times, d.Start)
+	d.Bins = bins(spans, d.First, cfg.Bin)
 	d.Shares = shares(spans, traces, d.Hops)
 	all := tracers(spans)
 	d.TracerCount = len(all)
 	// A waterfall needs two steps.
-	n := 0
+	k := 0
 	for _, t := range all {
 		if len(t.Steps) >= 2 {
-			all[n] = t
-			n++
+			all[k] = t
+			k++
 		}
 	}
-	all = all[:n]
+	all = all[:k]
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Total() > all[j].Total() })
 	d.Tracers = all[:min(len(all), cfg.Slowest)]
 	return d, nil
@@ -242,11 +257,36 @@ func items(s trace.SpanRecord) int {
 	return 1
 }
 
+// firstPacket returns the earliest socket receive of a tracer in ts,
+// else the earliest start of a fetch span, else start.
+func firstPacket(spans []trace.SpanRecord, ts []trace.TracerTimes, start time.Time) time.Time {
+	var first time.Time
+	for _, t := range ts {
+		if first.IsZero() || t.Received.Before(first) {
+			first = t.Received
+		}
+	}
+	for _, s := range spans {
+		if s.Name == "fetch" && (first.IsZero() || s.Start.Before(first)) {
+			first = s.Start
+		}
+	}
+	if first.IsZero() {
+		return start
+	}
+	return first
+}
+
+// bins puts the spans ending at or after start into bins of width, the
+// first holding start; those ending before it are left out.
 func bins(spans []trace.SpanRecord, start time.Time, width time.Duration) []Bin {
 	last := 0
 	idx := make([]int, len(spans))
 	for i, s := range spans {
-		k := max(0, int(s.End.Sub(start)/width))
+		k := -1
+		if !s.End.Before(start) {
+			k = int(s.End.Sub(start) / width)
+		}
 		idx[i] = k
 		last = max(last, k)
 	}
@@ -258,6 +298,9 @@ func bins(spans []trace.SpanRecord, start time.Time, width time.Duration) []Bin 
 	}
 	for i, s := range spans {
 		k := idx[i]
+		if k < 0 {
+			continue
+		}
 		out[k].Items[s.Name] += items(s)
 		durs[k][s.Name] = append(durs[k][s.Name], s.Duration())
 	}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tpugo/tpu/trace"
+)
+
+// runInProcess runs tpu run's pipeline in this process with args (a
+// ledger, a summary JSON, no RPC and loopback ports added), and returns
+// its summary, its stdout and stderr, and its trace provider (still
+// serving /metrics, if asked).
+func runInProcess(t *testing.T, args ...string) (summary, string, string, *trace.Provider) {
+	t.Helper()
+	dir := t.TempDir()
+	fs := flag.NewFlagSet("tpu run", flag.ContinueOnError)
+	f := defineRunFlags(fs)
+	all := append([]string{"--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ws-addr", "", "--sync", "nosync",
+		"--ledger", filepath.Join(dir, "ledger"), "--summary-json", filepath.Join(dir, "summary.json")}, args...)
+	if err := fs.Parse(all); err != nil {
+		t.Fatal(err)
+	}
+	settleDefaults(fs, f)
+	cfg, err := graphConfig(*f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	env := &cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	prov, closeTrace, err := startTrace(*f, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeTrace)
+	if code, err := runGraph(env, *f, cfg, prov, nil, log); code != 0 {
+		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out.String(), errOut.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s, out.String(), errOut.String(), prov
+}
+
+// TestLoadExhausted: a closed-loop run whose --count runs out long
+// before its --duration stops offering then, rather than idle to the
+// end; says so ("load exhausted at"); and reports a tx/s over the time
+// load was offered, within 10% of the rate measured while it was (what
+// had executed when the load ran out), not the count over --duration.
+// Small credits bound what is in flight when the load runs out, the
+// only difference between the two rates.
+func TestLoadExhausted(t *testing.T) {
+	const duration = 120 * time.Second
+	start := time.Now()
+	s, out, _, _ := runInProcess(t, "--duration", duration.String(), "--count", "16000", "--accounts", "256", "--banking-credits", "8", "--sigverify-max-pending", "512")
+	if wall := time.Since(start); wall > duration/2 {
+		t.Fatalf("the run took %v: it idled after its load ran out", wall)
+	}
+	if !strings.Contains(out, "load exhausted at") {
+		t.Errorf("the summary does not say the load ran out:\n%s", out)
+	}
+	if s.LoadExhaustedS <= 0 || s.LoadExhaustedS >= duration.Seconds() {
+		t.Fatalf("load_exhausted_s %v, want in (0, %v)", s.LoadExhaustedS, duration.Seconds())
+	}
+	if math.Abs(s.Seconds-s.LoadExhaustedS) > 0.5 {
+		t.Errorf("seconds %v, want the %v s load was offered", s.Seconds, s.LoadExhaustedS)
+	}
+	if s.Executed < 8000 {
+		t.Fatalf("executed %d of 16000: %v", s.Executed, s.Outcomes)
+	}
+	if r := s.TPS / s.TPSWhileOffered; r < 0.9 || r > 1.1 {
+		t.Errorf("tps %.0f, rate while offered %.0f: ratio %.2f, want within 10%%", s.TPS, s.TPSWhileOffered, r)
+	}
+	t.Logf("exhausted at %.2f s: tps %.0f, while offered %.0f", s.LoadExhaustedS, s.TPS, s.TPSWhileOffered)
+}
+
+// TestLoadCount: --count wins; open-loop signs rate x duration;
+// closed-loop the ceiling x duration, more with invalid transactions,
+// never more than maxLoad nor less than 1.
+func TestLoadCount(t *testing.T) {
+	for _, c := range []struct {
+		f       runFlags
+		ceiling float64
+		want    int
+	}{
+		{runFlags{count: 7, duration: time.Second}, 1e5, 7},
+		{runFlags{rate: 1000, duration: 3 * time.Second}, 1e5, 3000},
+		{runFlags{duration: 10 * time.Second}, 150_000, 1_500_000},
+		{runFlags{duration: 10 * time.Second, invalid: 0.5}, 100_000, 2_000_000},
+		{runFlags{duration: 60 * time.Second}, 200_000, maxLoad},
+		{runFlags{duration: time.Millisecond}, 10, 1},
+	} {
+		if got := loadCount(c.f, c.ceiling); got != c.want {
+			t.Errorf("%+v, ceiling %v: %d, want %d", c.f, c.ceiling, got, c.want)
+		}
+	}
+}
