@@ -2,12 +2,14 @@ package remote
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/tpugo/tpu/packet/packettest"
 	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace"
 )
 
 // The verifiers of these tests run in child processes (the test binary
@@ -53,6 +56,10 @@ const childDelay = 600 * time.Millisecond
 // clusterEnv, when set, makes the child a cluster member: its
 // membership port, then the seeds, comma-separated.
 const clusterEnv = "TPU_REMOTE_TEST_CLUSTER"
+
+// traceEnv, when set, makes the child write its spans to this file
+// (service name tpu-verifier).
+const traceEnv = "TPU_REMOTE_TEST_TRACE"
 
 // testRefresh is how often the tests' cluster members poll.
 const testRefresh = 200 * time.Millisecond
@@ -97,6 +104,29 @@ func runChild(mode string) int {
 		port, _ := strconv.Atoi(parts[0])
 		cfg.Cluster = &ClusterConfig{Port: port, Seeds: parts[1:], Refresh: testRefresh}
 	}
+	if dir := os.Getenv(tlsEnv); dir != "" {
+		c, err := LoadTLS(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "ca.pem"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cfg.TLS = c
+	}
+	if path := os.Getenv(traceEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		prov, err := trace.Setup(context.Background(), trace.Config{ServiceName: "tpu-verifier", TraceWriter: f})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer prov.Shutdown(context.Background()) // before the stats line: the spans are written when it comes
+		cfg.Trace = prov
+	}
 	s, err := Serve(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -114,13 +144,16 @@ func runChild(mode string) int {
 	}
 	out <- "addr " + s.Addr()
 	io.Copy(io.Discard, os.Stdin)
+	if mode != "hold" {
+		s.Stop()
+	}
+	if cfg.Trace != nil {
+		cfg.Trace.Shutdown(context.Background())
+	}
 	st, _ := json.Marshal(s.Stats())
 	out <- "stats " + string(st)
 	close(out)
 	<-done
-	if mode != "hold" {
-		s.Stop()
-	}
 	return 0
 }
 

@@ -1,12 +1,18 @@
 package remote
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -339,4 +345,42 @@ func TestLateReplyIgnored(t *testing.T) {
 		t.Errorf("stats %+v: want one timeout, the pass checked here", st)
 	}
 	waitFor(t, "the verifier back in service", func() bool { return x.Stats().Verifiers == 1 })
+}
+
+// TestTraceCrossesTheHop: the verifier's span for a pass is a child of
+// the leader's span (the context carried in the request), in the same
+// trace, under the verifier's own service name.
+func TestTraceCrossesTheHop(t *testing.T) {
+	if isolate(t) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "spans.jsonl")
+	s := startChild(t, "honest", traceEnv+"="+path)
+	x := startLeader(t, LeaderConfig{Verifiers: []string{s.addr}})
+	waitFor(t, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
+	p := newPass(t, newPool(t), 1, 30, 0, 0)
+	defer p.release()
+	parent := traceCtx{id: 7}.sc() // sampled
+	waitFor(t, "a credit", func() bool { return x.TryStart(p.batches, parent, func() { p.done.Add(1) }) })
+	x.Wait()
+	p.check(t)
+	s.stop(t)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := trace.ReadSpans(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want the verifier's one:\n%s", len(spans), b)
+	}
+	sp := spans[0]
+	if sp.Name != "sigverify.remote" || sp.TraceID != hex.EncodeToString(parent.TraceID[:]) || sp.ParentID != hex.EncodeToString(parent.SpanID[:]) {
+		t.Errorf("span %s in trace %s, parent %s: want sigverify.remote, a child of %x in %x", sp.Name, sp.TraceID, sp.ParentID, parent.SpanID, parent.TraceID)
+	}
+	if sp.Attributes["tpu.packets"] != float64(20) || !strings.Contains(string(b), `"tpu-verifier"`) {
+		t.Errorf("span attributes %v (want tpu.packets 20), service tpu-verifier in:\n%s", sp.Attributes, b)
+	}
 }
