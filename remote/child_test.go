@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -47,7 +48,34 @@ func isolate(t *testing.T) bool {
 	return true
 }
 
+// isolatedBench is isolate for a benchmark: one leader a process. The
+// child's output is printed.
+func isolatedBench(b *testing.B) bool {
+	b.Helper()
+	if os.Getenv(isolatedEnv) == "bench" {
+		return false
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^"+b.Name()+"$", "-test.benchmem", "-test.benchtime="+benchtime())
+	cmd.Env = append(os.Environ(), isolatedEnv+"=bench")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s in its own process: %v\n%s", b.Name(), err, out)
+	}
+	fmt.Print(string(out))
+	b.SkipNow()
+	return true
+}
+
+// benchtime returns -test.benchtime's value.
+func benchtime() string {
+	if f := flag.Lookup("test.benchtime"); f != nil {
+		return f.Value.String()
+	}
+	return "1s"
+}
+
 // childEnv names the child's mode: honest, flip (inverts its verdicts),
+// refuse (refuses every packet),
 // hold (never answers), slow (answers after childDelay).
 const childEnv = "TPU_REMOTE_TEST_VERIFIER"
 
@@ -89,6 +117,8 @@ func runChild(mode string) int {
 	switch mode {
 	case "flip":
 		hook = func(w *worker) { w.flip = true }
+	case "refuse":
+		hook = func(w *worker) { w.refuse = true }
 	case "hold":
 		hook = func(w *worker) { w.gate = make(chan struct{}) }
 	case "slow":

@@ -384,3 +384,63 @@ func TestTraceCrossesTheHop(t *testing.T) {
 		t.Errorf("span attributes %v (want tpu.packets 20), service tpu-verifier in:\n%s", sp.Attributes, b)
 	}
 }
+
+// TestRefusedChecksHere: verdicts a verifier refuses are not applied:
+// the pass is checked at the leader, counted (Refused), and the
+// verifier stays in service with its credit back.
+func TestRefusedChecksHere(t *testing.T) {
+	if isolate(t) {
+		return
+	}
+	s := startChild(t, "refuse")
+	x := startLeader(t, LeaderConfig{Verifiers: []string{s.addr}})
+	waitFor(t, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
+	p := newPass(t, newPool(t), 1, 30, 0, 0)
+	defer p.release()
+	p.start(t, x)
+	x.Wait()
+	p.check(t)
+	if st := x.Stats(); st.Refused != 1 || st.Local != 1 || st.Remote != 0 || st.Verifiers != 1 || st.Credits != DefaultCredits {
+		t.Errorf("stats %+v: want the pass refused, checked here, the verifier still in service", st)
+	}
+}
+
+// TestTooBigStaysHere: a pass whose request would pass MaxRequestBytes
+// is refused by TryStart (counted, TooBig), its credit kept, its packets
+// parsed for the local check.
+func TestTooBigStaysHere(t *testing.T) {
+	if isolate(t) {
+		return
+	}
+	s := startChild(t, "honest")
+	x := startLeader(t, LeaderConfig{Verifiers: []string{s.addr}})
+	waitFor(t, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
+	pool := newPool(t)
+	one := newPass(t, pool, 1, 64, packet.Size, 0)
+	defer one.release()
+	n := 2 * MaxRequestBytes / (64 * packet.Size) // a third of the packets are garbage, not sent
+	var batches []*packet.Batch
+	for range n {
+		batches = append(batches, one.batches[0].Clone())
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	if x.TryStart(batches, traceCtx{}.sc(), func() { t.Error("done called for a refused pass") }) {
+		t.Fatal("TryStart took a pass of more than MaxRequestBytes")
+	}
+	if st := x.Stats(); st.TooBig != 1 || st.Sent != 0 || st.Credits != DefaultCredits {
+		t.Errorf("stats %+v: want one pass too big, no credit taken", st)
+	}
+	if p := batches[0].At(0); p.Meta.Parsed == (packet.Parsed{}) {
+		t.Error("the refused pass's packets were not parsed")
+	}
+	// A smaller pass still goes.
+	q := &pass{batches: []*packet.Batch{one.batches[0].Clone()}, counts: one.counts}
+	defer q.release()
+	q.start(t, x)
+	x.Wait()
+	q.check(t)
+}

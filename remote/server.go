@@ -70,6 +70,7 @@ type worker struct {
 	hop      *trace.Hop // nil: no tracing
 	batches  []*packet.Batch
 	flip     bool          // tests: answer every verdict inverted (a lying verifier)
+	refuse   bool          // tests: refuse every packet
 	gate     chan struct{} // tests: when not nil, each request waits for a receive from it
 	onRecv   func()        // tests: when not nil, called as each request arrives
 
@@ -255,6 +256,9 @@ func (w *worker) check(req *wire.VerifyRequest) *wire.VerifyReply {
 			}
 			if w.flip && v != wire.Verdict_VERDICT_REFUSED {
 				v = wire.Verdict_VERDICT_VERIFIED - v
+			}
+			if w.refuse {
+				v = wire.Verdict_VERDICT_REFUSED
 			}
 			reply.Verdicts[i] = byte(v)
 			i++
