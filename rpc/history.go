@@ -285,5 +285,5 @@ func getSignaturesForAddress(s *Server, q *call, params []json.RawMessage) (any,
 // bytes and meta (runtime.LogMessages: tpu's programs log
 // deterministically, so no log is stored).
 func logMessages(v txview.View, r ledger.TxRecord) []string {
-	return runtime.LogMessages(v, runtime.ExecMeta{Err: r.Err, Fee: r.Fee, Pre: r.Pre})
+	return runtime.LogMessages(v, runtime.ExecMeta{Err: r.Err, Fee: r.Fee, Pre: r.Pre, Inner: r.InnerInstructions()})
 }

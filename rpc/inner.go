@@ -3,6 +3,7 @@ package rpc
 import (
 	"github.com/mr-tron/base58"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/ledger"
 	"github.com/tpugo/tpu/rpc/txjson"
 	"github.com/tpugo/tpu/txview"
@@ -27,12 +28,35 @@ type innerIx struct {
 }
 
 // innerOf returns the inner instructions a committed transaction's
-// history record holds: every read of them (getTransaction, getBlock,
-// in every encoding) goes through it. The history records none yet, so
-// it returns none; once the bank records them, reading them here is
-// the one change.
-func innerOf(v txview.View, r ledger.TxRecord) []innerSet {
-	return nil
+// history record holds (ledger.TxMeta.InnerInstructions): every read of
+// them (getTransaction, getBlock, in every encoding) goes through it.
+func innerOf(_ txview.View, r ledger.TxRecord) []innerSet {
+	return innerSets(r.InnerInstructions())
+}
+
+// innerSets groups inner instructions by the top-level instruction that
+// made them (they are recorded in execution order).
+func innerSets(inner []banking.Inner) []innerSet {
+	var out []innerSet
+	for i := range inner {
+		in := &inner[i]
+		if n := len(out); n == 0 || out[n-1].Index != in.Outer {
+			out = append(out, innerSet{Index: in.Outer})
+		}
+		set := &out[len(out)-1]
+		set.Instructions = append(set.Instructions, innerIx{ProgramIDIndex: in.Program, Accounts: in.Accounts, Data: in.Data, StackHeight: uint32(in.StackHeight)})
+	}
+	return out
+}
+
+// txKeys returns a transaction's account keys in base58: static, then
+// loaded.
+func txKeys(static []string, loaded []banking.Pubkey) []string {
+	keys := append([]string(nil), static...)
+	for i := range loaded {
+		keys = append(keys, base58.Encode(loaded[i][:]))
+	}
+	return keys
 }
 
 // innerJSON is Agave's UiInnerInstructions: the index of the top-level

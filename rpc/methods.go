@@ -51,6 +51,12 @@ func init() {
 		"getRecentPrioritizationFees": getRecentPrioritizationFees,
 		"getFirstAvailableBlock":      getFirstAvailableBlock,
 		"minimumLedgerSlot":           minimumLedgerSlot,
+		// Discovery (cluster.go).
+		"getClusterNodes":   getClusterNodes,
+		"getSlotLeader":     getSlotLeader,
+		"getSlotLeaders":    getSlotLeaders,
+		"getLeaderSchedule": getLeaderSchedule,
+		"getEpochSchedule":  getEpochSchedule,
 	}
 }
 
@@ -274,6 +280,13 @@ func getFeeForMessage(s *Server, q *call, params []json.RawMessage) (any, *Error
 	s.mu.RLock()
 	_, valid := s.hashSlot[*v.RecentBlockhash()]
 	s.mu.RUnlock()
+	if !valid {
+		// Agave's get_fee_for_message: a blockhash not in the queue may
+		// be a durable nonce (load_message_nonce_account).
+		if valid, e = s.nonceValid(v, nil); e != nil {
+			return nil, e
+		}
+	}
 	if !valid {
 		return withContext{Context: ctx, Value: nil}, nil
 	}

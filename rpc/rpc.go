@@ -101,6 +101,9 @@ type Config struct {
 	Addr string
 	// TPU is where transactions are sent: fetch's UDP address.
 	TPU netip.AddrPort
+	// TPUQUIC is the QUIC TPU's address, which getClusterNodes lists as
+	// tpuQuic; the zero AddrPort: off (null).
+	TPUQUIC netip.AddrPort
 	// Bank is the ledger read, through its concurrent-safe methods only.
 	// Required. The server must be closed (Close) before it is.
 	Bank Ledger
@@ -293,6 +296,9 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 	left      func(running int) // the package's left at Start
+
+	// pubsubAddr is where the PubSub listens (SetPubSubAddr), under mu.
+	pubsubAddr netip.AddrPort
 
 	// searches holds a token per history search running (MaxSearches).
 	searches chan struct{}

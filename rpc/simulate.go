@@ -17,6 +17,7 @@ import (
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/rpc/jsonrpc"
+	"github.com/tpugo/tpu/rpc/txjson"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -43,7 +44,7 @@ type simResult struct {
 	UnitsConsumed          uint64          `json:"unitsConsumed"`
 	LoadedAccountsDataSize uint64          `json:"loadedAccountsDataSize"`
 	ReturnData             any             `json:"returnData"`
-	InnerInstructions      []any           `json:"innerInstructions"`
+	InnerInstructions      any             `json:"innerInstructions"`
 	ReplacementBlockhash   any             `json:"replacementBlockhash"`
 }
 
@@ -164,7 +165,16 @@ func (s *Server) simulate(v txview.View, level jsonrpc.Commitment) (runtime.Simu
 	slot, ok := s.hashSlot[*v.RecentBlockhash()]
 	s.mu.RUnlock()
 	if !ok || slot > at || slot+bank.MaxProcessingAge-forwardingDelay < at {
-		return runtime.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
+		// check_age's second way: a nonce transaction whose nonce can
+		// advance past the blockhash at the commitment's slot.
+		next := runtime.DurableNonce(s.latestAt(at).Blockhash)
+		nonce, e := s.nonceValid(v, &next)
+		if e != nil {
+			return runtime.Simulation{}, e
+		}
+		if !nonce {
+			return runtime.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
+		}
 	}
 	if err := s.startStatuses(); err != nil {
 		return runtime.Simulation{}, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
@@ -257,7 +267,13 @@ func simulateTransaction(s *Server, q *call, params []json.RawMessage) (any, *Er
 	res := resultOf(sim)
 	res.ReplacementBlockhash = replaced
 	if sc.InnerInstructions {
-		res.InnerInstructions = []any{} // tpu's programs make no inner instructions
+		// Agave parses them (UiInnerInstructions::parse) whatever the
+		// encoding.
+		inner, e := parsedInner(innerSets(sim.Inner), txKeys(txjson.AccountKeys(v), sim.Loaded()))
+		if e != nil {
+			return nil, e
+		}
+		res.InnerInstructions = inner
 	}
 	if sc.Accounts != nil {
 		if res.Accounts, e = s.simAccounts(q, v, sim, sc.Accounts.Addresses, sc.Accounts.Encoding); e != nil {

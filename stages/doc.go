@@ -14,7 +14,9 @@
 // fetch owns its readers (one goroutine per socket): it starts them,
 // stops them at a flush (answered once each has handed over its last
 // batch), and the fetch -> sigverify credits: every batch read passes
-// through it and is forwarded or dropped (no credit) there; the memory
+// through it and is forwarded or dropped (no credit) there, but for the
+// packets of light sources, spared in a spare batch that takes the next
+// credit (fairshare.go); the memory
 // bound (FetchConfig.MaxLiveBatches) is checked by the readers. A reader's
 // panic is re-raised in the actor.
 //

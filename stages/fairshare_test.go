@@ -3,6 +3,7 @@ package stages
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -223,4 +224,65 @@ func BenchmarkFairShareObserve(b *testing.B) {
 	for b.Loop() {
 		w.observe(batch)
 	}
+}
+
+// A spared tracer packet says so on its batch's fetch span
+// (tracer.spared), and the spare batch gets a recorded fetch span of its
+// own, marked tpu.spare, from the packet's receive to its send.
+func TestFetchShedTracerSpared(t *testing.T) {
+	var out bytes.Buffer
+	prov, err := trace.Setup(context.Background(), trace.Config{TraceWriter: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, sent, _ := newTestFetcher(t, 4)
+	f.hop = prov.Hop("fetch")
+	f.forward(read(f, repeat(heavyIP, 4)...))
+	m := read(f, heavyIP, lightIP)
+	m.Batch.At(1).Meta.Flags |= packet.FlagTracer
+	m.Span = f.hop.Start(trace.SpanContext{}, 0, true)
+	f.forward(m)
+	f.credits.Release()
+	if !f.sendSpare() || len(*sent) != 1 {
+		t.Fatal("the spare batch was not sent with a credit back")
+	}
+	(*sent)[0].Batch.Release()
+	if err := prov.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := trace.ReadSpans(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spared, spare bool
+	for _, s := range spans {
+		for _, e := range s.Events {
+			if e.Name == "tracer.spared" && s.Name == "fetch" && fmt.Sprint(e.Attributes["tpu.index"]) == "1" {
+				spared = true
+			}
+		}
+		if s.Name == "fetch" && s.Attributes["tpu.spare"] == true && fmt.Sprint(s.Attributes["tpu.packets"]) == "1" &&
+			s.Start.Equal(packet.Time(1001)) && s.SpanID == (*sent)[0].Span.OTel().SpanID().String() {
+			spare = true
+		}
+	}
+	if !spared || !spare {
+		t.Fatalf("tracer.spared event %v, spare batch's span %v, in %+v", spared, spare, spans)
+	}
+}
+
+// A QUIC peer's packets (packet.FlagQUIC, the peer's address in
+// Meta.Addr) are keyed by IP like datagrams: a light peer is spared
+// beside a heavy UDP sender, whatever port its connection came from.
+func TestFetchShedSparesQUICPeer(t *testing.T) {
+	f, _, _ := newTestFetcher(t, 4)
+	f.forward(read(f, repeat(heavyIP, 4)...))
+	m := read(f, heavyIP, netip.MustParseAddrPort("[::ffff:127.0.0.3]:9007"), heavyIP)
+	m.Batch.At(1).Meta.Flags |= packet.FlagQUIC
+	f.forward(m)
+	if f.spared.Load() != 1 || f.spare.Len() != 1 || !f.spare.At(0).Has(packet.FlagQUIC) || f.noCredits.Load() != 6 {
+		t.Fatalf("spared %d, spare %v, no_credits %d; want the QUIC peer's packet spared, flag kept, 6 dropped",
+			f.spared.Load(), f.spare, f.noCredits.Load())
+	}
+	f.dropSpare()
 }

@@ -54,6 +54,10 @@
 //   - tracer.received (fetch): the packet's socket receive time
 //     (packet.Meta.RecvNanos, taken when recvmmsg returned), so the gap
 //     to the end of the fetch span is fetch's coalescing wait.
+//   - tracer.spared (fetch): its batch found no credit and it was kept,
+//     its source being light (stages/fairshare.go); the spare batch it
+//     moved to has a fetch span of its own (attribute tpu.spare), the
+//     parent of its later steps.
 //   - tracer.verified (sigverify): when the signature checks of the
 //     packet's pass finished (the pass end, not the packet's own check:
 //     a pass is checked in chunks on several workers), with its outcome.

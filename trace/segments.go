@@ -268,9 +268,9 @@ func (b Breakdown) Headline() string {
 	if b.Complete == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%d tracer packets: socket to executed p50 %s, p99 %s", b.Complete, roundDur(b.Executed.P50), roundDur(b.Executed.P99))
+	s := fmt.Sprintf("%d tracer packets: socket to executed p50 %s, p99 %s", b.Complete, Short(b.Executed.P50), Short(b.Executed.P99))
 	if b.Committed > 0 {
-		s += fmt.Sprintf("; to committed p50 %s, p99 %s", roundDur(b.ToCommitted.P50), roundDur(b.ToCommitted.P99))
+		s += fmt.Sprintf("; to committed p50 %s, p99 %s", Short(b.ToCommitted.P50), Short(b.ToCommitted.P99))
 	}
 	if l, ok := b.Largest(); ok {
 		s += fmt.Sprintf("; %.1f%% %s", 100*l.Share, l.Label)
@@ -278,8 +278,8 @@ func (b Breakdown) Headline() string {
 	return s
 }
 
-// roundDur rounds d to about three significant digits for a person.
-func roundDur(d time.Duration) time.Duration {
+// Short rounds d to about three significant digits, for a person.
+func Short(d time.Duration) time.Duration {
 	r := time.Duration(1)
 	for r < time.Millisecond && d >= 1000*r {
 		r *= 10

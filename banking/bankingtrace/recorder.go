@@ -12,8 +12,12 @@ import (
 // Stats are a recorder's counters.
 type Stats struct {
 	Batches uint64 // batches written
-	Slots   uint64 // slot starts written
-	Bytes   int64  // bytes written, all files
+	// Packets is the packets of the batches written; Live those of them
+	// sigverify had not discarded, which reached banking's scheduler (a
+	// replay's received).
+	Packets, Live uint64
+	Slots         uint64 // slot starts written
+	Bytes         int64  // bytes written, all files
 	// Dropped and DroppedSlots are the batches and slot starts not
 	// recorded because the queue was full.
 	Dropped, DroppedSlots uint64
@@ -47,6 +51,7 @@ type Recorder struct {
 
 	stopped                          atomic.Bool
 	batches, slots                   atomic.Uint64
+	packets, live                    atomic.Uint64
 	dropped, droppedSlots, abandoned atomic.Uint64
 	bytes                            atomic.Int64
 	gapBatches, gapSlots             uint64 // the drops already marked in the trace (goroutine)
@@ -113,7 +118,7 @@ func (r *Recorder) Slot(slot uint64, at int64) {
 
 // Stats returns the counters.
 func (r *Recorder) Stats() Stats {
-	return Stats{Batches: r.batches.Load(), Slots: r.slots.Load(), Bytes: r.bytes.Load(),
+	return Stats{Batches: r.batches.Load(), Packets: r.packets.Load(), Live: r.live.Load(), Slots: r.slots.Load(), Bytes: r.bytes.Load(),
 		Dropped: r.dropped.Load(), DroppedSlots: r.droppedSlots.Load(), Abandoned: r.abandoned.Load(),
 		Stopped: r.stopped.Load()}
 }
@@ -161,10 +166,18 @@ func (r *Recorder) write(it item) error {
 	var err error
 	if it.b != nil {
 		err = r.w.Batch(it.b, it.at)
-		it.b.Release()
 		if err == nil {
 			r.batches.Add(1)
+			r.packets.Add(uint64(it.b.Len()))
+			live := 0
+			for j := range it.b.Packets() {
+				if !it.b.At(j).Discarded() {
+					live++
+				}
+			}
+			r.live.Add(uint64(live))
 		}
+		it.b.Release()
 	} else if err = r.w.Slot(it.slot, it.at); err == nil {
 		r.slots.Add(1)
 	}

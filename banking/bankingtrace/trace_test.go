@@ -365,12 +365,18 @@ func TestRecorderRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []event
+	var live uint64
 	for s := 1; s <= 3; s++ {
 		r.Slot(uint64(s), int64(s))
 		want = append(want, event{kind: KindSlot, slot: uint64(s), at: int64(s)})
 		for i := 0; i < 4; i++ {
 			b := makeBatch(pool, s*10+i, 64)
 			want = append(want, eventOf(b, int64(s*10+i)))
+			for j := range b.Packets() {
+				if !b.At(j).Discarded() {
+					live++
+				}
+			}
 			r.Batch(b, int64(s*10+i))
 		}
 	}
@@ -378,7 +384,10 @@ func TestRecorderRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := r.Stats()
-	if st.Batches != 12 || st.Slots != 3 || st.Dropped != 0 || st.Stopped || st.Bytes <= 0 {
+	if live == 0 || live == 12*64 {
+		t.Fatalf("%d live packets: makeBatch discards some", live)
+	}
+	if st.Batches != 12 || st.Packets != 12*64 || st.Live != live || st.Slots != 3 || st.Dropped != 0 || st.Stopped || st.Bytes <= 0 {
 		t.Fatalf("stats %+v", st)
 	}
 	if live := pool.Stats().Live; live != 0 {

@@ -54,3 +54,18 @@ func (p *Snapshot) Account(key *banking.Pubkey) ([]byte, error) {
 	defer closer.Close()
 	return append([]byte(nil), v...), nil
 }
+
+// Blockhash returns the blockhash of committed slot slot as of the
+// snapshot.
+func (p *Snapshot) Blockhash(slot uint64) (banking.Hash, error) {
+	v, closer, err := p.snap.Get(slotKey(slot))
+	if err != nil {
+		return banking.Hash{}, fmt.Errorf("%w: read slot %d: %w", ErrStore, slot, err)
+	}
+	defer closer.Close()
+	rec, err := decodeSlotRecord(slot, v)
+	if err != nil {
+		return banking.Hash{}, err
+	}
+	return rec.Blockhash, nil
+}

@@ -1,5 +1,6 @@
 // Package runtime executes transactions as Agave's runtime does for the
-// programs tpu knows: the System program, Compute Budget, memo, the
+// programs tpu knows: the System program, all of it (system.go, with
+// durable nonces in nonce.go), Compute Budget, memo, the
 // ed25519, secp256k1 and secp256r1 precompiles (precompile.go) and the
 // address lookup table program (altprogram.go); the fee and the cost
 // model (cost.go, shape.go); the loaded accounts data size of SIMD-0186

@@ -26,6 +26,10 @@ type ExecMeta struct {
 	// lamports" message reads it; nil or short leaves that one message
 	// out.
 	Pre []uint64
+	// Inner is the instructions the transaction's programs invoked
+	// (Result.Inner, ledger.TxMeta.Inner): each logs its own invoke and
+	// outcome at its stack height.
+	Inner []banking.Inner
 }
 
 // logBytesLimit is Agave's LogCollector limit (log_collector.rs,
@@ -102,6 +106,7 @@ func LogMessages(v txview.View, m ExecMeta) []string {
 		case txview.MemoProgram:
 			memoLog(&l, v, in, over)
 		}
+		innerLogs(&l, v, m, i, bal)
 		if *prog == txview.MemoProgram || *prog == txview.MemoV1Program {
 			used := min(cost, limit-units)
 			l.log("Program " + id + " consumed " + strconv.FormatUint(used, 10) + " of " +
@@ -117,11 +122,35 @@ func LogMessages(v txview.View, m ExecMeta) []string {
 	return l.msgs
 }
 
+// innerLogs logs the calls instruction i made (m.Inner), as Agave's
+// stable_log does at stack height 2: "invoke [2]", the callee's own
+// messages, then "success" or "failed: <error>" (the System program is
+// the only callee tpu's programs have).
+func innerLogs(l *logger, v txview.View, m ExecMeta, i int, bal []uint64) {
+	for j := range m.Inner {
+		ix := &m.Inner[j]
+		if int(ix.Outer) != i || int(ix.Program) >= v.NumStaticKeys() {
+			continue
+		}
+		id := programID(v.StaticKey(int(ix.Program)))
+		depth := strconv.Itoa(int(ix.StackHeight))
+		l.log("Program " + id + " invoke [" + depth + "]")
+		in := txview.Instruction{ProgramIndex: ix.Program, Accounts: ix.Accounts, Data: ix.Data}
+		if ix.Failed {
+			systemLog(l, v, in, m.Err, bal)
+			l.log("Program " + id + " failed: " + m.Err.InstrText())
+			continue
+		}
+		systemApply(in, bal)
+		l.log("Program " + id + " success")
+	}
+}
+
 // knownIDs holds the base58 of the programs tpu runs: encoding costs a
 // few microseconds a key.
 var knownIDs = func() map[banking.Pubkey]string {
 	m := map[banking.Pubkey]string{}
-	for _, k := range []banking.Pubkey{txview.SystemProgram, txview.ComputeBudgetProgram, txview.MemoProgram, txview.MemoV1Program} {
+	for _, k := range []banking.Pubkey{txview.SystemProgram, txview.ComputeBudgetProgram, txview.MemoProgram, txview.MemoV1Program, banking.LookupTableProgram} {
 		m[k] = base58.Encode(k[:])
 	}
 	return m
@@ -204,6 +233,14 @@ func systemApply(in txview.Instruction, bal []uint64) {
 
 // systemLog logs what Agave's System program says of a failed transfer.
 func systemLog(l *logger, v txview.View, in txview.Instruction, e banking.TxError, bal []uint64) {
+	if len(in.Data) >= 4 && binary.LittleEndian.Uint32(in.Data) == sysAllocate {
+		// The lookup table program's allocate of its table.
+		if e.Instr == banking.InstrCustom && e.Custom == banking.CustomAccountAlreadyInUse && len(in.Accounts) > 0 && int(in.Accounts[0]) < v.NumStaticKeys() {
+			k := v.StaticKey(int(in.Accounts[0]))
+			l.log("Allocate: account Address { address: " + base58.Encode(k[:]) + ", base: None } already in use")
+		}
+		return
+	}
 	from, _, lamports, ok := transfer(in)
 	if !ok {
 		return // invalid data or too few accounts: no message of its own

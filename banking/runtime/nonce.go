@@ -145,8 +145,20 @@ func NonceIndex(v txview.View, writable uint64) (int, bool) {
 // the recent blockhash; and the nonce authority must sign v's first
 // instruction. It returns the nonce read.
 func CheckNonce(v txview.View, idx int, a *bank.Account, next banking.Hash) (Nonce, bool) {
+	if banking.Hash(*v.RecentBlockhash()) == next {
+		return Nonce{}, false
+	}
+	return LoadNonce(v, a)
+}
+
+// LoadNonce is Agave's load_message_nonce_account past get_durable_nonce:
+// a, v's nonce account (NonceIndex), holds the System program's current,
+// initialized nonce equal to v's recent blockhash, and its authority
+// signs v's first instruction. getFeeForMessage asks only this; admission
+// asks CheckNonce.
+func LoadNonce(v txview.View, a *bank.Account) (Nonce, bool) {
 	recent := banking.Hash(*v.RecentBlockhash())
-	if recent == next || a.Owner != banking.SystemProgram {
+	if a.Owner != banking.SystemProgram {
 		return Nonce{}, false
 	}
 	n, ok := DecodeNonce(a.Data)
@@ -161,4 +173,127 @@ func CheckNonce(v txview.View, idx int, a *bank.Account, next banking.Hash) (Non
 		}
 	}
 	return Nonce{}, false
+}
+
+// The nonce instructions (system_instruction.rs), run by the System
+// program (system.go).
+
+// advanceNonce is system_instruction.rs advance_nonce_account.
+func (c *sysCtx) advanceNonce(idx int) banking.TxError {
+	if !c.writable(idx) {
+		return c.fail(banking.InstrInvalidArgument)
+	}
+	n, e := c.nonceOf(idx)
+	if e.IsErr() {
+		return e
+	}
+	if !n.Initialized {
+		return c.fail(banking.InstrInvalidAccountData)
+	}
+	if !c.signs(n.Authority) {
+		return c.fail(banking.InstrMissingRequiredSignature)
+	}
+	next := DurableNonce(c.tx.Blockhash)
+	if n.Durable == next {
+		return c.custom(banking.CustomNonceBlockhashNotExpired)
+	}
+	return c.setNonce(idx, Nonce{Initialized: true, Authority: n.Authority, Durable: next, LamportsPerSignature: banking.LamportsPerSignature})
+}
+
+// withdrawNonce is withdraw_nonce_account.
+func (c *sysCtx) withdrawNonce(from, to int, lamports uint64) banking.TxError {
+	if !c.writable(from) {
+		return c.fail(banking.InstrInvalidArgument)
+	}
+	n, e := c.nonceOf(from)
+	if e.IsErr() {
+		return e
+	}
+	signer := c.key(from)
+	if !n.Initialized {
+		if lamports > c.st.bal[from] {
+			return c.fail(banking.InstrInsufficientFunds)
+		}
+	} else {
+		if lamports == c.st.bal[from] {
+			if n.Durable == DurableNonce(c.tx.Blockhash) {
+				return c.custom(banking.CustomNonceBlockhashNotExpired)
+			}
+			if e := c.setNonce(from, Nonce{}); e.IsErr() {
+				return e
+			}
+		} else {
+			need := bank.RentExemptMinimum(len(c.st.data(c.tx, from)))
+			if lamports+need < lamports || lamports+need > c.st.bal[from] {
+				return c.fail(banking.InstrInsufficientFunds)
+			}
+		}
+		signer = n.Authority
+	}
+	if !c.signs(signer) {
+		return c.fail(banking.InstrMissingRequiredSignature)
+	}
+	if e := c.subLamports(from, lamports); e.IsErr() {
+		return e
+	}
+	return c.addLamports(to, lamports)
+}
+
+// initializeNonce is initialize_nonce_account.
+func (c *sysCtx) initializeNonce(idx int, authority banking.Pubkey) banking.TxError {
+	if !c.writable(idx) {
+		return c.fail(banking.InstrInvalidArgument)
+	}
+	n, e := c.nonceOf(idx)
+	if e.IsErr() {
+		return e
+	}
+	if n.Initialized {
+		return c.fail(banking.InstrInvalidAccountData)
+	}
+	if c.st.bal[idx] < bank.RentExemptMinimum(len(c.st.data(c.tx, idx))) {
+		return c.fail(banking.InstrInsufficientFunds)
+	}
+	return c.setNonce(idx, Nonce{Initialized: true, Authority: authority, Durable: DurableNonce(c.tx.Blockhash), LamportsPerSignature: banking.LamportsPerSignature})
+}
+
+// authorizeNonce is authorize_nonce_account (Versions::authorize keeps
+// the version).
+func (c *sysCtx) authorizeNonce(idx int, authority banking.Pubkey) banking.TxError {
+	if !c.writable(idx) {
+		return c.fail(banking.InstrInvalidArgument)
+	}
+	n, e := c.nonceOf(idx)
+	if e.IsErr() {
+		return e
+	}
+	if !n.Initialized {
+		return c.fail(banking.InstrInvalidAccountData)
+	}
+	if !c.signs(n.Authority) {
+		return c.fail(banking.InstrMissingRequiredSignature)
+	}
+	n.Authority = authority
+	return c.setNonce(idx, n)
+}
+
+// upgradeNonce is the processor's UpgradeNonceAccount: a legacy,
+// initialized nonce (whose stored value is a blockhash) becomes current,
+// its value the durable nonce of that blockhash.
+func (c *sysCtx) upgradeNonce(idx int) banking.TxError {
+	if c.st.owner(c.tx, idx) != banking.SystemProgram {
+		return c.fail(banking.InstrInvalidAccountOwner)
+	}
+	if !c.writable(idx) {
+		return c.fail(banking.InstrInvalidArgument)
+	}
+	n, e := c.nonceOf(idx)
+	if e.IsErr() {
+		return e
+	}
+	if !n.Legacy || !n.Initialized {
+		return c.fail(banking.InstrInvalidArgument)
+	}
+	n.Legacy, n.Durable = false, DurableNonce(n.Durable)
+	return c.setNonce(idx, n)
 }

@@ -35,9 +35,21 @@ type Simulation struct {
 	// Executed reports whether it ran its instructions (Err may still be
 	// an instruction's error).
 	Executed bool
+	// Inner is the instructions its programs invoked (Result.Inner).
+	Inner []banking.Inner
 
-	keys []banking.Pubkey // static, then loaded
-	post []bank.Account   // the accounts after execution, when Err is zero
+	keys    []banking.Pubkey // static, then loaded
+	nStatic int
+	post    []bank.Account // the accounts after execution, when Err is zero
+}
+
+// Loaded returns the addresses the transaction's lookups loaded (nil for
+// none); the slice is the simulation's.
+func (s *Simulation) Loaded() []banking.Pubkey {
+	if s.keys == nil || s.nStatic >= len(s.keys) {
+		return nil
+	}
+	return s.keys[s.nStatic:]
 }
 
 // Account returns the state the simulation leaves at key, if key is one
@@ -99,7 +111,7 @@ func Simulate(l *ledger.Store, v txview.View) (Simulation, error) {
 	for i := range sim.keys {
 		sim.keys[i] = *v.StaticKey(i)
 	}
-	sim.keys = append(sim.keys, loaded...)
+	sim.keys, sim.nStatic = append(sim.keys, loaded...), n
 	accts, err := committedAccounts(snap, sim.keys)
 	if err != nil {
 		return Simulation{}, err
@@ -112,14 +124,21 @@ func Simulate(l *ledger.Store, v txview.View) (Simulation, error) {
 	}
 	sim.Fee = FeeOf(v, cb)
 	w := ShapeOf(v).Writable(v, loaded) | bank.LoadedWritable(v, loaded)
-	tx := Tx{View: v, Accounts: ptrs, Writable: w, Fee: sim.Fee, Budget: cb, Slot: cur}
+	// The nonce instructions advance to the committed slot's blockhash,
+	// the last one when the transaction would run.
+	last, err := snap.Blockhash(cur - 1)
+	if err != nil {
+		return Simulation{}, err
+	}
+	tx := Tx{View: v, Accounts: ptrs, Writable: w, Fee: sim.Fee, Budget: cb, Slot: cur, Blockhash: last}
 	r := Execute(&tx)
 	sim.Err, sim.Units, sim.LoadedBytes = r.Err, r.Units, r.LoadedBytes
 	if r.Dropped {
 		return sim, nil
 	}
 	sim.Executed = executed(r.Err)
-	sim.Logs = LogMessages(v, ExecMeta{Err: r.Err, Fee: sim.Fee.Total(), Pre: pre})
+	sim.Inner = r.Inner
+	sim.Logs = LogMessages(v, ExecMeta{Err: r.Err, Fee: sim.Fee.Total(), Pre: pre, Inner: r.Inner})
 	if !r.Err.IsErr() {
 		sim.post = accts
 	}

@@ -171,3 +171,35 @@ func TestReadmeJSExample(t *testing.T) {
 		t.Errorf("README.md does not show clients/js/example.js (less its opening comment) in a js block:\n%s", code)
 	}
 }
+
+var jsNonceChecks = []string{"createNonceAccount", "signOffline", "submitAfterExpiry", "secondSubmitRefused", "lookupTableInner"}
+
+// TestJSNonce runs clients/js/nonce.js, @solana/web3.js's durable-nonce
+// flow (nonceInfo) and a lookup table's recorded calls into System,
+// against tpu run with 20ms slots, so that the signing blockhash expires
+// within seconds.
+func TestJSNonce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs @solana/web3.js and runs tpu run")
+	}
+	node, npm := findNode(t)
+	npmCI(t, npm)
+	c := startChild(t, "run", "--no-gen", "--duration", "0", "--slot-time", "20ms", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
+		"--ledger", filepath.Join(t.TempDir(), "ledger"))
+	env := []string{"RPC_URL=" + logged(t, c.await(t, 1, "msg=json-rpc"), "url")}
+	lines := strings.Split(runNode(t, node, env, "nonce.js"), "\n")
+	for _, name := range jsNonceChecks {
+		if !hasLine(lines, "ok   "+name+"  ") {
+			t.Errorf("check %s did not pass", name)
+		}
+	}
+	if !hasLine(lines, fmt.Sprintf("PASS: %d checks", len(jsNonceChecks))) {
+		t.Errorf("no line \"PASS: %d checks\"", len(jsNonceChecks))
+	}
+	if t.Failed() {
+		t.Logf("tpu's log:\n%s", c.stderr())
+	}
+	if _, err := c.interrupt(t); err != nil {
+		t.Errorf("tpu run after the checks, on SIGINT: %v\n%s", err, c.stderr())
+	}
+}

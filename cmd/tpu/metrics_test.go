@@ -58,7 +58,7 @@ func metricsMatchSummary(t *testing.T, copyForward bool) {
 				}
 			}
 		}()
-		args = append(args, "--handoff", "copy", "--forward-to", sink.LocalAddr().String(), "--forward-rate", "1")
+		args = append(args, "--handoff", "copy", "--forward-to", sink.LocalAddr().String(), "--forward-over", "udp", "--forward-rate", "1")
 	}
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
@@ -96,6 +96,10 @@ func metricsMatchSummary(t *testing.T, copyForward bool) {
 	}
 	expect("received", m.sum("tpu_fetch_received_total", nil), s.Received)
 	expect("socket_dropped", m.sum("tpu_fetch_socket_dropped_total", nil), s.SocketDropped)
+	expect("fetch_spared", m.sum("tpu_fetch_spared_total", nil), s.FetchSpared)
+	if len(m["tpu_fetch_spared_total"]) != 1 {
+		t.Errorf("tpu_fetch_spared_total: %v, want one series", m["tpu_fetch_spared_total"])
+	}
 	expect("buffered", m.sum("tpu_banking_buffered", nil), s.Buffered)
 	expect("live batches", m.sum("tpu_pool_live", nil), s.LiveBatches)
 	expect("slots", m.sum("tpu_banking_slots_total", nil), s.Slots)

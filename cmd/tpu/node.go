@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"runtime"
 	"sync"
 	"time"
@@ -90,11 +91,12 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 		return nil, err
 	}
 	n.backend = gc.Sigverify.Verify.Backend
-	n.log.Info("tpu", "addr", n.graph.Addr().String(), "sigverify_backend", n.backend.Name(), "sigverify_path", sigverify.PathOf(n.backend))
+	n.log.Info("tpu", "addr", n.graph.Addr().String(), "quic_addr", quicAddrText(n.graph), "sigverify_backend", n.backend.Name(), "sigverify_path", sigverify.PathOf(n.backend))
 	warnReadBuffer(n.log, n.graph)
 	if cfg.RPC != nil {
 		rc := *cfg.RPC
 		rc.TPU, rc.Bank, rc.Verifier, rc.Logger = n.graph.Addr(), rpc.LedgerOf(n.graph.Bank().Committed()), n.backend, cfg.Log
+		rc.TPUQUIC, _ = n.graph.QUICAddr()
 		if n.rpc, err = rpc.Start(rc); err != nil {
 			return nil, err
 		}
@@ -112,6 +114,9 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 			return nil, err
 		}
 		n.log.Info("pubsub", "url", n.ps.URL())
+		if a, err := netip.ParseAddrPort(n.ps.Addr()); err == nil && n.rpc != nil {
+			n.rpc.SetPubSubAddr(a) // for getClusterNodes
+		}
 	}
 	return n, nil
 }

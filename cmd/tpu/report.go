@@ -52,6 +52,7 @@ func liveLine(cur, prev stages.Snapshot, origin time.Duration, hops map[string]*
 	if len(drops) > 0 {
 		fmt.Fprintf(&b, " | dropped: %s", strings.Join(drops, ", "))
 	}
+	b.WriteString(quicLive(cur.QUIC))
 	b.WriteString(" | wait/service p50 p99 (us):")
 	for _, n := range hopNames(hops) {
 		h := hops[n]
@@ -152,6 +153,7 @@ type summary struct {
 	// sender and the pipeline included), and how far the sender fell
 	// behind its schedule.
 	Load          string            `json:"load"`
+	Send          string            `json:"send,omitempty"` // udp or quic: how the load generator sent
 	OfferedTPS    float64           `json:"offered_tps,omitempty"`
 	FromScheduled *latencyQuantiles `json:"latency_from_scheduled_us,omitempty"`
 	SenderBehind  *behind           `json:"sender_behind,omitempty"`
@@ -171,6 +173,10 @@ type summary struct {
 	// consumers: one per consumer per batch with --handoff copy, 0 with
 	// refcount.
 	Copies uint64 `json:"fanout_copies,omitempty"`
+	// FetchSpared is the packets fetch kept when their batch found no
+	// credit, their source having sent less than its share of the recent
+	// packets (stages.Snapshot.Spared): no outcome, each has its own.
+	FetchSpared uint64 `json:"fetch_spared"`
 	// Forward is the forwarder's counts (--forward-to), absent when it
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
@@ -178,6 +184,8 @@ type summary struct {
 	// Remote is the remote verifiers' dispatcher's counts (--verifiers),
 	// absent without them.
 	Remote *remoteSummary `json:"remote,omitempty"`
+	// QUIC is the QUIC TPU's events and peers, absent when it is off.
+	QUIC *quicSummary `json:"quic,omitempty"`
 	// BankingTrace is the recorder's counts (--banking-trace), absent
 	// when it is off.
 	BankingTrace *traceSummary `json:"banking_trace,omitempty"`
@@ -222,8 +230,13 @@ type forwardSummary struct {
 type traceSummary struct {
 	Dir     string `json:"dir"`
 	Batches uint64 `json:"batches"` // recorded
-	Slots   uint64 `json:"slots"`   // slot starts recorded
-	Bytes   int64  `json:"bytes"`   // written, deleted files included
+	// Packets is the packets of the recorded batches (a replay's
+	// "packets"), ReachedBanking those sigverify had not discarded (a
+	// replay's "received").
+	Packets        uint64 `json:"packets"`
+	ReachedBanking uint64 `json:"reached_banking"`
+	Slots          uint64 `json:"slots"` // slot starts recorded
+	Bytes          int64  `json:"bytes"` // written, deleted files included
 	// Dropped is the batches not recorded: the recorder's queue was full
 	// (DroppedQueue), or the recording had stopped (a write failed).
 	Dropped      uint64 `json:"dropped"`
@@ -234,7 +247,7 @@ type traceSummary struct {
 
 // addRecorder records the banking trace's counts, after it closed.
 func (s *summary) addRecorder(dir string, st bankingtrace.Stats) {
-	s.BankingTrace = &traceSummary{Dir: dir, Batches: st.Batches, Slots: st.Slots, Bytes: st.Bytes,
+	s.BankingTrace = &traceSummary{Dir: dir, Batches: st.Batches, Packets: st.Packets, ReachedBanking: st.Live, Slots: st.Slots, Bytes: st.Bytes,
 		Dropped: st.Dropped + st.Abandoned, DroppedQueue: st.Dropped, DroppedSlots: st.DroppedSlots, Stopped: st.Stopped}
 }
 
@@ -255,6 +268,7 @@ func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Hi
 		Seconds:       seconds,
 		Errors:        s.Errors,
 		Copies:        s.Copies,
+		FetchSpared:   s.Spared,
 	}
 	for _, o := range packet.Terminal() {
 		out.Outcomes[o.String()] = s.Outcomes[o]
@@ -346,6 +360,9 @@ func (s summary) print(w io.Writer, sent int) {
 	for _, n := range slices.Sorted(maps.Keys(s.Errors)) {
 		fmt.Fprintf(w, "  failed  %-24s %d\n", n, s.Errors[n])
 	}
+	if s.FetchSpared > 0 {
+		fmt.Fprintf(w, "fetch spared %d packets of light sources when their batch found no credit (each has its outcome above)\n", s.FetchSpared)
+	}
 	if f := s.Forward; f != nil {
 		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
 			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
@@ -353,15 +370,19 @@ func (s summary) print(w io.Writer, sent int) {
 	if s.Remote != nil {
 		s.Remote.print(w)
 	}
+	s.printQUIC(w)
 	if t := s.BankingTrace; t != nil {
-		fmt.Fprintf(w, "banking trace %s: recorded %d batches and %d slot starts (%.1f MB), dropped %d batches (%d on a full queue) and %d slot starts",
-			t.Dir, t.Batches, t.Slots, float64(t.Bytes)/1e6, t.Dropped, t.DroppedQueue, t.DroppedSlots)
+		fmt.Fprintf(w, "banking trace %s: recorded %d batches (%d packets, %d of them reached banking, the rest discarded by sigverify) and %d slot starts (%.1f MB), dropped %d batches (%d on a full queue) and %d slot starts",
+			t.Dir, t.Batches, t.Packets, t.ReachedBanking, t.Slots, float64(t.Bytes)/1e6, t.Dropped, t.DroppedQueue, t.DroppedSlots)
 		if t.Stopped {
 			fmt.Fprint(w, "; the recording stopped on a write failure (logged)")
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, loadLine(s.Load, s.OfferedTPS))
+	if s.Send != "" {
+		fmt.Fprintf(w, "sent over %s\n", s.Send)
+	}
 	if s.SenderBehind != nil {
 		fmt.Fprintf(w, "sender behind schedule by %.0f us at the end (at most %.0f us)\n", s.SenderBehind.End, s.SenderBehind.Max)
 	}

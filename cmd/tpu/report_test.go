@@ -25,6 +25,7 @@ func testSnapshot() stages.Snapshot {
 	s.Elapsed = 3 * time.Second
 	s.Received = 100
 	s.SocketDropped = 20
+	s.Spared = 3
 	s.Outcomes[packet.OutcomeExecutedOK] = 50
 	s.Outcomes[packet.OutcomeExecutedFailed] = 10
 	s.Outcomes[packet.OutcomeBadSignature] = 15
@@ -132,12 +133,12 @@ func TestSummaryJSON(t *testing.T) {
 		if !strings.Contains(string(m["hops"]), `"sigverify":{"p50_us":`) || string(m["latency_us"]) != `{"p50":0,"p90":0,"p99":0,"p999":0,"max":0}` {
 			t.Errorf("hops %s, latency_us %s", m["hops"], m["latency_us"])
 		}
-		if string(m["received"]) != "100" || string(m["executed"]) != "60" || string(m["accounting_ok"]) != "true" || string(m["socket_dropped"]) != "20" {
-			t.Errorf("received %s executed %s accounting_ok %s socket_dropped %s", m["received"], m["executed"], m["accounting_ok"], m["socket_dropped"])
+		if string(m["received"]) != "100" || string(m["executed"]) != "60" || string(m["accounting_ok"]) != "true" || string(m["socket_dropped"]) != "20" || string(m["fetch_spared"]) != "3" {
+			t.Errorf("received %s executed %s accounting_ok %s socket_dropped %s fetch_spared %s", m["received"], m["executed"], m["accounting_ok"], m["socket_dropped"], m["fetch_spared"])
 		}
 		return slices.Sorted(maps.Keys(m))
 	}
-	base := []string{"accounting_ok", "buffered", "errors", "executed", "hops", "latency_us", "live_batches", "load", "outcomes", "received", "seconds", "slots", "socket_dropped", "tps"}
+	base := []string{"accounting_ok", "buffered", "errors", "executed", "fetch_spared", "hops", "latency_us", "live_batches", "load", "outcomes", "received", "seconds", "slots", "socket_dropped", "tps"}
 	if got := keys(); !slices.Equal(got, base) {
 		t.Errorf("fields %v\nwant %v", got, base)
 	}
@@ -192,6 +193,7 @@ func TestSummaryPrint(t *testing.T) {
 		"  dropped parse                    5\n",
 		"  failed  InsufficientFunds        6\n",
 		"  failed  InsufficientFundsForRent 4\n",
+		"fetch spared 3 packets of light sources when their batch found no credit (each has its outcome above)\n",
 		"load: none (--no-gen)\n",
 		"latency socket to executed: p50 0 us, p90 0 us, p99 0 us, p99.9 0 us, max 0 us\n",
 		"  hop fetch             wait+service p50 ",

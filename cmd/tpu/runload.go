@@ -53,6 +53,7 @@ func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *
 	var idx *loadgen.Index
 	if load != nil {
 		fmt.Fprintln(env.stderr, loadLine(mode, f.rate))
+		fmt.Fprintln(env.stderr, sendLine(f))
 		if mode == loadOpen {
 			idx = load.Index() // before the schedule starts
 		}
@@ -74,7 +75,18 @@ func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *
 			sc.Accepting = g.Accepting
 		}
 		go func() {
-			res, err := load.Send(sc)
+			var res loadgen.SendResult
+			var err error
+			if f.send == sendQUIC {
+				qa, _ := g.QUICAddr()
+				var failed int
+				res, failed, err = sendOverQUIC(load, sc, quicSend{Target: qa, Conns: f.quicConns, Keys: quicIdentities(f.seed, f.quicIdentities)})
+				if failed > 0 {
+					log.Warn("load generator: QUIC sends failed", "failed", failed)
+				}
+			} else {
+				res, err = load.Send(sc)
+			}
 			if err != nil {
 				log.Error("load generator", "err", err)
 			}

@@ -31,10 +31,12 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	// The banking trace holds its queue's batches until it is closed,
 	// after the stop's snapshot: the pool is read again now.
 	sum.LiveBatches = g.Pool().Stats().Live
+	sum.addQUIC(g, snap)
 	sum.addProcess(r.spent)
 	sum.RetainedBytesPeak = r.live.retainedPeak
 	if r.loaded {
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
+		sum.Send = f.send
 	}
 	if f.tracerEvery > 0 {
 		sum.addTracers(g.Trace().KeptTracers(), g.Trace().KeptDropped())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ func TestRunBankingTrace(t *testing.T) {
 	if tr == nil || tr.Batches == 0 || tr.Slots == 0 || tr.Bytes == 0 || tr.Dir != traceDir || tr.Stopped {
 		t.Fatalf("banking trace summary %+v", tr)
 	}
-	if !strings.Contains(out, "banking trace "+traceDir+": recorded ") {
+	if want := fmt.Sprintf("banking trace %s: recorded %d batches (%d packets, %d of them reached banking", traceDir, tr.Batches, tr.Packets, tr.ReachedBanking); tr.Packets == 0 || !strings.Contains(out, want) {
 		t.Errorf("summary does not say what was recorded:\n%s", out)
 	}
 	// Nothing dropped: the recorder's queue (1024 batches) is far more
@@ -89,6 +90,11 @@ func TestRunBankingTrace(t *testing.T) {
 		// never in banking.
 		if ps.Discarded == 0 || ps.Packets != ps.Discarded+ps.Received {
 			t.Errorf("replay %d: the trace holds %d packets, %d discarded by sigverify, %d received", i, ps.Packets, ps.Discarded, ps.Received)
+		}
+		// The run's summary says what its recording holds, as the
+		// replay counts it.
+		if ps.Packets != tr.Packets || ps.Received != tr.ReachedBanking {
+			t.Errorf("replay %d: %d packets, %d received; the run recorded %d packets, %d reaching banking", i, ps.Packets, ps.Received, tr.Packets, tr.ReachedBanking)
 		}
 		if !strings.Contains(out, "accounts hash "+ps.AccountsHash+" ") {
 			t.Fatalf("replay %d: accounts hash %q not printed:\n%s", i, ps.AccountsHash, out)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/tpugo/tpu/trace"
 )
@@ -75,15 +74,6 @@ func printBreakdown(w io.Writer, b trace.Breakdown) {
 		if s.Wait {
 			kind = "wait"
 		}
-		fmt.Fprintf(w, "  %-28s %-7s %12v %12v %6.1f%%\n", s.Label, kind, shortDur(s.P50), shortDur(s.P99), 100*s.Share)
+		fmt.Fprintf(w, "  %-28s %-7s %12v %12v %6.1f%%\n", s.Label, kind, trace.Short(s.P50), trace.Short(s.P99), 100*s.Share)
 	}
-}
-
-// shortDur rounds d to about three significant digits, for a table.
-func shortDur(d time.Duration) time.Duration {
-	r := time.Duration(10)
-	for r < time.Second && d >= 1000*r {
-		r *= 10
-	}
-	return d.Round(r)
 }

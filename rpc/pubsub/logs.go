@@ -109,7 +109,7 @@ func (r *registry) logs(final bool, ctx uint64, txs []ledger.TxRecord) {
 		if len(to) == 0 {
 			continue
 		}
-		logs := runtime.LogMessages(v, runtime.ExecMeta{Err: rec.Err, Fee: rec.Fee, Pre: rec.Pre})
+		logs := runtime.LogMessages(v, runtime.ExecMeta{Err: rec.Err, Fee: rec.Fee, Pre: rec.Pre, Inner: rec.InnerInstructions()})
 		if logs == nil {
 			logs = []string{}
 		}

@@ -110,7 +110,7 @@ func e2ePlot(d Data) (chart, error) {
 		if err := addLine(p, i, cdfXYs(s.ds, func(v time.Duration) float64 { return millis(max(v, time.Microsecond)) })); err != nil {
 			return chart{}, err
 		}
-		leg = append(leg, legendItem{i, fmt.Sprintf("%s (%d): p50 %v, p99 %v", s.name, len(s.ds), s.q.P50, s.q.P99)})
+		leg = append(leg, legendItem{i, fmt.Sprintf("%s (%d): p50 %v, p99 %v", s.name, len(s.ds), trace.Short(s.q.P50), trace.Short(s.q.P99))})
 	}
 	return chart{p: p, h: 9 * vg.Centimeter, legend: leg}, nil
 }
@@ -124,7 +124,7 @@ func segmentsPlot(d Data) (chart, error) {
 	x := 0.0
 	for i, s := range d.Breakdown.Segments {
 		w := 100 * s.Share
-		leg = append(leg, legendItem{i, fmt.Sprintf("%s %.1f%% (p50 %v, p99 %v)", s.Label, w, s.P50, s.P99)})
+		leg = append(leg, legendItem{i, fmt.Sprintf("%s %.1f%% (p50 %v, p99 %v)", s.Label, w, trace.Short(s.P50), trace.Short(s.P99))})
 		if w <= 0 {
 			continue
 		}

@@ -76,7 +76,7 @@ func TestWriteHTMLSegments(t *testing.T) {
 	if math.Abs(sum-100) > 0.05*trace.NumSegments {
 		t.Errorf("the shares add up to %.1f%%", sum)
 	}
-	if !strings.Contains(page, "socket to executed (20): p50 1.045ms") || !strings.Contains(page, "socket to committed (20)") {
+	if !strings.Contains(page, "socket to executed (20): p50 1.05ms") || !strings.Contains(page, "socket to committed (20)") {
 		t.Errorf("the end-to-end legend lacks its series")
 	}
 	d, _ := Compute(spans, Config{})
