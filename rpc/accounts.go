@@ -40,13 +40,43 @@ type accountJSON struct {
 	Space      int    `json:"space"`
 }
 
-// encodeAccount renders an account. getAccountInfo's default encoding is
+// dataSlice is the dataSlice option of the account methods: Length bytes
+// of an account's data from Offset, fewer where the data ends first
+// (none where it ends before Offset), as Agave's slice_data.
+type dataSlice struct {
+	Offset uint64 `json:"offset"`
+	Length uint64 `json:"length"`
+}
+
+// of returns the part of data d selects; d nil selects all of it.
+func (d *dataSlice) of(data []byte) []byte {
+	if d == nil {
+		return data
+	}
+	n := uint64(len(data))
+	if d.Offset >= n {
+		return data[:0]
+	}
+	end := n
+	if d.Length < n-d.Offset {
+		end = d.Offset + d.Length
+	}
+	return data[d.Offset:end]
+}
+
+// encodeAccount renders an account, its data cut to slice (nil: all of
+// it; a slice with jsonParsed is refused, as Agave's
+// check_slice_and_encoding does, and space stays the whole length). getAccountInfo's default encoding is
 // Solana's legacy "binary" (data a plain base58 string); getMultipleAccounts
 // defaults to base64, as Agave's do.
-func encodeAccount(a bank.Account, ok bool, encoding string) (any, *Error) {
+func encodeAccount(a bank.Account, ok bool, encoding string, slice *dataSlice) (any, *Error) {
+	if slice != nil && encoding == "jsonParsed" {
+		return nil, jsonrpc.InvalidParams("Sliced account data can only be encoded using binary (base 58) or base64 encoding.")
+	}
 	if !ok {
 		return nil, nil
 	}
+	data := slice.of(a.Data)
 	out := accountJSON{Executable: a.Executable, Lamports: a.Lamports, Owner: base58.Encode(a.Owner[:]), RentEpoch: ^uint64(0), Space: len(a.Data)}
 	switch encoding {
 	case "jsonParsed":
@@ -59,15 +89,15 @@ func encodeAccount(a bank.Account, ok bool, encoding string) (any, *Error) {
 		}
 		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
 	case "base64":
-		out.Data = [2]string{base64.StdEncoding.EncodeToString(a.Data), "base64"}
+		out.Data = [2]string{base64.StdEncoding.EncodeToString(data), "base64"}
 	case "base58", "", "binary":
-		if len(a.Data) > jsonrpc.MaxBase58Bytes {
+		if len(data) > jsonrpc.MaxBase58Bytes {
 			return nil, jsonrpc.InvalidParams("Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.")
 		}
 		if encoding == "base58" {
-			out.Data = [2]string{base58.Encode(a.Data), "base58"}
+			out.Data = [2]string{base58.Encode(data), "base58"}
 		} else {
-			out.Data = base58.Encode(a.Data)
+			out.Data = base58.Encode(data)
 		}
 	default:
 		return nil, jsonrpc.InvalidParams("Invalid params: unsupported encoding %q (base58, base64)", encoding)
@@ -92,7 +122,7 @@ func getAccountInfo(s *Server, q *call, params []json.RawMessage) (any, *Error) 
 	if err != nil {
 		return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
-	v, e := encodeAccount(a, ok, c.Encoding)
+	v, e := encodeAccount(a, ok, c.Encoding, c.DataSlice)
 	if e != nil {
 		return nil, e
 	}
@@ -134,7 +164,7 @@ func getMultipleAccounts(s *Server, q *call, params []json.RawMessage) (any, *Er
 		if err != nil {
 			return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 		}
-		if out[i], e = encodeAccount(a, ok, c.Encoding); e != nil {
+		if out[i], e = encodeAccount(a, ok, c.Encoding, c.DataSlice); e != nil {
 			return nil, e
 		}
 	}

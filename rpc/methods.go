@@ -81,13 +81,14 @@ func (s *Server) ctx() rpcContext {
 
 // config is the options object that follows the positional parameters.
 type config struct {
-	Commitment               string  `json:"commitment"`
-	Encoding                 string  `json:"encoding"`
-	SearchTransactionHistory bool    `json:"searchTransactionHistory"`
-	MinContextSlot           *uint64 `json:"minContextSlot"`
-	SkipPreflight            bool    `json:"skipPreflight"`
-	PreflightCommitment      string  `json:"preflightCommitment"`
-	MaxRetries               *uint64 `json:"maxRetries"`
+	Commitment               string     `json:"commitment"`
+	Encoding                 string     `json:"encoding"`
+	SearchTransactionHistory bool       `json:"searchTransactionHistory"`
+	MinContextSlot           *uint64    `json:"minContextSlot"`
+	SkipPreflight            bool       `json:"skipPreflight"`
+	PreflightCommitment      string     `json:"preflightCommitment"`
+	MaxRetries               *uint64    `json:"maxRetries"`
+	DataSlice                *dataSlice `json:"dataSlice"`
 
 	// level and preflight are Commitment and PreflightCommitment read
 	// (parseConfig): Finalized when none was given.

@@ -327,7 +327,7 @@ func (s *Server) simAccounts(q *call, v txview.View, sim runtime.Simulation, add
 				return nil, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 			}
 		}
-		if out[i], e = encodeAccount(a, ok, encoding); e != nil {
+		if out[i], e = encodeAccount(a, ok, encoding, nil); e != nil {
 			return nil, e
 		}
 	}
