@@ -57,3 +57,48 @@ func TestKitClient(t *testing.T) {
 		t.Errorf("tpu run after the checks, on SIGINT: %v\n%s", err, c.stderr())
 	}
 }
+
+// kitNonceChecks are the checks of clients/kit/nonce.mjs, all of which
+// TestKitNonce runs; each must print "ok   <name>".
+var kitNonceChecks = []string{
+	"createNonceAccount", "signOffline", "submitAfterExpiry", "secondSubmitRefused", // durable nonce
+	"createAccountWithSeed", "transferWithSeed", // seed-derived addresses
+}
+
+// TestKitNonce runs clients/kit/nonce.mjs against tpu run with 20ms
+// slots, so that the signing blockhash expires within seconds: @solana/kit's
+// durable-nonce flow (a nonce account made with the System program
+// client, a transfer signed over its nonce, sent after the blockhash
+// expired with kit's durable-nonce sender, and refused the second time)
+// and accounts at seed-derived addresses (createAddressWithSeed,
+// CreateAccountWithSeed, TransferWithSeed). Node and npm as
+// TestKitClient.
+func TestKitNonce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs @solana/kit and runs tpu run")
+	}
+	node, npm := findNode(t)
+	npmCIIn(t, npm, kitDir)
+
+	c := startChild(t, "run", "--no-gen", "--duration", "0", "--slot-time", "20ms", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
+		"--ledger", filepath.Join(t.TempDir(), "ledger"))
+	env := []string{
+		"RPC_URL=" + logged(t, c.await(t, 1, "msg=json-rpc"), "url"),
+		"WS_URL=" + logged(t, c.await(t, 1, "msg=pubsub"), "url"),
+	}
+	lines := strings.Split(runNodeIn(t, node, kitDir, env, "nonce.mjs"), "\n")
+	for _, name := range kitNonceChecks {
+		if !hasLine(lines, "ok   "+name+"  ") {
+			t.Errorf("check %s did not pass", name)
+		}
+	}
+	if !hasLine(lines, fmt.Sprintf("PASS: %d checks", len(kitNonceChecks))) {
+		t.Errorf("no line \"PASS: %d checks\": the script runs checks this test does not know of, or failed", len(kitNonceChecks))
+	}
+	if t.Failed() {
+		t.Logf("tpu's log:\n%s", c.stderr())
+	}
+	if _, err := c.interrupt(t); err != nil {
+		t.Errorf("tpu run after the checks, on SIGINT: %v\n%s", err, c.stderr())
+	}
+}
