@@ -167,6 +167,9 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 
 	before := procstats.Read()
 	r.live = drive(env, g, f, load, &sched, stop, log)
+	// The load is stopped (its end, or a signal): what is in flight now
+	// drains. Logged so that the time from a signal to the drain shows.
+	log.Info("load stopped: draining the pipeline")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r.stopErr = n.Stop(ctx)
