@@ -2,11 +2,13 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +201,131 @@ func TestPerIPLimit(t *testing.T) {
 	}
 	if st := s.ln.Stats(); st.Refused != 1 {
 		t.Fatalf("%+v, want 1 refused", st)
+	}
+}
+
+// The attack of issue 26: a slow-body flood, in which 39 of 45 new-client
+// probes timed out. 1,000 connections from one address each send a
+// request's header and most of its body (Content-Length MaxBodyBytes, all
+// but 1 KiB of it at once, the most memory a body may hold), then the
+// rest a byte at a time, never finishing within the test (ReadTimeout is
+// a minute here, so that nothing cuts them short). The address holds at
+// most the per-IP limit of connections, the rest refused at once; ten
+// clients from another address are each served within 1 s; and the heap
+// grows by no more than the limits allow the connections held.
+func TestSlowBodyFromOneAddress(t *testing.T) {
+	s := startFake(t, &fakeLedger{last: 10}, Config{ReadTimeout: time.Minute})
+	const (
+		attack = 1000
+		tail   = 1 << 10 // of each body, sent a byte at a time
+	)
+	maxBody := s.cfg.MaxBodyBytes
+	// Bounds the heap growth: what the limits let a connection hold (its
+	// header, the 4 KiB Go reads past MaxHeaderBytes, the body read into
+	// a buffer that may be twice its size while it grows, and its bufio
+	// buffers), per connection held, and 2 KiB for each of the
+	// attacker's own sockets, which live in this process too.
+	perConn := uint64(s.cfg.MaxHeaderBytes) + 4<<10 + 2*uint64(maxBody) + 8<<10
+	head := fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", maxBody)
+	bulk := append([]byte(head), bytes.Repeat([]byte(" "), int(maxBody)-tail)...)
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	var mu sync.Mutex
+	var conns []net.Conn
+	stop := make(chan struct{})
+	dripped := make(chan struct{})
+	defer func() {
+		close(stop)
+		<-dripped
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range jobs {
+				c, err := dialFrom("127.0.0.3", s.Addr())
+				if err != nil {
+					continue // a refused or dropped SYN: the attacker's loss
+				}
+				c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+				c.Write(bulk) // a refused connection may fail here: the attacker's loss
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range attack {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	// The bodies' tails, a byte per connection every 50 ms.
+	go func() {
+		defer close(dripped)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			for _, c := range conns {
+				c.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+				c.Write([]byte{' '})
+			}
+			mu.Unlock()
+		}
+	}()
+
+	// Every connection was either taken (within the cap) or refused.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := s.ln.Stats()
+		if st.Open <= DefaultMaxConnsPerIP && uint64(st.Open)+st.Refused+st.Reclaimed >= attack {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d slow bodies from one address: %+v, want at most %d open and the rest refused", attack, st, DefaultMaxConnsPerIP)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	held := s.ln.Stats().Open
+	if held == 0 {
+		t.Fatal("the attack holds no connection: it tests nothing")
+	}
+
+	const probes = 10
+	var slowest time.Duration
+	for i := range probes {
+		start := time.Now()
+		if err := freshClient("127.0.0.4", s.URL(), time.Second); err != nil {
+			t.Fatalf("probe %d of %d from another address during a %d-connection slow-body flood: %v", i+1, probes, attack, err)
+		}
+		slowest = max(slowest, time.Since(start))
+	}
+
+	runtime.GC()
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	grew := int64(during.HeapAlloc) - int64(before.HeapAlloc)
+	bound := uint64(held)*perConn + attack*2<<10
+	t.Logf("slow-body flood: %d of %d connections held, %+v; %d of %d probes served, the slowest in %v; heap grew %.1f MiB (bound %.1f MiB)",
+		held, attack, s.ln.Stats(), probes, probes, slowest, float64(grew)/(1<<20), float64(bound)/(1<<20))
+	if grew > int64(bound) {
+		t.Fatalf("the heap grew %d bytes under a slow-body flood holding %d connections, more than the limits allow (%d)", grew, held, bound)
+	}
+	if st := s.ln.Stats(); st.Open > DefaultMaxConnsPerIP+1 {
+		t.Fatalf("%+v: more than the per-IP limit from the attacker", st)
 	}
 }

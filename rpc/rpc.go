@@ -69,8 +69,8 @@ type Verifier interface {
 
 // Defaults of the limits in Config, for cmd/tpu's flags.
 const (
-	DefaultMaxConns             = 512
-	DefaultMaxConnsPerIP        = 128
+	DefaultMaxConns             = httpguard.DefaultMaxConns
+	DefaultMaxConnsPerIP        = httpguard.DefaultMaxConnsPerAddr
 	DefaultExpensivePerSec      = 2_000
 	DefaultHistorySlots         = 10_000
 	DefaultMaxBlockTransactions = 10_000
@@ -254,13 +254,13 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	jsonrpc.Default(&c.Addr, "127.0.0.1:8899")
 	jsonrpc.Default(&c.MaxBodyBytes, 50<<10)
-	jsonrpc.Default(&c.MaxHeaderBytes, 32<<10)
+	jsonrpc.Default(&c.MaxHeaderBytes, httpguard.DefaultMaxHeaderBytes)
 	jsonrpc.Default(&c.MaxConns, DefaultMaxConns)
 	jsonrpc.Default(&c.MaxConnsPerIP, DefaultMaxConnsPerIP)
-	jsonrpc.Default(&c.ReadHeaderTimeout, 5*time.Second)
-	jsonrpc.Default(&c.ReadTimeout, 10*time.Second)
-	jsonrpc.Default(&c.WriteTimeout, 30*time.Second)
-	jsonrpc.Default(&c.IdleTimeout, 30*time.Second)
+	jsonrpc.Default(&c.ReadHeaderTimeout, httpguard.DefaultReadHeaderTimeout)
+	jsonrpc.Default(&c.ReadTimeout, httpguard.DefaultReadTimeout)
+	jsonrpc.Default(&c.WriteTimeout, httpguard.DefaultWriteTimeout)
+	jsonrpc.Default(&c.IdleTimeout, httpguard.DefaultIdleTimeout)
 	jsonrpc.Default(&c.MaxBatch, 100)
 	jsonrpc.Default(&c.MaxItems, 1024)
 	jsonrpc.Default(&c.MaxDepth, 16)

@@ -470,3 +470,51 @@ func sigverifyBackend(t testing.TB) sigverify.Backend {
 	}
 	return b
 }
+
+// Preflight looks a signature up as getSignatureStatuses does: a
+// transfer whose slot the bank has committed but the index has not been
+// told of yet shows as processed to getSignatureStatuses, so sending it
+// again must be refused as already processed, not simulated afresh
+// (TestPreflight's resend failed so under load, the index a slot behind).
+func TestPreflightSeesASlotNotYetIndexed(t *testing.T) {
+	var hold atomic.Bool
+	held, release := make(chan uint64, 1), make(chan struct{})
+	n := startNodeWith(t, func(b *bank.Bank) {
+		b.OnCommit(func(r ledger.SlotRecord) { // before the RPC's listener
+			if hold.Load() {
+				held <- r.Slot
+				<-release
+			}
+		})
+	})
+	ctx := context.Background()
+	payer, to := genesisKey(1), solana.NewWallet().PublicKey()
+	tx := transfer(t, n, payer, to, 3_000_000)
+	hold.Store(true)
+	var once sync.Once
+	unhold := func() { once.Do(func() { hold.Store(false); close(release) }) }
+	t.Cleanup(unhold)
+	if _, e := rawCall(t, n, "sendTransaction", txParams(t, tx, `"skipPreflight":true`)); e != nil {
+		t.Fatalf("send: %+v", e)
+	}
+	for {
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("transfer not committed within 10s")
+		}
+		if n.balance(t, to) == 3_000_000 {
+			break
+		}
+		release <- struct{}{}
+	}
+	res, err := n.c.GetSignatureStatuses(ctx, false, tx.Signatures[0])
+	if err != nil || res.Value[0] == nil {
+		t.Fatalf("status of a committed transfer whose slot is not indexed: %+v %v", res, err)
+	}
+	_, e := rawCall(t, n, "sendTransaction", txParams(t, tx, `"preflightCommitment":"processed"`))
+	if e == nil || e.Code != -32002 || e.Message != "Transaction simulation failed: This transaction has already been processed" {
+		t.Fatalf("resent while its slot is not indexed: %+v", e)
+	}
+	unhold()
+}

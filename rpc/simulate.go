@@ -176,12 +176,14 @@ func (s *Server) simulate(v txview.View, level jsonrpc.Commitment) (runtime.Simu
 			return runtime.Simulation{Err: banking.NewTxError(banking.TxBlockhashNotFound)}, nil
 		}
 	}
-	if err := s.startStatuses(); err != nil {
+	// Looked up as getSignatureStatuses looks it up: the index, then
+	// the slots the bank has committed but not yet told the index of, so
+	// that a client that has seen a status never gets a resend past
+	// preflight (the index alone lags the bank by a slot or so).
+	_, seen, err := s.SignatureStatus(*v.Signature(0))
+	if err != nil {
 		return runtime.Simulation{}, &Error{Code: jsonrpc.CodeInternal, Message: err.Error()}
 	}
-	s.mu.RLock()
-	_, seen := s.recent.get(v.Signature(0))
-	s.mu.RUnlock()
 	if seen {
 		return runtime.Simulation{Err: banking.NewTxError(banking.TxAlreadyProcessed)}, nil
 	}

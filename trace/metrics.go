@@ -25,16 +25,6 @@ type metricsServer struct {
 	url  string
 }
 
-// The metrics server's bounds: RPC's header limit and timeouts, and a
-// connection cap (per address too) sized for a few scrapers, not a
-// crowd. A scrape's response is tens of KiB, so 64 connections hold a
-// few MiB at most.
-const (
-	metricsMaxHeaderBytes = 32 << 10
-	metricsMaxConns       = 64
-	metricsMaxConnsPerIP  = 16
-)
-
 // profiling, when not nil, is called by the heap-profile handler while
 // it holds the one profile turn: a test's hold.
 var profiling func()
@@ -55,7 +45,7 @@ func serveMetrics(addr string, pprofOn bool) (*metricsServer, *otelprom.Exporter
 		exp.Shutdown(context.Background())
 		return nil, nil, fmt.Errorf("trace: serving metrics at %s: %w", addr, err)
 	}
-	ln, err := httpguard.NewListener(raw, httpguard.Config{MaxConns: metricsMaxConns, MaxConnsPerAddr: metricsMaxConnsPerIP})
+	ln, err := httpguard.NewListener(raw, httpguard.Config{MaxConns: httpguard.DefaultMaxConns, MaxConnsPerAddr: httpguard.DefaultMaxConnsPerAddr})
 	if err != nil {
 		raw.Close()
 		exp.Shutdown(context.Background())
@@ -85,10 +75,14 @@ func serveMetrics(addr string, pprofOn bool) (*metricsServer, *otelprom.Exporter
 			pprof.Lookup("heap").WriteTo(w, 0)
 		})
 	}
+	// RPC's limits by default (httpguard's): its header limit, timeouts
+	// and connection caps. A scrape's response is tens of KiB, so 512
+	// connections hold tens of MiB at most.
 	m := &metricsServer{
 		srv: &http.Server{Handler: mux, ConnState: ln.ConnState,
-			MaxHeaderBytes: metricsMaxHeaderBytes, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-			WriteTimeout: 30 * time.Second, IdleTimeout: 30 * time.Second},
+			MaxHeaderBytes: httpguard.DefaultMaxHeaderBytes, ReadHeaderTimeout: httpguard.DefaultReadHeaderTimeout,
+			ReadTimeout: httpguard.DefaultReadTimeout, WriteTimeout: httpguard.DefaultWriteTimeout,
+			IdleTimeout: httpguard.DefaultIdleTimeout},
 		ln:   ln,
 		done: make(chan struct{}),
 		url:  "http://" + ln.Addr().String() + "/metrics",

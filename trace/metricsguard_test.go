@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/httpguard"
 	"github.com/tpugo/tpu/trace"
 )
 
@@ -103,41 +104,102 @@ func TestMetricsHeaderLimit(t *testing.T) {
 	}
 }
 
-// Connections are capped, 16 from one address: 200 connections that
-// send half a header hold at most 16, and a scrape from another address
-// is served.
-func TestMetricsConnectionCap(t *testing.T) {
-	p := setupMetrics(t, trace.Config{MetricsAddr: "127.0.0.1:0"})
-	addr := strings.TrimPrefix(strings.TrimSuffix(p.MetricsURL(), "/metrics"), "http://")
-	const attack = 200
-	for range attack {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}, Timeout: 10 * time.Second}
-		c, err := d.Dial("tcp", addr)
-		if err != nil {
-			continue
-		}
-		defer c.Close()
-		io.WriteString(c, "GET /metrics HTTP/1.1\r\nX-Slow: a")
+// scrapeKeepAlive dials addr from the loopback address from, scrapes
+// /metrics once and leaves the connection open (idle between requests,
+// as a keep-alive scraper's), returning it and the answer's status.
+func scrapeKeepAlive(t *testing.T, from, addr string) (net.Conn, int) {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial from %s: %v", from, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st := trace.MetricsConns(p)
-		if st.Open <= 16 && uint64(st.Open)+st.Refused+st.Reclaimed >= attack {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d connections from one address: %+v, want at most 16 open and the rest refused", attack, st)
-		}
-		time.Sleep(10 * time.Millisecond)
+	t.Cleanup(func() { c.Close() })
+	if _, err := io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatalf("a scrape from %s: %v", from, err)
 	}
-	tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.4")}}).DialContext}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a scrape from %s: %v", from, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return c, resp.StatusCode
+}
+
+// metricsHostPort is p's metrics server's host:port.
+func metricsHostPort(p *trace.Provider) string {
+	return strings.TrimPrefix(strings.TrimSuffix(p.MetricsURL(), "/metrics"), "http://")
+}
+
+// scrapeFrom scrapes p's /metrics on a new connection from the loopback
+// address from, within 10 s, and returns the answer's status.
+func scrapeFrom(t *testing.T, p *trace.Provider, from string) int {
+	t.Helper()
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(p.MetricsURL())
 	if err != nil {
-		t.Fatalf("a scrape from another address: %v", err)
+		t.Fatalf("a scrape from %s: %v", from, err)
 	}
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("a scrape from another address: HTTP %d", resp.StatusCode)
+	return resp.StatusCode
+}
+
+// The per-address cap is RPC's (128; it was 16): of 200 keep-alive
+// scrapers from one address, 128 are served and stay open, the other 72
+// are answered 429, and a scrape from another address is served.
+// Keep-alive connections (idle 30 s) rather than half-sent headers (cut
+// after 5 s), so that a slow machine cannot blur the counts.
+func TestMetricsConnectionCapPerAddr(t *testing.T) {
+	p := setupMetrics(t, trace.Config{MetricsAddr: "127.0.0.1:0"})
+	const attack = 200
+	perAddr := httpguard.DefaultMaxConnsPerAddr
+	served, refused := 0, 0
+	for range attack {
+		switch _, code := scrapeKeepAlive(t, "127.0.0.3", metricsHostPort(p)); code {
+		case http.StatusOK:
+			served++
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			t.Fatalf("a scrape from the crowd's address: HTTP %d", code)
+		}
+	}
+	st := trace.MetricsConns(p)
+	if served != perAddr || refused != attack-perAddr || st.Open != perAddr || st.Refused != uint64(attack-perAddr) {
+		t.Fatalf("%d scrapers from one address: %d served, %d refused, %+v; want %d served and open, %d refused (RPC's per-IP cap)",
+			attack, served, refused, st, perAddr, attack-perAddr)
+	}
+	if code := scrapeFrom(t, p, "127.0.0.4"); code != http.StatusOK {
+		t.Fatalf("a scrape from another address beside %d from one: HTTP %d", attack, code)
+	}
+}
+
+// The total cap is RPC's (512; it was 64): 640 keep-alive scrapers from
+// five addresses (128 each, within the per-address cap) leave 512 open,
+// the 128 longest idle reclaimed, and a new scraper takes the place of
+// one more.
+func TestMetricsConnectionCap(t *testing.T) {
+	p := setupMetrics(t, trace.Config{MetricsAddr: "127.0.0.1:0"})
+	maxConns, perAddr := httpguard.DefaultMaxConns, httpguard.DefaultMaxConnsPerAddr
+	const addrs = 5
+	for i := range addrs * perAddr {
+		from := fmt.Sprintf("127.0.0.%d", 10+i%addrs)
+		if _, code := scrapeKeepAlive(t, from, metricsHostPort(p)); code != http.StatusOK {
+			t.Fatalf("scraper %d from %s: HTTP %d", i, from, code)
+		}
+	}
+	want := uint64(addrs*perAddr - maxConns)
+	if st := trace.MetricsConns(p); st.Open != maxConns || st.Reclaimed != want || st.Refused != 0 {
+		t.Fatalf("after %d keep-alive scrapers: %+v, want %d open (RPC's cap) and %d reclaimed", addrs*perAddr, st, maxConns, want)
+	}
+	if code := scrapeFrom(t, p, "127.0.0.4"); code != http.StatusOK {
+		t.Fatalf("a new scraper at the cap: HTTP %d", code)
+	}
+	if st := trace.MetricsConns(p); st.Reclaimed != want+1 {
+		t.Fatalf("%+v: the new scraper should have reclaimed one idle connection", st)
 	}
 }

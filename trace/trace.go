@@ -60,8 +60,9 @@ type Config struct {
 	// Shutdown; port 0 picks a free port (see Provider.MetricsURL). An
 	// address with no host (":9100") means loopback (127.0.0.1:9100):
 	// every interface must be asked for by name (0.0.0.0:9100). The
-	// server caps its connections (64, 16 from one address), its header
-	// (32 KiB) and its read, write and idle times. Empty: not served.
+	// server has RPC's default limits (httpguard's): it caps its
+	// connections (512, 128 from one address), its header (32 KiB) and
+	// its read, write and idle times. Empty: not served.
 	MetricsAddr string
 	// KeepTracers keeps the spans of batches that carried a tracer packet
 	// in memory (up to MaxKeptSpans), whatever SampleRatio and with or

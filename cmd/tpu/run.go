@@ -177,6 +177,9 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	before := procstats.Read()
 	r.cpu = startStageCPU(f, cores, workers, prov, log)
 	r.live = drive(env, g, f, load, &sched, r.cpu, stop, log)
+	// The load is stopped (its end, or a signal): what is in flight now
+	// drains. Logged so that the time from a signal to the drain shows.
+	log.Info("load stopped: draining the pipeline")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r.stopErr = n.Stop(ctx)

@@ -226,33 +226,55 @@ func TestSignalAtStartup(t *testing.T) {
 // TestSignalAtFastSlots: issue 26 found tpu run at --slot-time 100us with
 // --sync sync ignoring SIGINT for 10 s, its slot clock queueing ticks
 // faster than banking took them. Ticks now coalesce and the slot time is
-// at least 1 ms: at that bound, under load, a SIGINT stops the run, which
-// drains, prints its summary and exits 0, well within the 1 s the issue
-// asks (the bound checked here is looser, for a loaded machine under
-// -race; the time taken is logged).
+// at least 1 ms: at that bound, under load, the run honours a SIGINT
+// within the issue's 1 s (it logs the signal and begins its drain), then
+// drains, prints its summary and exits 0.
+//
+// "Honoured" is timed by the child's own log timestamps against the
+// moment the signal was sent (one wall clock, one machine), so that this
+// test's reading of the child's stderr, late on a loaded machine, does
+// not count. The exit is bounded more loosely, at 5 s: it also takes
+// the drain, the ledger's last commit (an fsync a slot with --sync
+// sync), the second ceiling sample (300 ms) and the summary, which under
+// -race on a busy 2-core machine took 1.3 s where plain took 0.4 s; the
+// bug's 10 s stays well outside it.
 func TestSignalAtFastSlots(t *testing.T) {
 	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(t.TempDir(), "ledger"),
 		"--slot-time", "1ms", "--sync", "sync", "--duration", "60s", "--rate", "1000", "--count", "20000", "--accounts", "64")
 	c.await(t, 3, " received ") // three live lines: three seconds of 1 ms slots under load
-	start := time.Now()
+	sent := time.Now()
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	c.await(t, 1, "signal: stopping")
-	honoured := time.Since(start)
+	signalled := loggedAt(t, c.await(t, 1, "signal: stopping")).Sub(sent)
+	draining := loggedAt(t, c.await(t, 1, "load stopped: draining")).Sub(sent)
 	select {
 	case <-c.drained:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no exit 30 s after SIGINT at 1 ms slots:\n%s", c.stderr())
 	}
-	exited := time.Since(start)
+	exited := time.Since(sent)
 	err := c.cmd.Wait()
 	out := c.stdout.String()
 	if err != nil || !strings.Contains(out, "accounting ok: true") {
 		t.Fatalf("exit after SIGINT at 1 ms slots: %v\n%s\n%s", err, out, c.stderr())
 	}
-	t.Logf("SIGINT at 1 ms slots: logged after %v, exited after %v", honoured, exited)
-	if exited > 5*time.Second {
-		t.Fatalf("exited %v after SIGINT at 1 ms slots, want well under 5 s (the issue's 10 s was the bug)", exited)
+	t.Logf("SIGINT at 1 ms slots: logged after %v, the drain begun after %v, exited after %v (log times to the millisecond)", signalled, draining, exited)
+	if signalled > time.Second || draining > time.Second {
+		t.Fatalf("SIGINT at 1 ms slots: logged after %v and the drain begun after %v, want both within 1 s (issue 26)", signalled, draining)
 	}
+	if exited > 5*time.Second {
+		t.Fatalf("exited %v after SIGINT at 1 ms slots, want within 5 s (the issue's 10 s was the bug)", exited)
+	}
+}
+
+// loggedAt returns the time a line of tpu's log was logged (its time=,
+// to the millisecond).
+func loggedAt(t *testing.T, line string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, logged(t, line, "time"))
+	if err != nil {
+		t.Fatalf("the time of %q: %v", line, err)
+	}
+	return at
 }
