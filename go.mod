@@ -12,6 +12,7 @@ require (
 	github.com/coder/websocket v1.8.14
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1
 	github.com/gagliardetto/solana-go v1.14.0
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/mr-tron/base58 v1.3.0
 	github.com/oasisprotocol/curve25519-voi v0.0.0-20230904125328-1f23a7beb09a
 	github.com/panjf2000/ants/v2 v2.12.1

@@ -40,6 +40,7 @@ var rules = []rule{
 	{dir: "txview", external: []string{"lukechampine.com/blake3"}},
 	{dir: "trace/procstats"},
 	{dir: "httpguard"},
+	{dir: "trace/cpustage", external: []string{"github.com/google/pprof/"}},
 	{dir: "trace/report", internal: []string{"trace"}, external: []string{"gonum.org/v1/plot"}},
 	{dir: "trace", internal: []string{"packet", "httpguard"}, external: []string{"go.opentelemetry.io/", "github.com/prometheus/client_golang/"}},
 	// The banking packages, one concept each, import one way: banking
@@ -70,7 +71,7 @@ var rules = []rule{
 	{dir: "rpc/jsonrpc"},
 	{dir: "rpc/txjson", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "rpc/parsed", internal: []string{"txview", "=banking", "banking/bank"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "rpc/pubsub", internal: []string{"banking", "rpc/jsonrpc", "rpc/parsed", "httpguard"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
+	{dir: "rpc/pubsub", internal: []string{"txview", "banking", "rpc/jsonrpc", "rpc/parsed", "httpguard"}, external: []string{"github.com/coder/websocket", "go.opentelemetry.io/", "github.com/mr-tron/base58"}},
 	{dir: "rpc", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "httpguard"}, external: []string{"github.com/mr-tron/base58"}},
 	{dir: "cmd", internal: []string{"*"}, external: []string{"*"}},
 }

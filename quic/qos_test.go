@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/x509"
 	"net/netip"
 	"os"
@@ -113,6 +114,7 @@ func TestConnRateRefused(t *testing.T) {
 	for range 3 {
 		dial(t, s, nil)
 	}
+	waitFor(t, "3 admitted", func() bool { return s.Counts()[EventConnAccepted] == 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if c, err := Dial(ctx, s.Addr(), nil); err == nil {
@@ -130,12 +132,12 @@ func TestTooManyPerIP(t *testing.T) {
 	staked := newKey(t)
 	s, _ := startServer(t, Config{Stakes: NewStakes(map[Identity]uint64{idOf(staked): 1}),
 		Limits: Limits{MaxConnsPerUnstakedIP: 2, MaxConnsPerStakedPeer: 1}})
-	dial(t, s, nil)
-	dial(t, s, nil)
+	admitted(t, s, nil)
+	admitted(t, s, nil)
 	if code := closeCode(t, dial(t, s, nil)); code != CodeTooMany {
 		t.Fatalf("third unstaked: code %d", code)
 	}
-	dial(t, s, staked) // staked: not in the IP's count
+	admitted(t, s, staked) // staked: not in the IP's count
 	if code := closeCode(t, dial(t, s, staked)); code != CodeTooMany {
 		t.Fatalf("second staked: code %d", code)
 	}
@@ -152,14 +154,14 @@ func TestTableFull(t *testing.T) {
 	low, high := newKey(t), newKey(t)
 	s, _ := startServer(t, Config{Stakes: NewStakes(map[Identity]uint64{idOf(low): 1, idOf(high): 2}),
 		Limits: Limits{MaxUnstakedConns: 2, MaxStakedConns: 1}})
-	first := dial(t, s, nil)
-	dial(t, s, nil)
-	dial(t, s, nil)
+	first := admitted(t, s, nil)
+	admitted(t, s, nil)
+	admitted(t, s, nil)
 	if code := closeCode(t, first); code != CodeDropped {
 		t.Fatalf("oldest unstaked: code %d", code)
 	}
-	l := dial(t, s, low)
-	dial(t, s, high)
+	l := admitted(t, s, low)
+	admitted(t, s, high)
 	if code := closeCode(t, l); code != CodeDropped {
 		t.Fatalf("lower stake: code %d", code)
 	}
@@ -250,4 +252,14 @@ func TestAssemblerAllocs(t *testing.T) {
 	if delivered == 0 {
 		t.Fatal("nothing delivered")
 	}
+}
+
+// admitted dials s and waits until the server has admitted the
+// connection, so that admission order is dial order.
+func admitted(t *testing.T, s *Server, key ed25519.PrivateKey) *Conn {
+	t.Helper()
+	n := s.Counts()[EventConnAccepted]
+	c := dial(t, s, key)
+	waitFor(t, "the connection admitted", func() bool { return s.Counts()[EventConnAccepted] > n })
+	return c
 }

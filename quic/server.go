@@ -41,6 +41,13 @@ const (
 	ConnWindow = 8 << 20
 )
 
+// A closing server reads on while streams end within drainPoll of each
+// other, for at most maxDrain.
+const (
+	drainPoll = 10 * time.Millisecond
+	maxDrain  = 250 * time.Millisecond
+)
+
 // Config configures a Server.
 type Config struct {
 	// Addr is the UDP address to listen on; port 0 picks a free one.
@@ -192,13 +199,25 @@ func (s *Server) Start() {
 	go s.accept()
 }
 
-// Close stops accepting, closes every connection (what their streams
-// had not finished is counted EventStreamLost), waits for the readers,
-// delivers the last batch, and closes the socket. It is idempotent.
+// Close stops accepting connections, reads on while streams keep
+// arriving within drainPoll of each other (at most maxDrain, as fetch's
+// UDP readers drain their sockets), then closes every connection (what
+// their streams had not finished is counted EventStreamLost), waits for
+// the readers, delivers the last batch, and closes the socket. It is
+// idempotent.
 func (s *Server) Close() {
 	s.once.Do(func() {
-		s.cancel()
 		s.ln.Close()
+		end := time.Now().Add(maxDrain)
+		for last := s.counts.snapshot().StreamsAccepted(); time.Now().Before(end); {
+			time.Sleep(drainPoll)
+			n := s.counts.snapshot().StreamsAccepted()
+			if n == last {
+				break
+			}
+			last = n
+		}
+		s.cancel()
 		for _, c := range s.table.all() {
 			c.CloseWithError(0, "server closing")
 		}

@@ -173,8 +173,13 @@ func TestSendReceive(t *testing.T) {
 		t.Fatalf("counts %v", c)
 	}
 	peers := s.Peers()
-	if len(peers) != 2 || !peers[0].Staked || peers[0].Streams != 50 || peers[1].Staked || peers[1].Streams != 50 {
+	if len(peers) != 2 || peers[0].Staked == peers[1].Staked || peers[0].Streams != 50 || peers[1].Streams != 50 {
 		t.Fatalf("peers %+v", peers)
+	}
+	for _, p := range peers {
+		if p.Staked != (p.Stake == 1000) {
+			t.Fatalf("peer %+v", p)
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ const (
 	EventConnAccepted Event = iota
 	// EventConnRefused: an attempt over the per-IP or global new
 	// connection rate, refused before the handshake (CONNECTION_REFUSED).
+	// It counts refused Initial packets: a client that retransmits its
+	// Initial before it gives up is counted again.
 	EventConnRefused
 	// EventALPNRefused: a handshake that did not offer ALPN solana-tpu.
 	EventALPNRefused

@@ -260,10 +260,14 @@ func getBlocks(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if end < start {
 		end = ^uint64(0)
 	}
+	// [start, end?, config?]; end may be null, and the config may come
+	// second (Agave's RpcBlocksConfigWrapper: EndSlotOnly or ConfigOnly).
 	ci := 1
-	if len(params) > 1 && len(params[1]) > 0 && params[1][0] != '{' && string(params[1]) != "null" {
-		if end, e = parseSlot(params[1]); e != nil {
-			return nil, e
+	if len(params) > 1 && len(params[1]) > 0 && params[1][0] != '{' {
+		if string(params[1]) != "null" {
+			if end, e = parseSlot(params[1]); e != nil {
+				return nil, e
+			}
 		}
 		ci = 2
 	} else if len(params) > 2 {
@@ -339,8 +343,11 @@ func getBlockTime(s *Server, q *call, params []json.RawMessage) (any, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	h, e := s.history()
-	if e != nil {
+	// The ledger keeps slot times with or without transaction history,
+	// and Agave answers getBlockTime without it too.
+	h, ok := s.cfg.Bank.(interface{ SlotTime(uint64) (int64, error) })
+	if !ok {
+		_, e := s.history()
 		return nil, e
 	}
 	if slot > s.slotAt(jsonrpc.Confirmed) {

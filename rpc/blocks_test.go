@@ -15,6 +15,7 @@ import (
 
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/rpc"
+	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -265,6 +266,7 @@ func TestGetBlocks(t *testing.T) {
 		{"getBlocks", `[2,5]`, `[2,3,4,5]`},
 		{"getBlocks", `[5,2]`, `[]`},
 		{"getBlocks", `[3,3,{"commitment":"confirmed"}]`, `[3]`},
+		{"getBlocks", `[3,3,null]`, `[3]`},
 		{"getBlocksWithLimit", `[2,3]`, `[2,3,4]`},
 		{"getBlocksWithLimit", `[2,0]`, `[]`},
 		{"getBlocksWithLimit", `[1000000000,5]`, `[]`},
@@ -276,6 +278,11 @@ func TestGetBlocks(t *testing.T) {
 	// Open-ended: up to the commitment's slot, no further.
 	var open []uint64
 	json.Unmarshal(mustCall(t, url, "getBlocks", `[0]`), &open)
+	var openNull []uint64 // as kit sends it: no end, then the options
+	json.Unmarshal(mustCall(t, url, "getBlocks", `[0,null,{"commitment":"finalized"}]`), &openNull)
+	if len(openNull) < 7 || openNull[0] != 0 {
+		t.Errorf("getBlocks [0,null,{...}]: %v", openNull)
+	}
 	var fin uint64
 	json.Unmarshal(mustCall(t, url, "getSlot", `[{"commitment":"finalized"}]`), &fin)
 	if len(open) < 7 || open[0] != 0 || open[len(open)-1] > fin+1 || open[len(open)-1] < 6 {
@@ -359,4 +366,51 @@ func TestGetBlockCap(t *testing.T) {
 		}
 	}
 	mustCall(t, small.URL(), "getBlock", fmt.Sprintf(`[%d,{"transactionDetails":"none"}]`, big))
+}
+
+// TestBlocksWithoutHistory: a node that keeps no transaction history
+// answers getBlock with Agave's -32011, and getBlockTime still, as
+// Agave's does: slot times are kept either way.
+func TestBlocksWithoutHistory(t *testing.T) {
+	g, err := stages.Start(stages.Config{
+		Fetch:     stages.FetchConfig{Addr: "127.0.0.1:0"},
+		Sigverify: stages.SigverifyConfig{Dedup: sigverifyDedup()},
+		Banking: stages.BankingConfig{
+			Bank:     bank.Config{Dir: t.TempDir(), Genesis: bank.GenesisConfig{Seed: seed, Accounts: 8}, NoTxHistory: true},
+			SlotTime: 50 * time.Millisecond,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop(context.Background())
+	srv, err := rpc.Start(rpc.Config{Addr: "127.0.0.1:0", TPU: g.Addr(), Bank: rpc.LedgerOf(g.Bank().Committed()), Seed: seed, Verifier: sigverifyBackend(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var slot uint64
+		json.Unmarshal(mustCall(t, srv.URL(), "getSlot", `[{"commitment":"confirmed"}]`), &slot)
+		if slot >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("slot 2 not committed within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, c := range []struct{ method, params string }{
+		{"getBlock", `[1,{"commitment":"confirmed"}]`},
+		{"getTransaction", `["` + strings.Repeat("1", 64) + `",{"commitment":"confirmed"}]`},
+	} {
+		if _, e := callRaw(t, srv.URL(), c.method, c.params); e == nil || e.Code != -32011 || e.Message != "Transaction history is not available from this node" {
+			t.Errorf("%s without history: %+v, want Agave's -32011", c.method, e)
+		}
+	}
+	var bt int64
+	if json.Unmarshal(mustCall(t, srv.URL(), "getBlockTime", `[1]`), &bt); bt < time.Now().Add(-time.Minute).Unix() {
+		t.Errorf("getBlockTime without history: %d", bt)
+	}
 }

@@ -51,6 +51,12 @@ func init() {
 		"getRecentPrioritizationFees": getRecentPrioritizationFees,
 		"getFirstAvailableBlock":      getFirstAvailableBlock,
 		"minimumLedgerSlot":           minimumLedgerSlot,
+		// Discovery (cluster.go).
+		"getClusterNodes":   getClusterNodes,
+		"getSlotLeader":     getSlotLeader,
+		"getSlotLeaders":    getSlotLeaders,
+		"getLeaderSchedule": getLeaderSchedule,
+		"getEpochSchedule":  getEpochSchedule,
 	}
 }
 

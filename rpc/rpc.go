@@ -101,6 +101,9 @@ type Config struct {
 	Addr string
 	// TPU is where transactions are sent: fetch's UDP address.
 	TPU netip.AddrPort
+	// TPUQUIC is the QUIC TPU's address, which getClusterNodes lists as
+	// tpuQuic; the zero AddrPort: off (null).
+	TPUQUIC netip.AddrPort
 	// Bank is the ledger read, through its concurrent-safe methods only.
 	// Required. The server must be closed (Close) before it is.
 	Bank Ledger
@@ -169,8 +172,10 @@ type Config struct {
 	// answer (full, accounts or signatures): a block with more is
 	// refused (-32602) unless asked with transactionDetails none. A
 	// block's answer takes a history search's turn (MaxSearches), so at
-	// most MaxSearches are built at once, each some 2 KB a transaction
-	// in json: 20 MB with the default. Zero means 10,000.
+	// most MaxSearches are built at once, each about 1 KB of JSON a
+	// transaction and 3 to 4 KB allocated building it (BenchmarkGetBlock;
+	// docs/BENCHMARKS.md): some 40 MB with the default. Zero means
+	// 10,000.
 	MaxBlockTransactions int
 	// MaxSearches caps the history searches that run at once; more wait
 	// their turn (or their client's going away). Zero means 1, so the
@@ -293,6 +298,9 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 	left      func(running int) // the package's left at Start
+
+	// pubsubAddr is where the PubSub listens (SetPubSubAddr), under mu.
+	pubsubAddr netip.AddrPort
 
 	// searches holds a token per history search running (MaxSearches).
 	searches chan struct{}

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/tpugo/tpu/packet"
 )
@@ -33,12 +34,16 @@ type fanout struct {
 	recorder Recorder            // nil: off
 	forward  func(*packet.Batch) // nil: off; consumes b
 	copies   atomic.Uint64       // batches cloned
+	nanos    atomic.Int64        // time spent in send, both modes (Snapshot.FanoutTime)
 }
 
 // send hands m's batch to every consumer; it consumes m's reference.
 // m goes to banking (carrying banking's copy in copy mode); the
 // recorder's arrival time is m.Sent.
 func (f *fanout) send(m *BatchMsg) {
+	t0 := time.Now()
+	c0, ok := threadCPU()
+	defer func() { f.nanos.Add(int64(stepTime(t0, c0, ok))) }()
 	b := m.Batch
 	if f.copy {
 		m.Batch = f.clone(b)
@@ -72,4 +77,22 @@ func (f *fanout) send(m *BatchMsg) {
 func (f *fanout) clone(b *packet.Batch) *packet.Batch {
 	f.copies.Add(1)
 	return b.Clone()
+}
+
+// stepTime is the CPU a step that started at t0 (c0: the thread's CPU
+// time then, ok: read) took: the thread's CPU time since c0, bounded by
+// the wall time since t0. The goroutine may have moved to another thread
+// inside the step (preempted), whose clock is another's: a negative or
+// longer-than-wall difference is then replaced by the wall time. Without
+// the thread's clock it is the wall time, which counts preemption.
+func stepTime(t0 time.Time, c0 time.Duration, ok bool) time.Duration {
+	wall := time.Since(t0)
+	if !ok {
+		return wall
+	}
+	c1, ok := threadCPU()
+	if d := c1 - c0; ok && d >= 0 && d <= wall {
+		return d
+	}
+	return wall
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,3 +329,37 @@ type releasingRecorder struct{}
 
 func (releasingRecorder) Batch(b *packet.Batch, _ int64) { b.Release() }
 func (releasingRecorder) Slot(uint64, int64)             {}
+
+// TestFanoutTime: the fan-out's clock covers the whole hand-off, the
+// consumers' calls included: a banking send that burns CPU makes it
+// count much more than one that does not, and never more than the wall
+// time the sends took.
+func TestFanoutTime(t *testing.T) {
+	pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
+	measure := func(iters int) (time.Duration, time.Duration) {
+		f := &fanout{copy: true, banking: func(m *BatchMsg) {
+			x := uint64(1)
+			for i := 0; i < iters; i++ {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+			burnSink.Add(x)
+			m.Batch.Release()
+		}}
+		start := time.Now()
+		for range 2 {
+			f.send(&BatchMsg{Batch: fullBatch(t, pool, 3)})
+		}
+		return time.Duration(f.nanos.Load()), time.Since(start)
+	}
+	idle, _ := measure(0)
+	busy, wall := measure(50_000_000)
+	if busy <= 10*idle || busy > wall {
+		t.Fatalf("fan-out time %v with consumers burning CPU (wall %v), %v without", busy, wall, idle)
+	}
+	if live := pool.Stats().Live; live != 0 {
+		t.Fatalf("%d batches live", live)
+	}
+}
+
+// burnSink keeps TestFanoutTime's arithmetic alive.
+var burnSink atomic.Uint64

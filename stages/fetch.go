@@ -19,6 +19,7 @@ import (
 	"github.com/tpugo/tpu/packet/mmsg"
 	"github.com/tpugo/tpu/quic"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // FetchConfig configures the fetch stage.
@@ -154,7 +155,8 @@ func (f *fetcher) start() {
 	}
 	if f.quic != nil {
 		f.wg.Add(1)
-		f.quic.Start()
+		// Its accept loop and connection readers count for fetch.
+		cpustage.Do(cpustage.Fetch, f.quic.Start)
 	}
 }
 
@@ -266,6 +268,7 @@ const (
 // count to dropped.
 func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 	defer func() { f.exited(recover()) }()
+	cpustage.Set(cpustage.Fetch)
 	mm, err := mmsg.New(conn, f.pool.BatchCap())
 	if err != nil {
 		panic(fmt.Sprintf("stages: fetch: %v", err)) // a UDPConn always has a RawConn

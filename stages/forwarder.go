@@ -1,6 +1,9 @@
 package stages
 
 import (
+	"context"
+	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/packet/mmsg"
+	"github.com/tpugo/tpu/quic"
 )
 
 // ForwardConfig configures the forwarder (Agave's forwarding stage): it
@@ -33,6 +37,11 @@ type ForwardConfig struct {
 	// (ForwardStats.QueueFull), so that sigverify never waits. Zero
 	// means DefaultForwardQueue.
 	Queue int
+	// QUIC forwards over QUIC, one stream per packet, to To as a QUIC TPU
+	// (the next leader's tpuQuic), presenting Identity (nil: none, an
+	// unstaked sender), as Agave forwards; false: UDP datagrams to To.
+	QUIC     bool
+	Identity ed25519.PrivateKey
 }
 
 const (
@@ -105,6 +114,7 @@ type forwarder struct {
 	bucket tokenBucket     // the goroutine's
 	ds     []mmsg.Datagram // the goroutine's scratch
 	logged bool            // a send error was logged
+	qf     *quicForward    // nil: UDP
 
 	offered, forwarded, votes, rateLimited, sendErrors, queueFull atomic.Uint64
 }
@@ -139,6 +149,9 @@ func startForwarder(cfg ForwardConfig, batchCap int, log *slog.Logger) (*forward
 		bucket: newTokenBucket(cfg.Rate, packet.Now()),
 		ds:     make([]mmsg.Datagram, 0, batchCap),
 	}
+	if cfg.QUIC {
+		f.qf = &quicForward{to: to, key: cfg.Identity}
+	}
 	go f.run()
 	return f, nil
 }
@@ -167,6 +180,9 @@ func (f *forwarder) offer(b *packet.Batch) {
 func (f *forwarder) close() {
 	close(f.queue)
 	<-f.done
+	if f.qf != nil {
+		f.qf.close()
+	}
 	f.conn.Close()
 }
 
@@ -193,7 +209,17 @@ func (f *forwarder) forward(b *packet.Batch, now int64) {
 	}
 	allowed := f.bucket.take(now, len(ds))
 	f.rateLimited.Add(uint64(len(ds) - allowed))
-	if allowed > 0 {
+	if allowed > 0 && f.qf != nil {
+		sent, err := f.qf.send(ds[:allowed])
+		f.forwarded.Add(uint64(sent))
+		if err != nil {
+			f.sendErrors.Add(uint64(allowed - sent))
+			if !f.logged {
+				f.logged = true
+				f.log.Warn("forwarder: QUIC send failed", "to", f.to.String(), "err", err)
+			}
+		}
+	} else if allowed > 0 {
 		f.conn.SetWriteDeadline(time.Now().Add(forwardWriteTimeout))
 		sent, err := f.mc.Write(ds[:allowed], f.to)
 		f.forwarded.Add(uint64(sent))
@@ -257,3 +283,60 @@ func (tb *tokenBucket) take(now int64, n int) int {
 	tb.held -= got * nanotokens
 	return int(got)
 }
+
+// quicForward is the forwarder's QUIC connection to the next leader,
+// dialled on first use and again (at most once per forwardRedial) after
+// it fails. Only the forwarder's goroutine uses it.
+type quicForward struct {
+	to       netip.AddrPort
+	key      ed25519.PrivateKey
+	conn     *quic.Conn
+	lastDial time.Time
+}
+
+// forwardRedial spaces dial attempts to a leader that refuses or is
+// gone: meanwhile what would be forwarded fails, counted (SendErrors).
+const forwardRedial = time.Second
+
+// send sends each datagram on a stream of its own, and returns how many
+// were sent before the first failure.
+func (q *quicForward) send(ds []mmsg.Datagram) (int, error) {
+	if q.conn == nil || q.conn.Raw().Context().Err() != nil {
+		if q.conn != nil {
+			q.conn.Close()
+			q.conn = nil
+		}
+		if time.Since(q.lastDial) < forwardRedial {
+			return 0, errors.New("stages: forwarder: no QUIC connection (redialling)")
+		}
+		q.lastDial = time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), quic.HandshakeTimeout)
+		c, err := quic.Dial(ctx, q.to, q.key)
+		cancel()
+		if err != nil {
+			return 0, err
+		}
+		q.conn = c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardWriteTimeout)
+	defer cancel()
+	for i, d := range ds {
+		if err := q.conn.Send(ctx, d.Buf); err != nil {
+			return i, err
+		}
+	}
+	return len(ds), nil
+}
+
+func (q *quicForward) close() {
+	if q.conn != nil {
+		// Its last streams' FINs are queued, not yet delivered: give them
+		// a moment, as the load generators do.
+		time.Sleep(forwardLinger)
+		q.conn.Close()
+	}
+}
+
+// forwardLinger is how long a closing forwarder keeps its QUIC
+// connection open for what it queued last.
+const forwardLinger = 100 * time.Millisecond

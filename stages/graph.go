@@ -22,6 +22,7 @@ import (
 	"github.com/tpugo/tpu/quic"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // Config configures the whole graph.
@@ -150,7 +151,10 @@ func Start(cfg Config) (*Graph, error) {
 	if g.latency, err = g.prov.Latency("tpu.latency.socket_to_executed", "time from a transaction's socket receive to its execution"); err != nil {
 		return nil, err
 	}
-	if g.bank, err = bank.Open(cfg.Banking.Bank); err != nil {
+	// The ledger's goroutines (its committer, Pebble's flushes and
+	// compactions) start here: their CPU counts for commit.
+	cpustage.Do(cpustage.Commit, func() { g.bank, err = bank.Open(cfg.Banking.Bank) })
+	if err != nil {
 		return nil, err
 	}
 	cleanup := []func(){func() { g.bank.Close() }}
@@ -167,6 +171,7 @@ func Start(cfg Config) (*Graph, error) {
 	// Workers hand finished batches back on the banking actor's mailbox.
 	root := func() *actor.RootContext { return g.system.Root }
 	cfg.Banking.Scheduler.OnComplete = func(wb *scheduler.WorkBatch) { root().Send(g.bankPID, workDoneMsg{wb}) }
+	cfg.Banking.Scheduler.OnWorker = func() { cpustage.Set(cpustage.Execution) }
 	if g.sched, err = scheduler.New(cfg.Banking.Scheduler, g.bank); err != nil {
 		return fail(err)
 	}
@@ -200,7 +205,9 @@ func Start(cfg Config) (*Graph, error) {
 		if qc.Logger == nil {
 			qc.Logger = g.log
 		}
-		if g.fetch.quic, err = quic.Listen(qc); err != nil {
+		// quic-go's goroutines (its socket's reader) count for fetch.
+		cpustage.Do(cpustage.Fetch, func() { g.fetch.quic, err = quic.Listen(qc) })
+		if err != nil {
 			for _, c := range conns {
 				c.Close()
 			}
@@ -483,7 +490,8 @@ func (g *Graph) drain(pid *actor.PID, msg any, timeout time.Duration) (any, erro
 // call the producer again, which hands back the same struct, its state
 // as the panic left it, and the batch the message held would be lost).
 func (g *Graph) spawn(name string, a actor.Actor) *actor.PID {
-	props := actor.PropsFromProducer(func() actor.Actor { return supervised{name: name, a: a, g: g} },
+	st := cpustage.Parse(name) // fetch, sigverify, banking
+	props := actor.PropsFromProducer(func() actor.Actor { return supervised{name: name, stage: st, a: a, g: g} },
 		actor.WithGuardian(stopOnPanic))
 	return g.system.Root.Spawn(props)
 }
@@ -496,12 +504,16 @@ var stopOnPanic = actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { r
 // the graph before protoactor's guardian sees it (protoactor's own
 // recover has no stack to log).
 type supervised struct {
-	name string
-	a    actor.Actor
-	g    *Graph
+	name  string
+	stage cpustage.Stage // its goroutine's label while it receives
+	a     actor.Actor
+	g     *Graph
 }
 
 func (s supervised) Receive(ctx actor.Context) {
+	// protoactor runs a mailbox on a goroutine the sender starts, which
+	// inherits the sender's labels: the actor's CPU is its own from here.
+	cpustage.Set(s.stage)
 	defer func() {
 		if r := recover(); r != nil {
 			s.g.fail(s.name, r, ctx.Message(), debug.Stack())

@@ -46,6 +46,12 @@ type Snapshot struct {
 	// consumers (copy handoff: one per consumer per batch; 0 with
 	// refcount).
 	Copies uint64
+	// FanoutTime is the CPU time sigverify's actor spent handing batches
+	// to their consumers (the fan-out step, copies included in copy
+	// mode): the thread's CPU clock around each hand-off on Linux
+	// (bounded by the wall time, which stands in for it when the
+	// goroutine changed threads inside), the monotonic clock elsewhere.
+	FanoutTime time.Duration
 	// Spared is the packets fetch kept when their batch found no
 	// fetch -> sigverify credit, because their source sent less than
 	// its share of the recent packets (fairshare.go): they went on in a
@@ -90,6 +96,7 @@ func (g *Graph) snapshot(bs scheduler.Stats) Snapshot {
 		HeldBatches: bs.HeldBatches,
 		CopyBuffers: bs.CopyBuffers,
 		Copies:      g.fan.copies.Load(),
+		FanoutTime:  time.Duration(g.fan.nanos.Load()),
 		Spared:      g.fetch.spared.Load(),
 		batchCap:    g.pool.BatchCap(),
 	}

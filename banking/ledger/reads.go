@@ -163,6 +163,11 @@ func (l *Store) TransactionAt(slot uint64, index uint32) (TxRecord, bool, error)
 	return r, err == nil, err
 }
 
+// HistoryEnabled reports whether the ledger keeps transaction history
+// (Config.NoHistory unset): what RPC asks before a history method, to
+// answer Agave's "not available" rather than this package's error.
+func (l *Store) HistoryEnabled() bool { return !l.noHistory }
+
 // SlotTime returns the Unix time (seconds) at which a committed slot
 // ended (slot 0: when the ledger was made), 0 for a slot the ledger has
 // no time for (genesis of a ledger made before it was kept). It is safe

@@ -112,6 +112,10 @@ type Config struct {
 	// Completions: hand it to the scheduler's goroutine (an actor message)
 	// and pass it to Complete there. It must not block.
 	OnComplete func(*WorkBatch)
+	// OnWorker, when not nil, is called on a worker's goroutine each time
+	// it starts draining its queue (the pipeline labels the goroutine
+	// for its CPU profile there). It must be cheap and not block.
+	OnWorker func()
 	// OnDone, when not nil, is called on the scheduler's goroutine for
 	// every transaction that leaves banking with a terminal outcome, with
 	// its receive time (packet.Meta.RecvNanos), its first signature and

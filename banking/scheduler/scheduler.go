@@ -106,7 +106,7 @@ func New(cfg Config, bank *bank.Bank) (*Scheduler, error) {
 	s.workers = workerSet{w: make([]workerState, cfg.Workers), batchSize: cfg.BatchSize,
 		maxQueued: cfg.MaxQueuedBatches, cost: &s.cost, bank: bank}
 	for i := range s.workers.w {
-		s.workers.w[i].run = &runQueue{delay: cfg.ExecDelay, onComplete: cfg.OnComplete, done: s.done}
+		s.workers.w[i].run = &runQueue{delay: cfg.ExecDelay, onComplete: cfg.OnComplete, onWorker: cfg.OnWorker, done: s.done}
 	}
 	pool, err := ants.NewPoolWithFunc(cfg.Workers, func(arg any) {
 		arg.(*runQueue).drain()

@@ -115,11 +115,15 @@ type runQueue struct {
 
 	delay      time.Duration       // Config.ExecDelay
 	onComplete func(wb *WorkBatch) // Config.OnComplete, or nil
+	onWorker   func()              // Config.OnWorker, or nil
 	done       chan<- *WorkBatch   // Completions, without onComplete
 }
 
 // drain runs the queue's batches until it is empty; it is the pool task.
 func (q *runQueue) drain() {
+	if q.onWorker != nil {
+		q.onWorker()
+	}
 	for {
 		q.mu.Lock()
 		if q.head == len(q.batches) {

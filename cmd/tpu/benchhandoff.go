@@ -24,6 +24,7 @@ import (
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/cpustage"
 	"github.com/tpugo/tpu/trace/procstats"
 )
 
@@ -43,7 +44,9 @@ verified batch: 1 is banking alone; 2 adds the banking trace's recorder
 (to a temporary directory); 3 adds the forwarder, sending every verified
 packet (no rate limit) to a UDP socket on 127.0.0.1 that the bench reads
 and counts. The load is signed once (--count transfers between genesis
-accounts, all valid) and sent open-loop at --rate in every run; each run
+accounts, all valid) and sent open-loop at --rate in every run (--rate 0:
+closed-loop, as fast as the pipeline accepts: saturation throughput,
+without latency figures); each run
 has a fresh ledger in a temporary directory with one genesis, so every
 run offers the same packets and none is a duplicate of an earlier run's.
 Rounds are interleaved: each round runs every consumer count in both
@@ -56,7 +59,10 @@ heap allocations and bytes allocated per packet received and GC's share
 of the CPU (runtime/metrics, whose CPU figures move at each collection:
 a run too small to collect shows 0; each run starts after a forced
 one); the heap's live objects, sampled every
-10 ms (peak and mean, measured); and the latency from each transaction's
+10 ms (peak and mean, measured); the process's CPU per packet (getrusage)
+and the fan-out step's alone (the time sigverify's actor spends handing
+each batch to its consumers, the copies included), with its share of
+the process's CPU; and the latency from each transaction's
 scheduled send to its execution (p50, p99). It prints a table per
 consumer count with the median of the rounds for each mode, the
 copy/refcount ratio and the spread (min-max) across rounds; --json prints
@@ -112,6 +118,14 @@ type handoffResult struct {
 	// to its execution, in microseconds.
 	P50 float64 `json:"p50_us"`
 	P99 float64 `json:"p99_us"`
+	// CPUPerPacket is the process's CPU (getrusage: user and system, all
+	// threads) per packet received, in microseconds; FanoutPerPacket the
+	// fan-out step's alone (stages.Snapshot.FanoutTime: sigverify handing
+	// each batch to its consumers, the copies in copy mode), and
+	// FanoutShare that step's share of the process's CPU, 0 to 1.
+	CPUPerPacket    float64 `json:"cpu_per_packet_us"`
+	FanoutPerPacket float64 `json:"fanout_per_packet_us"`
+	FanoutShare     float64 `json:"fanout_share"`
 	// Copies is the batches the fan-out copied (copy mode).
 	Copies uint64 `json:"copies"`
 	// Recorded and RecorderDropped are the recorder's batches (2 and 3
@@ -127,7 +141,7 @@ func runBenchHandoff(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu bench handoff", benchHandoffHelp)
 	var f handoffFlags
 	fs.IntVar(&f.count, "count", 30_000, "transactions each run offers")
-	fs.Float64Var(&f.rate, "rate", 10_000, "transactions per second, open-loop")
+	fs.Float64Var(&f.rate, "rate", 10_000, "transactions per second, open-loop (0: closed-loop, as fast as the pipeline accepts: saturation throughput, no latency figures)")
 	fs.IntVar(&f.rounds, "rounds", 3, "rounds; each runs every consumer count in both modes")
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts the load transfers between")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
@@ -178,8 +192,8 @@ func (f handoffFlags) validate(nargs int) error {
 	if f.count < 1 {
 		errs = append(errs, fmt.Errorf("--count %d: must be at least 1", f.count))
 	}
-	if !(f.rate > 0) { // NaN too
-		errs = append(errs, fmt.Errorf("--rate %v: must be more than 0", f.rate))
+	if !(f.rate >= 0) { // NaN too
+		errs = append(errs, fmt.Errorf("--rate %v: must not be negative (0: closed-loop)", f.rate))
 	}
 	if f.rounds < 1 {
 		errs = append(errs, fmt.Errorf("--rounds %d: must be at least 1", f.rounds))
@@ -306,10 +320,15 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 
 	runtime.GC() // every run starts from the same heap: the load and little else
 	heap := startHeapSampler(10 * time.Millisecond)
-	before := procstats.Read()
+	before, cpu0 := procstats.Read(), cpustage.ProcessCPU()
 	start := time.Now()
-	sched.arm(idx, loadgen.Schedule{Start: start, Rate: f.rate})
-	_, err = load.Send(loadgen.SendConfig{Target: g.Addr(), Rate: f.rate, Start: start, BatchSize: f.sendBatch})
+	sc := loadgen.SendConfig{Target: g.Addr(), Rate: f.rate, Start: start, BatchSize: f.sendBatch}
+	if f.rate > 0 {
+		sched.arm(idx, loadgen.Schedule{Start: start, Rate: f.rate})
+	} else {
+		sc.Accepting = g.Accepting // closed-loop: no schedule, no latency
+	}
+	_, err = load.Send(sc)
 	if err != nil {
 		heap.stop()
 		return r, err
@@ -320,7 +339,7 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 		heap.stop()
 		return r, err
 	}
-	spent := procstats.Read().Sub(before)
+	spent, cpu := procstats.Read().Sub(before), cpustage.ProcessCPU()-cpu0
 	r.HeapPeak, r.HeapMean = heap.stop()
 
 	snap, _ := g.Snapshot()
@@ -334,6 +353,13 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 		}
 	}
 	r.AllocsPerPacket, r.BytesPerPacket = spent.PerOp(snap.Received)
+	if snap.Received > 0 {
+		r.CPUPerPacket = float64(cpu.Nanoseconds()) / 1e3 / float64(snap.Received)
+		r.FanoutPerPacket = float64(snap.FanoutTime.Nanoseconds()) / 1e3 / float64(snap.Received)
+	}
+	if cpu > 0 {
+		r.FanoutShare = float64(snap.FanoutTime) / float64(cpu)
+	}
 	if spent.CPU > 0 {
 		r.GCCPU = spent.GCCPU / spent.CPU
 	}

@@ -29,7 +29,8 @@ func TestBenchHandoff(t *testing.T) {
 	}
 	for _, o := range raw {
 		for _, k := range []string{"mode", "consumers", "round", "executed", "tps", "allocs_per_packet", "bytes_per_packet",
-			"gc_cpu", "heap_peak_bytes", "heap_mean_bytes", "p50_us", "p99_us", "copies"} {
+			"gc_cpu", "heap_peak_bytes", "heap_mean_bytes", "p50_us", "p99_us", "copies",
+			"cpu_per_packet_us", "fanout_per_packet_us", "fanout_share"} {
 			if _, ok := o[k]; !ok {
 				t.Errorf("field %s missing: %v", k, o)
 			}
@@ -65,6 +66,12 @@ func TestBenchHandoff(t *testing.T) {
 			r.HeapMean == 0 || r.HeapPeak < r.HeapMean || r.P50 <= 0 || r.P99 < r.P50 {
 			t.Errorf("%s: figures out of range: %+v", key, r)
 		}
+		// The process's CPU per packet is measured; the fan-out step is
+		// part of it, and took time in both modes.
+		if r.CPUPerPacket <= 0 || r.FanoutPerPacket <= 0 || r.FanoutShare <= 0 || r.FanoutShare >= 1 ||
+			r.FanoutPerPacket >= r.CPUPerPacket {
+			t.Errorf("%s: CPU per packet %.2f us, fan-out %.3f us (%.2f%% of the CPU)", key, r.CPUPerPacket, r.FanoutPerPacket, 100*r.FanoutShare)
+		}
 		// Refcount copies nothing; copy copies every batch once per
 		// consumer, and a batch holds at most 64 packets.
 		if r.Mode == "refcount" && r.Copies != 0 || r.Mode == "copy" && r.Copies < uint64(r.Consumers)*count/64 {
@@ -84,7 +91,7 @@ func TestBenchHandoff(t *testing.T) {
 	var tables bytes.Buffer
 	writeHandoffTables(&tables, res, handoffFlags{count: count, rate: 500, rounds: 1, workers: 2, method: "greedy", syncMode: "nosync"})
 	for _, want := range []string{"### 1 consumer: banking", "### 3 consumers: banking + recorder + forwarder",
-		"| tps (tx/s) | ", "| allocs_per_packet", "| heap_peak (MB)", "| p99 (us)", "copy / refcount"} {
+		"| tps (tx/s) | ", "| allocs_per_packet", "| cpu_per_packet (us)", "| fanout_cpu_per_packet (us)", "| heap_peak (MB)", "| p99 (us)", "copy / refcount"} {
 		if !strings.Contains(tables.String(), want) {
 			t.Errorf("tables lack %q:\n%s", want, tables.String())
 		}
@@ -93,7 +100,7 @@ func TestBenchHandoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", `<figure id="tps">`, `<figure id="heap_peak">`, "copy / refcount"} {
+	for _, want := range []string{"<svg", `<figure id="tps">`, `<figure id="heap_peak">`, `<figure id="cpu_per_packet">`, "copy / refcount"} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("--html page lacks %q", want)
 		}
@@ -107,7 +114,7 @@ func TestBenchHandoffFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--rounds", "0"}, "--rounds"},
 		{[]string{"--count", "0"}, "--count"},
-		{[]string{"--rate", "0"}, "--rate"},
+		{[]string{"--rate", "-1"}, "--rate"},
 		{[]string{"--rate", "NaN"}, "--rate"},
 		{[]string{"--accounts", "1"}, "--accounts"},
 		{[]string{"--block-production-method", "fifo"}, "fifo"},
@@ -118,6 +125,32 @@ func TestBenchHandoffFlagErrors(t *testing.T) {
 		code, _, errOut := run(t, "", append([]string{"bench", "handoff"}, c.args...)...)
 		if code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestBenchHandoffClosedLoop: --rate 0 sends closed-loop, as fast as the
+// pipeline accepts: every run executes its load, with a tx/s and CPU
+// figures and no latency (nothing is scheduled).
+func TestBenchHandoffClosedLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the pipeline six times")
+	}
+	code, out, errOut := run(t, "", "bench", "handoff", "--count", "2000", "--rate", "0", "--rounds", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var res []handoffResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 6 {
+		t.Fatalf("%d runs, want 6", len(res))
+	}
+	for _, r := range res {
+		if r.Executed < 1000 || r.TPS <= 0 || r.CPUPerPacket <= 0 || r.FanoutPerPacket <= 0 || r.P50 != 0 {
+			t.Errorf("%s/%d: executed %d, tps %.0f, CPU %.2f us, fan-out %.3f us, p50 %v",
+				r.Mode, r.Consumers, r.Executed, r.TPS, r.CPUPerPacket, r.FanoutPerPacket, r.P50)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"flag"
 	"net"
@@ -8,9 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/quic"
 	"github.com/tpugo/tpu/stages"
 )
 
@@ -27,8 +32,12 @@ func TestRunForwardFlags(t *testing.T) {
 		return graphConfig(*f)
 	}
 	cfg, err := parse("--forward-to", "127.0.0.1:9001", "--forward-rate", "500")
-	if want := (stages.ForwardConfig{To: netip.MustParseAddrPort("127.0.0.1:9001"), Rate: 500}); err != nil || cfg.Forward != want {
-		t.Fatalf("given: %+v (%v), want %+v", cfg.Forward, err, want)
+	fc := cfg.Forward
+	if err != nil || fc.To != netip.MustParseAddrPort("127.0.0.1:9001") || fc.Rate != 500 || !fc.QUIC || !fc.Identity.Equal(bank.CollectorKey("tpu")) {
+		t.Fatalf("given: %+v (%v)", cfg.Forward, err)
+	}
+	if cfg, err = parse("--forward-to", "127.0.0.1:9001", "--forward-over", "udp"); err != nil || cfg.Forward.QUIC {
+		t.Fatalf("--forward-over udp: %+v (%v)", cfg.Forward, err)
 	}
 	cfg, err = parse()
 	if err != nil || cfg.Forward.Enabled() || cfg.Forward.Rate != stages.DefaultForwardRate {
@@ -42,6 +51,7 @@ func TestRunForwardFlags(t *testing.T) {
 		{[]string{"--forward-to", "127.0.0.1:0"}, "--forward-to"},
 		{[]string{"--forward-to", "127.0.0.1:99999"}, "--forward-to"},
 		{[]string{"--forward-rate", "0"}, "--forward-rate"},
+		{[]string{"--forward-over", "tcp"}, "--forward-over"},
 		{[]string{"--forward-rate", "-1"}, "--forward-rate"},
 		{[]string{"--forward-rate", "10000001"}, "--forward-rate"},
 	} {
@@ -82,7 +92,7 @@ func TestRunForwards(t *testing.T) {
 	summaryPath := filepath.Join(dir, "summary.json")
 	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
 		"--duration", "500ms", "--rate", "1000", "--accounts", "64", "--handoff", "copy",
-		"--forward-to", sink.LocalAddr().String(), "--forward-rate", "100", "--summary-json", summaryPath)
+		"--forward-to", sink.LocalAddr().String(), "--forward-over", "udp", "--forward-rate", "100", "--summary-json", summaryPath)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -112,5 +122,67 @@ func TestRunForwards(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("the sink got %d of %d forwarded packets within 10 s", i, f.Forwarded)
 		}
+	}
+}
+
+// TestRunForwardsQUIC: by default the forwarder sends over QUIC, a
+// stream per packet, presenting the node's identity: a QUIC TPU as the
+// next leader receives every packet it forwarded, from that identity.
+func TestRunForwardsQUIC(t *testing.T) {
+	pool, err := packet.NewPool(packet.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got int
+	var fromNode bool
+	id := quic.Identity(bank.CollectorKey("tpu").Public().(ed25519.PublicKey))
+	leader, err := quic.Listen(quic.Config{Addr: "127.0.0.1:0", Pool: pool, Stakes: quic.NewStakes(map[quic.Identity]uint64{id: 1}),
+		Deliver: func(b *packet.Batch, _ int64) {
+			mu.Lock()
+			got += b.Len()
+			for i := range b.Len() {
+				fromNode = fromNode || b.At(i).Meta.Peer == id
+			}
+			mu.Unlock()
+			b.Release()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader.Start()
+	defer leader.Close()
+	dir := t.TempDir()
+	summaryPath := filepath.Join(dir, "summary.json")
+	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
+		"--duration", "500ms", "--rate", "1000", "--accounts", "64",
+		"--forward-to", leader.Addr().String(), "--forward-rate", "200", "--summary-json", summaryPath)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(summaryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	f := s.Forward
+	if f == nil || f.Forwarded == 0 || f.SendErrors != 0 || f.Forwarded+f.Votes+f.RateLimited+f.SendErrors+f.QueueFull != f.Offered {
+		t.Fatalf("forward %+v", f)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n, from := got, fromNode
+		mu.Unlock()
+		if uint64(n) == f.Forwarded && from {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader got %d of %d forwarded packets (from the node's identity: %v); its counts %v", n, f.Forwarded, from, leader.Counts())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -36,8 +36,11 @@ A load generator in its own process, for a tpu run --no-gen on this machine
 accounts (derived from the genesis --seed, or, with --airdrop, fresh keys
 funded by requestAirdrop), in windows of at most 250 ms of the schedule,
 each over a blockhash fetched a window before it is due (so a long run
-never outlives its blockhash), sends them over UDP to --tpu with sendmmsg
-(--batch-size datagrams per call) at --rate for --duration, and asks --rpc
+never outlives its blockhash), sends them at --rate for --duration, over
+QUIC by default as real senders do (one stream per transaction, to the
+leader's tpuQuic found through --rpc's getSlotLeader and getClusterNodes,
+or --tpu-quic), or with --send udp over UDP to --tpu with sendmmsg
+(--batch-size datagrams per call), and asks --rpc
 for their confirmations. The load is open-loop: transaction i is sent at
 start + i/rate whatever the pipeline does, never skipped when the sender
 falls behind; the summary says how far behind it fell, and the latency
@@ -51,6 +54,8 @@ Flags:`
 
 type genFlags struct {
 	rpcURL, tpuAddr, seed string
+	send, tpuQUIC         string
+	quicConns, quicIDs    int
 	accounts, batchSize   int
 	rate, invalid, v0     float64
 	duration, settle      time.Duration
@@ -62,7 +67,11 @@ func runGen(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu gen", genHelp)
 	var f genFlags
 	fs.StringVar(&f.rpcURL, "rpc", "http://127.0.0.1:8899", "JSON-RPC URL (blockhash, balances, confirmations)")
-	fs.StringVar(&f.tpuAddr, "tpu", "127.0.0.1:8003", "UDP address of the pipeline's fetch stage")
+	fs.StringVar(&f.tpuAddr, "tpu", "127.0.0.1:8003", "UDP address of the pipeline's fetch stage (--send udp)")
+	fs.StringVar(&f.send, "send", sendQUIC, "quic (one stream per transaction, as real senders send) or udp (datagrams, sendmmsg)")
+	fs.StringVar(&f.tpuQUIC, "tpu-quic", "", "QUIC TPU address (--send quic; empty: the leader's tpuQuic, found through --rpc's getSlotLeader and getClusterNodes as real clients find it)")
+	fs.IntVar(&f.quicConns, "quic-conns", 4, "QUIC connections (--send quic)")
+	fs.IntVar(&f.quicIDs, "quic-identities", 4, "identities the QUIC connections present, round-robin, derived from --seed (tpu run stakes these unless given --stakes)")
 	fs.IntVar(&f.accounts, "accounts", 100, "accounts that send and receive")
 	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed the accounts derive from")
 	fs.BoolVar(&f.airdrop, "airdrop", false, "use fresh keys funded by requestAirdrop instead of genesis accounts")
@@ -78,6 +87,10 @@ func runGen(env *cliEnv, args []string) int {
 	}
 	if fs.NArg() > 0 || !(f.rate > 0) || f.duration <= 0 || f.accounts < 2 || f.batchSize < 1 {
 		fmt.Fprintln(env.stderr, "tpu gen: want no arguments, --rate and --duration above 0, 2 or more --accounts, --batch-size 1 or more")
+		return 2
+	}
+	if (f.send != sendQUIC && f.send != sendUDP) || f.quicConns < 1 || f.quicIDs < 1 {
+		fmt.Fprintln(env.stderr, "tpu gen: want --send quic or udp, --quic-conns and --quic-identities 1 or more")
 		return 2
 	}
 	if !(f.v0 >= 0 && f.v0 <= 1) || (f.v0 > 0 && f.airdrop) {
@@ -98,6 +111,17 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 	}
 	ctx := context.Background()
 	rpc := newRPCClient(f.rpcURL)
+	var quicTarget netip.AddrPort
+	if f.send == sendQUIC {
+		if f.tpuQUIC != "" {
+			if quicTarget, err = netip.ParseAddrPort(f.tpuQUIC); err != nil {
+				return 2, fmt.Errorf("--tpu-quic: %w", err)
+			}
+		} else if quicTarget, err = rpc.leaderQUIC(ctx); err != nil {
+			return 1, fmt.Errorf("finding the leader's QUIC TPU (or give --tpu-quic): %w", err)
+		}
+		fmt.Fprintf(env.stderr, "sending over QUIC to %s: %d connections, %d identities\n", quicTarget, f.quicConns, f.quicIDs)
+	}
 	keys, err := genKeys(ctx, env, rpc, f)
 	if err != nil {
 		return 1, err
@@ -189,8 +213,19 @@ func gen(env *cliEnv, f genFlags) (int, error) {
 		signed <- err
 	}()
 	go func() {
-		res, err := load.Send(loadgen.SendConfig{Target: target, Rate: f.rate, Start: start, Duration: f.duration, BatchSize: f.batchSize,
-			Progress: func(sent int) { sentCount.Store(sent) }, Tx: w.tx})
+		sc := loadgen.SendConfig{Target: target, Rate: f.rate, Start: start, Duration: f.duration, BatchSize: f.batchSize,
+			Progress: func(sent int) { sentCount.Store(sent) }, Tx: w.tx}
+		var res loadgen.SendResult
+		var err error
+		if f.send == sendQUIC {
+			var failed int
+			res, failed, err = sendOverQUIC(load, sc, quicSend{Target: quicTarget, Conns: f.quicConns, Keys: quicIdentities(f.seed, f.quicIDs)})
+			if failed > 0 {
+				fmt.Fprintf(env.stderr, "tpu gen: %d QUIC sends failed (the server closed the connection or refused the stream)\n", failed)
+			}
+		} else {
+			res, err = load.Send(sc)
+		}
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tpu gen: send: %v\n", err)
 		}

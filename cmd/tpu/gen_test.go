@@ -46,13 +46,18 @@ func TestGenAgainstRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "balances: all 20 accounts moved by exactly") {
 		t.Fatalf("gen: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// QUIC by default, to the port discovery names: the run's UDP port + 6
+	// is not it (the run's UDP port is a free one, so its QUIC port is too).
+	if !strings.Contains(errOut, "sending over QUIC to 127.0.0.1:") {
+		t.Errorf("gen did not send over QUIC:\n%s", errOut)
+	}
 	for _, want := range []string{"load: open-loop, 1500 tx/s on a fixed schedule", "sender behind schedule by ", "latency scheduled send to seen confirmed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("gen's summary lacks %q:\n%s", want, out)
 		}
 	}
 	code, out, errOut = run(t, "", "gen", "--rpc", url, "--tpu", tpuAddr, "--airdrop", "--accounts", "5",
-		"--rate", "500", "--duration", "1s", "--batch-size", "1")
+		"--rate", "500", "--duration", "1s", "--batch-size", "1", "--send", "udp")
 	if code != 0 || !strings.Contains(out, "balances: all 5 accounts") {
 		t.Fatalf("gen --airdrop: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -60,6 +65,10 @@ func TestGenAgainstRun(t *testing.T) {
 	out, err := c.interrupt(t)
 	if err != nil || !strings.Contains(out, "accounting ok: true") {
 		t.Fatalf("tpu run: %v\n%s\n%s", err, out, c.stderr())
+	}
+	// gen's identities, derived from the seed, are the ones run stakes.
+	if !strings.Contains(out, "4 connections admitted") || strings.Count(out, "(staked 1000000000000 lamports)") != 4 {
+		t.Errorf("the run's QUIC summary does not show gen's 4 staked identities:\n%s", out)
 	}
 }
 
@@ -223,7 +232,7 @@ func TestGenExpiryWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	code, out, errOut := run(t, "", "gen", "--rpc", srv.URL, "--tpu", sink.LocalAddr().String(), "--accounts", "4",
+	code, out, errOut := run(t, "", "gen", "--send", "udp", "--rpc", srv.URL, "--tpu", sink.LocalAddr().String(), "--accounts", "4",
 		"--rate", "50", "--duration", "1s", "--settle", "0s")
 	if code != 0 {
 		t.Fatalf("gen: exit %d\n%s\n%s", code, out, errOut)
@@ -416,7 +425,7 @@ func TestGenRefreshesBlockhash(t *testing.T) {
 	defer sink.Close()
 	go b.receive(sink)
 	srv := b.serveRPC()
-	code, out, errOut := run(t, "", "gen", "--rpc", srv.URL, "--tpu", sink.LocalAddr().String(), "--accounts", "4",
+	code, out, errOut := run(t, "", "gen", "--send", "udp", "--rpc", srv.URL, "--tpu", sink.LocalAddr().String(), "--accounts", "4",
 		"--rate", "200", "--duration", "5s", "--settle", "10s")
 	b.mu.Lock()
 	expired, landed := b.expired, len(b.landed)

@@ -47,15 +47,18 @@ func findNode(t *testing.T) (node, npm string) {
 // stamp in node_modules holds the hash of the package-lock.json it
 // installed, and a later run with the same lock file installs nothing.
 // Without the registry the test skips, unless TPU_REQUIRE_NODE=1.
-func npmCI(t *testing.T, npm string) {
+func npmCI(t *testing.T, npm string) { npmCIIn(t, npm, jsDir) }
+
+// npmCIIn is npmCI in the client directory dir.
+func npmCIIn(t *testing.T, npm, dir string) {
 	t.Helper()
-	lock, err := os.ReadFile(filepath.Join(jsDir, "package-lock.json"))
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(lock)
 	want := hex.EncodeToString(sum[:])
-	stamp := filepath.Join(jsDir, "node_modules", ".tpu-lock-sha256")
+	stamp := filepath.Join(dir, "node_modules", ".tpu-lock-sha256")
 	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
 		return
 	}
@@ -64,10 +67,10 @@ func npmCI(t *testing.T, npm string) {
 	// --ignore-scripts: web3.js's websocket runs without the optional
 	// native add-ons (bufferutil, utf-8-validate), so no compiler is needed.
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	cmd.Dir = jsDir
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		msg := "npm ci in clients/js: " + err.Error() + "\n" + string(out)
+		msg := "npm ci in " + dir + ": " + err.Error() + "\n" + string(out)
 		if os.Getenv("TPU_REQUIRE_NODE") == "1" {
 			t.Fatal(msg)
 		}
@@ -128,10 +131,16 @@ func TestJSClient(t *testing.T) {
 // itself (its own deadline); the test kills it after 4 minutes.
 func runNode(t *testing.T, node string, env []string, args ...string) string {
 	t.Helper()
+	return runNodeIn(t, node, jsDir, env, args...)
+}
+
+// runNodeIn is runNode in the client directory dir.
+func runNodeIn(t *testing.T, node, dir string, env []string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
-	cmd.Dir = jsDir
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	b, err := cmd.CombinedOutput()
 	out := string(b)

@@ -58,7 +58,7 @@ func metricsMatchSummary(t *testing.T, copyForward bool) {
 				}
 			}
 		}()
-		args = append(args, "--handoff", "copy", "--forward-to", sink.LocalAddr().String(), "--forward-rate", "1")
+		args = append(args, "--handoff", "copy", "--forward-to", sink.LocalAddr().String(), "--forward-over", "udp", "--forward-rate", "1")
 	}
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"runtime"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // node is one tpu in this process: the stage graph and, beside it, the
@@ -90,12 +92,16 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 		return nil, err
 	}
 	n.backend = gc.Sigverify.Verify.Backend
-	n.log.Info("tpu", "addr", n.graph.Addr().String(), "sigverify_backend", n.backend.Name(), "sigverify_path", sigverify.PathOf(n.backend))
+	n.log.Info("tpu", "addr", n.graph.Addr().String(), "quic_addr", quicAddrText(n.graph), "sigverify_backend", n.backend.Name(), "sigverify_path", sigverify.PathOf(n.backend))
 	warnReadBuffer(n.log, n.graph)
 	if cfg.RPC != nil {
 		rc := *cfg.RPC
 		rc.TPU, rc.Bank, rc.Verifier, rc.Logger = n.graph.Addr(), rpc.LedgerOf(n.graph.Bank().Committed()), n.backend, cfg.Log
-		if n.rpc, err = rpc.Start(rc); err != nil {
+		rc.TPUQUIC, _ = n.graph.QUICAddr()
+		// Its goroutines (the server's, each connection's) are labelled
+		// rpc for the CPU by stage (trace/cpustage), as PubSub's are.
+		cpustage.Do(cpustage.RPC, func() { n.rpc, err = rpc.Start(rc) })
+		if err != nil {
 			return nil, err
 		}
 		n.log.Info("json-rpc", "url", n.rpc.URL())
@@ -108,10 +114,14 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 		if cfg.Trace != nil {
 			pc.Meter = cfg.Trace.Meter()
 		}
-		if n.ps, err = pubsub.Start(pc); err != nil {
+		cpustage.Do(cpustage.RPC, func() { n.ps, err = pubsub.Start(pc) })
+		if err != nil {
 			return nil, err
 		}
 		n.log.Info("pubsub", "url", n.ps.URL())
+		if a, err := netip.ParseAddrPort(n.ps.Addr()); err == nil && n.rpc != nil {
+			n.rpc.SetPubSubAddr(a) // for getClusterNodes
+		}
 	}
 	return n, nil
 }

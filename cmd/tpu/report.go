@@ -52,6 +52,7 @@ func liveLine(cur, prev stages.Snapshot, origin time.Duration, hops map[string]*
 	if len(drops) > 0 {
 		fmt.Fprintf(&b, " | dropped: %s", strings.Join(drops, ", "))
 	}
+	b.WriteString(quicLive(cur.QUIC))
 	b.WriteString(" | wait/service p50 p99 (us):")
 	for _, n := range hopNames(hops) {
 		h := hops[n]
@@ -152,6 +153,7 @@ type summary struct {
 	// sender and the pipeline included), and how far the sender fell
 	// behind its schedule.
 	Load          string            `json:"load"`
+	Send          string            `json:"send,omitempty"` // udp or quic: how the load generator sent
 	OfferedTPS    float64           `json:"offered_tps,omitempty"`
 	FromScheduled *latencyQuantiles `json:"latency_from_scheduled_us,omitempty"`
 	SenderBehind  *behind           `json:"sender_behind,omitempty"`
@@ -179,6 +181,8 @@ type summary struct {
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
 	Forward *forwardSummary `json:"forward,omitempty"`
+	// QUIC is the QUIC TPU's events and peers, absent when it is off.
+	QUIC *quicSummary `json:"quic,omitempty"`
 	// BankingTrace is the recorder's counts (--banking-trace), absent
 	// when it is off.
 	BankingTrace *traceSummary `json:"banking_trace,omitempty"`
@@ -360,6 +364,7 @@ func (s summary) print(w io.Writer, sent int) {
 		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
 			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
 	}
+	s.printQUIC(w)
 	if t := s.BankingTrace; t != nil {
 		fmt.Fprintf(w, "banking trace %s: recorded %d batches (%d packets, %d of them reached banking, the rest discarded by sigverify) and %d slot starts (%.1f MB), dropped %d batches (%d on a full queue) and %d slot starts",
 			t.Dir, t.Batches, t.Packets, t.ReachedBanking, t.Slots, float64(t.Bytes)/1e6, t.Dropped, t.DroppedQueue, t.DroppedSlots)
@@ -369,6 +374,9 @@ func (s summary) print(w io.Writer, sent int) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, loadLine(s.Load, s.OfferedTPS))
+	if s.Send != "" {
+		fmt.Fprintf(w, "sent over %s\n", s.Send)
+	}
 	if s.SenderBehind != nil {
 		fmt.Fprintf(w, "sender behind schedule by %.0f us at the end (at most %.0f us)\n", s.SenderBehind.End, s.SenderBehind.Max)
 	}

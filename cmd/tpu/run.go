@@ -159,14 +159,17 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		}
 		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", r.ceiling[0], cores)
 	}
-	endProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
+	// --cpuprofile is the CPU by stage's profile (runstagecpu.go): one
+	// CPU profile runs at a time.
+	endProfiles, err := startProfiles("", f.memProfile)
 	if err != nil {
 		return 1, err
 	}
 	defer endProfiles()
 
 	before := procstats.Read()
-	r.live = drive(env, g, f, load, &sched, stop, log)
+	r.cpu = startStageCPU(f, cores, workers, prov, log)
+	r.live = drive(env, g, f, load, &sched, r.cpu, stop, log)
 	// The load is stopped (its end, or a signal): what is in flight now
 	// drains. Logged so that the time from a signal to the drain shows.
 	log.Info("load stopped: draining the pipeline")
@@ -174,6 +177,16 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	defer cancel()
 	r.stopErr = n.Stop(ctx)
 	r.spent = procstats.Read().Sub(before)
+	if snap, err := g.Snapshot(); err == nil {
+		r.cpu.stop(snap.Executed())
+	} else {
+		r.cpu.stop(0)
+	}
+	if f.cpuProfile != "" {
+		if err := r.cpu.writeProfile(f.cpuProfile); err != nil {
+			log.Error("--cpuprofile", "err", err)
+		}
+	}
 	endProfiles()
 	if err := n.Close(); err != nil { // the graph no longer calls the recorder
 		log.Error("banking trace", "err", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tpugo/tpu/banking/bank"
 
+	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
@@ -169,6 +170,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--rate", "NaN"},
 		{"--rpc-max-conns", "0"},
 		{"--rpc-history-slots", "0"},
+		{"--rpc-max-block-transactions", "0"},
 		{"--rpc-airdrop-window", "0s"},
 		{"--rpc-airdrop-per-recipient", "0"},
 		{"--rpc-airdrop-lamports", "0"},
@@ -287,6 +289,27 @@ func TestWarnFileDropped(t *testing.T) {
 		want := fmt.Sprintf("dropped=%d file=spans.jsonl", prov.FileDropped())
 		if got := logged.String(); strings.Contains(got, fileDroppedMsg) != c.warn || c.warn && (prov.FileDropped() == 0 || !strings.Contains(got, want)) {
 			t.Errorf("queue %d, %d dropped: logged %q, want a warning %v (%s)", c.queue, prov.FileDropped(), got, c.warn, want)
+		}
+	}
+}
+
+// TestRPCMaxBlockTransactionsFlag: --rpc-max-block-transactions reaches
+// rpc.Config, and left out gives rpc's default.
+func TestRPCMaxBlockTransactionsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, rpc.DefaultMaxBlockTransactions},
+		{[]string{"--rpc-max-block-transactions", "7"}, 7},
+	} {
+		fs := flag.NewFlagSet("tpu run", flag.ContinueOnError)
+		f := defineRunFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := rpcConfig(*f).MaxBlockTransactions; got != c.want {
+			t.Errorf("%v: MaxBlockTransactions %d, want %d", c.args, got, c.want)
 		}
 	}
 }

@@ -47,8 +47,8 @@ type runFlags struct {
 	dedupBits                                uint64
 
 	// The forwarder: verified non-vote packets to another TPU.
-	forwardTo   string
-	forwardRate int
+	forwardTo, forwardOver string
+	forwardRate            int
 	// The banking trace: every batch entering banking, to a directory.
 	bankingTrace    string
 	bankingTraceMax int64
@@ -59,6 +59,9 @@ type runFlags struct {
 	rpcAirdropPerRecipient, rpcAirdropLamports                            uint64
 	rpcAirdropWindow                                                      time.Duration
 	wsAddr                                                                string // the websocket PubSub's (pubsub.go)
+	// The QUIC TPU (runquic.go).
+	quicAddr, stakes, send    string
+	quicConns, quicIdentities int
 }
 
 // settleDefaults gives the flags whose default depends on another one
@@ -85,6 +88,11 @@ func settleDefaults(fs *flag.FlagSet, f *runFlags) {
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	f := new(runFlags)
 	fs.StringVar(&f.addr, "tpu-addr", "127.0.0.1:8003", "UDP address fetch listens on")
+	fs.StringVar(&f.quicAddr, "tpu-quic-addr", quicAuto, "QUIC address of the TPU (ALPN solana-tpu), where real senders send; auto: --tpu-addr's port + 6 (a free port when that is 0); off: UDP only")
+	fs.StringVar(&f.stakes, "stakes", "", "JSON file of base58 identity -> stake in lamports, which the QUIC TPU's admission and QoS weigh (empty: every peer unstaked)")
+	fs.StringVar(&f.send, "send", sendUDP, "how the load generator sends: udp (datagrams, sendmmsg) or quic (one stream per transaction to --tpu-quic-addr, as real senders do; on one machine its client side takes CPU the pipeline would otherwise use)")
+	fs.IntVar(&f.quicConns, "quic-conns", 4, "QUIC connections the load generator opens with --send quic")
+	fs.IntVar(&f.quicIdentities, "quic-identities", 4, "identities the load generator's QUIC connections present, round-robin; without --stakes each is given an equal stake")
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
 	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis (only a directory holding a tpu ledger and nothing else, or an empty one; never one another process holds)")
@@ -103,7 +111,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
 	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (every consumer of a verified batch, banking among them, shares it) or copy (each gets a copy)")
-	fs.StringVar(&f.forwardTo, "forward-to", "", "forward verified non-vote packets over UDP to the TPU at host:port (the next leader), rate-limited by --forward-rate (empty: no forwarding)")
+	fs.StringVar(&f.forwardTo, "forward-to", "", "forward verified non-vote packets to the TPU at host:port (the next leader's tpuQuic, or its UDP tpu with --forward-over udp), rate-limited by --forward-rate (empty: no forwarding)")
+	fs.StringVar(&f.forwardOver, "forward-over", "quic", "how --forward-to forwards: quic (a stream per packet, presenting this node's identity, as Agave forwards) or udp (datagrams)")
 	fs.IntVar(&f.forwardRate, "forward-rate", stages.DefaultForwardRate, "most packets per second --forward-to sends; beyond it they are dropped and counted (rate_limited)")
 	fs.StringVar(&f.bankingTrace, "banking-trace", "", "record every batch entering banking, and the slot boundaries, in rotating files in this directory (replay with tpu replay DIR); needs a new ledger (empty: no recording)")
 	fs.Int64Var(&f.bankingTraceMax, "banking-trace-max", bankingtrace.DefaultMaxBytes, "most bytes --banking-trace keeps; the oldest files are deleted beyond it")
@@ -140,7 +149,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
 	fs.IntVar(&f.procs, "gomaxprocs", 0, "Go scheduler Ps for the run (0: one per core and one more, so that fetch, banking and the load generator are not queued behind the signature checks)")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the CPU profile of the load (the one the CPU by stage is measured with) to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file, and FILE.base before the load (pprof -base FILE.base FILE)")
 	return f
 }
@@ -153,6 +162,13 @@ func graphConfig(f runFlags) (stages.Config, error) {
 		return cfg, err
 	}
 	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery, Coalesce: f.fetchCoalesce}
+	var err error
+	if cfg.Fetch.QUIC, err = quicConfig(f); err != nil {
+		return cfg, err
+	}
+	if err := checkSend(f, cfg.Fetch.QUIC); err != nil {
+		return cfg, err
+	}
 	cfg.BatchSize = f.batchSize
 	cfg.FetchBudget, cfg.BankingBudget = f.fetchCredits, f.bankingCredits
 	cfg.Sigverify.MaxPending = f.maxPending
@@ -160,7 +176,6 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if err := cfg.Sigverify.Dedup.Validate(); err != nil {
 		return cfg, fmt.Errorf("--dedup-bits: %w", err) // the max age is checked above
 	}
-	var err error
 	bc := &cfg.Banking
 	bc.Bank = bank.Config{Dir: f.ledger, Genesis: bank.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed},
 		BlockCostLimit: f.blockCostLimit, Reset: f.reset, NoTxHistory: !f.txHistory}
@@ -188,6 +203,13 @@ func graphConfig(f runFlags) (stages.Config, error) {
 		}
 	}
 	cfg.Forward.Rate = f.forwardRate
+	switch f.forwardOver {
+	case "quic":
+		cfg.Forward.QUIC, cfg.Forward.Identity = true, bank.CollectorKey(f.seed)
+	case "udp":
+	default:
+		return cfg, fmt.Errorf("--forward-over %q: want quic or udp", f.forwardOver)
+	}
 	if f.forwardRate > stages.MaxForwardRate {
 		return cfg, fmt.Errorf("--forward-rate %d: at most %d", f.forwardRate, stages.MaxForwardRate)
 	}

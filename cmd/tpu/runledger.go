@@ -61,6 +61,15 @@ func probePorts(f runFlags) error {
 		return err
 	}
 	udp.Close()
+	if qa, err := quicAddr(f); err != nil {
+		return err
+	} else if qa != "" {
+		q, err := net.ListenPacket("udp", qa)
+		if err != nil {
+			return err
+		}
+		q.Close()
+	}
 	ws, err := wsAddr(f)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // tpu run's load: signed (buildLoad), then sent while a live line is
@@ -42,17 +43,19 @@ func loadMode(f runFlags) string {
 	return loadClosed
 }
 
-// drive sends the load, if any, and prints a live line each second, until
+// drive sends the load, if any, and prints a live line each second (with
+// the limiting stage, ending a window of cpu), until
 // --duration ends, stop is closed, or (with a --count load and no
 // --duration) the load is sent. An open-loop load (--rate) is sent to the
 // end of its schedule, however late: the duration bounds the schedule,
 // not the sending. It returns once the load generator has stopped.
-func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *fromSchedule, stop <-chan struct{}, log *slog.Logger) driven {
+func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *fromSchedule, cpu *stageCPU, stop <-chan struct{}, log *slog.Logger) driven {
 	d := driven{sent: -1}
 	mode := loadMode(f)
 	var idx *loadgen.Index
 	if load != nil {
 		fmt.Fprintln(env.stderr, loadLine(mode, f.rate))
+		fmt.Fprintln(env.stderr, sendLine(f))
 		if mode == loadOpen {
 			idx = load.Index() // before the schedule starts
 		}
@@ -74,7 +77,19 @@ func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *
 			sc.Accepting = g.Accepting
 		}
 		go func() {
-			res, err := load.Send(sc)
+			cpustage.Set(cpustage.Generator)
+			var res loadgen.SendResult
+			var err error
+			if f.send == sendQUIC {
+				qa, _ := g.QUICAddr()
+				var failed int
+				res, failed, err = sendOverQUIC(load, sc, quicSend{Target: qa, Conns: f.quicConns, Keys: quicIdentities(f.seed, f.quicIdentities)})
+				if failed > 0 {
+					log.Warn("load generator: QUIC sends failed", "failed", failed)
+				}
+			} else {
+				res, err = load.Send(sc)
+			}
 			if err != nil {
 				log.Error("load generator", "err", err)
 			}
@@ -94,7 +109,11 @@ loop:
 		select {
 		case <-tick.C:
 			if cur, err := g.Snapshot(); err == nil {
-				fmt.Fprintln(env.stderr, liveLine(cur, prev, origin, g.Trace().Hops()))
+				line := liveLine(cur, prev, origin, g.Trace().Hops())
+				if l := cpu.tick(cur.Executed()); l != "" {
+					line += " " + l
+				}
+				fmt.Fprintln(env.stderr, line)
 				prev = cur
 				d.retainedPeak = max(d.retainedPeak, cur.RetainedBytes())
 			}

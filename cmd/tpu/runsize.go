@@ -69,6 +69,9 @@ type offered struct {
 	// TPSWhileOffered is what had executed when the load stopped being
 	// offered, over the time it was: TPS less what drained after it.
 	TPSWhileOffered float64 `json:"tps_while_offered,omitempty"`
+	// StageCPU is the CPU each stage spent (runstagecpu.go), absent when
+	// it was not measured.
+	StageCPU *stageCPUSummary `json:"stage_cpu,omitempty"`
 }
 
 // addOffered records when the load ran out, if it did, and the rate

@@ -17,6 +17,7 @@ type ran struct {
 	loaded  bool       // there was a load (not --no-gen, not stopped while signing)
 	ceiling [2]float64 // sigverify's, before and after the load; 0: not measured
 	stopErr error      // the node's Stop's
+	cpu     *stageCPU  // the CPU by stage, stopped
 }
 
 // reportRun prints the summary of a run on n, stopped and closed, writes
@@ -29,10 +30,12 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	// The banking trace holds its queue's batches until it is closed,
 	// after the stop's snapshot: the pool is read again now.
 	sum.LiveBatches = g.Pool().Stats().Live
+	sum.addQUIC(g, snap)
 	sum.addProcess(r.spent)
 	sum.RetainedBytesPeak = r.live.retainedPeak
 	if r.loaded {
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
+		sum.Send = f.send
 	}
 	if f.tracerEvery > 0 {
 		sum.addTracers(g.Trace().KeptTracers(), g.Trace().KeptDropped())
@@ -48,8 +51,12 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 		sum.addCeiling(r.ceiling[0], r.ceiling[1])
 	}
 	sum.addOffered(r.live)
+	if r.cpu != nil {
+		sum.StageCPU = r.cpu.summary()
+	}
 	sum.print(env.stdout, r.live.sent)
 	sum.printOffered(env.stdout, f.duration)
+	sum.StageCPU.print(env.stdout)
 	if f.summaryJSON != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {

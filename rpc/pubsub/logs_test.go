@@ -175,3 +175,20 @@ func TestProgramFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeJSONParsed: accountSubscribe's and programSubscribe's
+// jsonParsed parses a lookup table (package parsed) and falls back to
+// base64 for data no parser takes, as Agave's encode_ui_account.
+func TestEncodeJSONParsed(t *testing.T) {
+	data := make([]byte, bank.TableMetaSize+32)
+	bank.PutMeta(data, bank.NewTableMeta(banking.Pubkey{4}))
+	table := bank.New(banking.Pubkey{1}, bank.Account{Lamports: 9, Owner: banking.LookupTableProgram, Data: data})
+	got, _ := json.Marshal(encodeAccount(table, encJSONParsed))
+	if !strings.Contains(string(got), `"data":{"program":"address-lookup-table","parsed":{"type":"lookupTable"`) || !strings.Contains(string(got), `"space":88}`) {
+		t.Fatalf("table: %s", got)
+	}
+	other := bank.New(banking.Pubkey{2}, bank.Account{Lamports: 9, Owner: banking.Pubkey{5}, Data: []byte{1, 2, 3}})
+	if got, _ := json.Marshal(encodeAccount(other, encJSONParsed)); !strings.Contains(string(got), `"data":["AQID","base64"]`) {
+		t.Fatalf("an account of a program without a parser: %s", got)
+	}
+}
