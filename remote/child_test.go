@@ -2,17 +2,23 @@ package remote
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tpugo/tpu/packet/packettest"
 	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace"
 )
 
 // The verifiers of these tests run in child processes (the test binary
@@ -42,11 +48,49 @@ func isolate(t *testing.T) bool {
 	return true
 }
 
+// isolatedBench is isolate for a benchmark: one leader a process. The
+// child's output is printed.
+func isolatedBench(b *testing.B) bool {
+	b.Helper()
+	if os.Getenv(isolatedEnv) == "bench" {
+		return false
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^"+b.Name()+"$", "-test.benchmem", "-test.benchtime="+benchtime())
+	cmd.Env = append(os.Environ(), isolatedEnv+"=bench")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s in its own process: %v\n%s", b.Name(), err, out)
+	}
+	fmt.Print(string(out))
+	b.SkipNow()
+	return true
+}
+
+// benchtime returns -test.benchtime's value.
+func benchtime() string {
+	if f := flag.Lookup("test.benchtime"); f != nil {
+		return f.Value.String()
+	}
+	return "1s"
+}
+
 // childEnv names the child's mode: honest, flip (inverts its verdicts),
+// refuse (refuses every packet),
 // hold (never answers), slow (answers after childDelay).
 const childEnv = "TPU_REMOTE_TEST_VERIFIER"
 
 const childDelay = 600 * time.Millisecond
+
+// clusterEnv, when set, makes the child a cluster member: its
+// membership port, then the seeds, comma-separated.
+const clusterEnv = "TPU_REMOTE_TEST_CLUSTER"
+
+// traceEnv, when set, makes the child write its spans to this file
+// (service name tpu-verifier).
+const traceEnv = "TPU_REMOTE_TEST_TRACE"
+
+// testRefresh is how often the tests' cluster members poll.
+const testRefresh = 200 * time.Millisecond
 
 // TestMain runs a child verifier, or the tests; it fails the run on a
 // leaked packet batch (invariants build).
@@ -73,6 +117,8 @@ func runChild(mode string) int {
 	switch mode {
 	case "flip":
 		hook = func(w *worker) { w.flip = true }
+	case "refuse":
+		hook = func(w *worker) { w.refuse = true }
 	case "hold":
 		hook = func(w *worker) { w.gate = make(chan struct{}) }
 	case "slow":
@@ -82,7 +128,36 @@ func runChild(mode string) int {
 			w.onRecv = func() { go func() { time.Sleep(childDelay); g <- struct{}{} }() }
 		}
 	}
-	s, err := Serve(ServerConfig{Listen: "127.0.0.1:0", Verify: sigverify.VerifyConfig{Workers: 2}})
+	cfg := ServerConfig{Listen: "127.0.0.1:0", Verify: sigverify.VerifyConfig{Workers: 2}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if c := os.Getenv(clusterEnv); c != "" {
+		parts := strings.Split(c, ",")
+		port, _ := strconv.Atoi(parts[0])
+		cfg.Cluster = &ClusterConfig{Port: port, Seeds: parts[1:], Refresh: testRefresh}
+	}
+	if dir := os.Getenv(tlsEnv); dir != "" {
+		c, err := LoadTLS(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "ca.pem"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cfg.TLS = c
+	}
+	if path := os.Getenv(traceEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		prov, err := trace.Setup(context.Background(), trace.Config{ServiceName: "tpu-verifier", TraceWriter: f})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer prov.Shutdown(context.Background()) // before the stats line: the spans are written when it comes
+		cfg.Trace = prov
+	}
+	s, err := Serve(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -99,13 +174,16 @@ func runChild(mode string) int {
 	}
 	out <- "addr " + s.Addr()
 	io.Copy(io.Discard, os.Stdin)
+	if mode != "hold" {
+		s.Stop()
+	}
+	if cfg.Trace != nil {
+		cfg.Trace.Shutdown(context.Background())
+	}
 	st, _ := json.Marshal(s.Stats())
 	out <- "stats " + string(st)
 	close(out)
 	<-done
-	if mode != "hold" {
-		s.Stop()
-	}
 	return 0
 }
 
@@ -121,10 +199,10 @@ type child struct {
 
 // startChild starts a verifier process in mode; the test's cleanup
 // kills it if the test has not stopped it.
-func startChild(t testing.TB, mode string) *child {
+func startChild(t testing.TB, mode string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -146,7 +146,8 @@ func (d *dispatcher) probe(ctx actor.Context, p *peer) {
 		return
 	}
 	p.probing = true
-	f := ctx.RequestFuture(p.pid, &wire.Probe{}, d.x.cfg.Timeout)
+	// At least a second: a probe that times out is only sent again.
+	f := ctx.RequestFuture(p.pid, &wire.Probe{}, max(d.x.cfg.Timeout, time.Second))
 	ctx.ReenterAfter(f, func(res any, err error) {
 		p.probing = false
 		if _, ok := res.(*wire.ProbeReply); !ok || err != nil || p.up || p.cut || p.left {
@@ -154,6 +155,9 @@ func (d *dispatcher) probe(ctx actor.Context, p *peer) {
 		}
 		p.up, p.free = true, d.x.cfg.Credits
 		d.x.free.Add(int64(p.free))
+		if f := d.x.onFree.Load(); f != nil {
+			(*f)()
+		}
 		ctx.Watch(p.pid)
 		d.x.cfg.Logger.Info("remote verifier: in service", "verifier", p.addr, "credits", p.free)
 		d.count(func(st *Stats) { st.Verifiers++ })

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/asynkron/protoactor-go/remote"
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/remote/wire"
@@ -26,8 +25,11 @@ type LeaderConfig struct {
 	Listen string
 	// Verifiers are the verifiers' host:port addresses (tpu verifier
 	// --listen). Each is probed until it answers, and again after it
-	// dies or stalls. May be empty when membership finds them (Join).
+	// dies or stalls. May be empty when Cluster finds them.
 	Verifiers []string
+	// Cluster, when not nil, finds verifiers through cluster membership
+	// as they join and leave: the leader joins it as a client.
+	Cluster *ClusterConfig
 	// Credits is how many passes one verifier has in flight at most.
 	// Zero means DefaultCredits.
 	Credits int
@@ -105,7 +107,7 @@ type Stats struct {
 type Dispatcher struct {
 	cfg    LeaderConfig
 	system *actor.ActorSystem
-	remote *remote.Remote
+	stop   func() // the remote's, or the cluster's
 	pid    *actor.PID
 	d      *dispatcher
 
@@ -113,6 +115,7 @@ type Dispatcher struct {
 	// TryStart took for passes the actor has not placed yet.
 	free    atomic.Int64
 	pending sync.WaitGroup // passes taken and not ended
+	onFree  atomic.Pointer[func()]
 	nextID  uint64
 
 	sent, packets, tooBig atomic.Uint64
@@ -143,14 +146,28 @@ func NewDispatcher(cfg LeaderConfig) (*Dispatcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	system, r, err := startRemote(cfg.Listen, cfg.TLS, cfg.Logger)
+	x := &Dispatcher{cfg: cfg}
+	// The topology is watched before the remote starts, so that the
+	// first members the cluster finds are not missed; the dispatcher
+	// hears of them once it is spawned, after the start (its address,
+	// where the replies go, is the remote's).
+	var topo *topology
+	system, stop, err := startRemote(cfg.Listen, cfg.TLS, cfg.Logger, cfg.Cluster, nil, func(system *actor.ActorSystem) {
+		x.system = system
+		if cfg.Cluster != nil {
+			topo = x.watchTopology()
+		}
+	})
 	if err != nil {
 		v.Close()
 		return nil, err
 	}
-	x := &Dispatcher{cfg: cfg, system: system, remote: r}
+	x.stop = stop
 	x.d = newDispatcher(x, v)
 	x.pid = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return x.d }))
+	if topo != nil {
+		topo.ready()
+	}
 	for _, a := range cfg.Verifiers {
 		system.Root.Send(x.pid, joinMsg{addr: a})
 	}
@@ -229,6 +246,15 @@ func takeCredit(c *atomic.Int64) bool {
 	}
 }
 
+// Free reports how many passes TryStart would take now: the credits
+// free over the verifiers in service.
+func (x *Dispatcher) Free() int { return max(0, int(x.free.Load())) }
+
+// OnFree sets f, called on the dispatcher's goroutine when a verifier
+// comes into service with its credits (not when a pass ends: its done
+// says so).
+func (x *Dispatcher) OnFree(f func()) { x.onFree.Store(&f) }
+
 // Wait returns once every pass TryStart took has ended: its verdicts
 // applied or its checks done here. It takes at most about Timeout.
 func (x *Dispatcher) Wait() { x.pending.Wait() }
@@ -237,7 +263,7 @@ func (x *Dispatcher) Wait() { x.pending.Wait() }
 func (x *Dispatcher) Stats() Stats {
 	st := x.d.stats()
 	st.Sent, st.Packets, st.TooBig = x.sent.Load(), x.packets.Load(), x.tooBig.Load()
-	st.Credits = max(0, int(x.free.Load()))
+	st.Credits = x.Free()
 	return st
 }
 
@@ -246,7 +272,6 @@ func (x *Dispatcher) Stats() Stats {
 func (x *Dispatcher) Close() {
 	x.pending.Wait()
 	x.system.Root.StopFuture(x.pid).Wait()
-	x.remote.Shutdown(false)
-	x.system.Shutdown()
+	x.stop()
 	x.d.verifier.Close()
 }

@@ -1,12 +1,18 @@
 package remote
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
 )
 
@@ -88,8 +94,14 @@ func newPool(t testing.TB) *packet.Pool {
 	return p
 }
 
+// startLeader starts a dispatcher; a zero Timeout is a minute here, so
+// that a verifier slowed by the race detector on a busy machine is not
+// taken for a stalled one.
 func startLeader(t testing.TB, cfg LeaderConfig) *Dispatcher {
 	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = time.Minute
+	}
 	x, err := NewDispatcher(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -333,4 +345,102 @@ func TestLateReplyIgnored(t *testing.T) {
 		t.Errorf("stats %+v: want one timeout, the pass checked here", st)
 	}
 	waitFor(t, "the verifier back in service", func() bool { return x.Stats().Verifiers == 1 })
+}
+
+// TestTraceCrossesTheHop: the verifier's span for a pass is a child of
+// the leader's span (the context carried in the request), in the same
+// trace, under the verifier's own service name.
+func TestTraceCrossesTheHop(t *testing.T) {
+	if isolate(t) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "spans.jsonl")
+	s := startChild(t, "honest", traceEnv+"="+path)
+	x := startLeader(t, LeaderConfig{Verifiers: []string{s.addr}})
+	waitFor(t, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
+	p := newPass(t, newPool(t), 1, 30, 0, 0)
+	defer p.release()
+	parent := traceCtx{id: 7}.sc() // sampled
+	waitFor(t, "a credit", func() bool { return x.TryStart(p.batches, parent, func() { p.done.Add(1) }) })
+	x.Wait()
+	p.check(t)
+	s.stop(t)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := trace.ReadSpans(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want the verifier's one:\n%s", len(spans), b)
+	}
+	sp := spans[0]
+	if sp.Name != "sigverify.remote" || sp.TraceID != hex.EncodeToString(parent.TraceID[:]) || sp.ParentID != hex.EncodeToString(parent.SpanID[:]) {
+		t.Errorf("span %s in trace %s, parent %s: want sigverify.remote, a child of %x in %x", sp.Name, sp.TraceID, sp.ParentID, parent.SpanID, parent.TraceID)
+	}
+	if sp.Attributes["tpu.packets"] != float64(20) || !strings.Contains(string(b), `"tpu-verifier"`) {
+		t.Errorf("span attributes %v (want tpu.packets 20), service tpu-verifier in:\n%s", sp.Attributes, b)
+	}
+}
+
+// TestRefusedChecksHere: verdicts a verifier refuses are not applied:
+// the pass is checked at the leader, counted (Refused), and the
+// verifier stays in service with its credit back.
+func TestRefusedChecksHere(t *testing.T) {
+	if isolate(t) {
+		return
+	}
+	s := startChild(t, "refuse")
+	x := startLeader(t, LeaderConfig{Verifiers: []string{s.addr}})
+	waitFor(t, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
+	p := newPass(t, newPool(t), 1, 30, 0, 0)
+	defer p.release()
+	p.start(t, x)
+	x.Wait()
+	p.check(t)
+	if st := x.Stats(); st.Refused != 1 || st.Local != 1 || st.Remote != 0 || st.Verifiers != 1 || st.Credits != DefaultCredits {
+		t.Errorf("stats %+v: want the pass refused, checked here, the verifier still in service", st)
+	}
+}
+
+// TestTooBigStaysHere: a pass whose request would pass MaxRequestBytes
+// is refused by TryStart (counted, TooBig), its credit kept, its packets
+// parsed for the local check.
+func TestTooBigStaysHere(t *testing.T) {
+	if isolate(t) {
+		return
+	}
+	s := startChild(t, "honest")
+	x := startLeader(t, LeaderConfig{Verifiers: []string{s.addr}})
+	waitFor(t, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
+	pool := newPool(t)
+	one := newPass(t, pool, 1, 64, packet.Size, 0)
+	defer one.release()
+	n := 2 * MaxRequestBytes / (64 * packet.Size) // a third of the packets are garbage, not sent
+	var batches []*packet.Batch
+	for range n {
+		batches = append(batches, one.batches[0].Clone())
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	if x.TryStart(batches, traceCtx{}.sc(), func() { t.Error("done called for a refused pass") }) {
+		t.Fatal("TryStart took a pass of more than MaxRequestBytes")
+	}
+	if st := x.Stats(); st.TooBig != 1 || st.Sent != 0 || st.Credits != DefaultCredits {
+		t.Errorf("stats %+v: want one pass too big, no credit taken", st)
+	}
+	if p := batches[0].At(0); p.Meta.Parsed == (packet.Parsed{}) {
+		t.Error("the refused pass's packets were not parsed")
+	}
+	// A smaller pass still goes.
+	q := &pass{batches: []*packet.Batch{one.batches[0].Clone()}, counts: one.counts}
+	defer q.release()
+	q.start(t, x)
+	x.Wait()
+	q.check(t)
 }

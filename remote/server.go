@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,9 @@ type ServerConfig struct {
 	Trace *trace.Provider
 	// Logger receives protoactor's lines and the verifier's. Nil: discard.
 	Logger *slog.Logger
+	// Cluster, when not nil, makes the verifier a member of a cluster
+	// whose leaders find it there (ClusterConfig). Nil: leaders name it.
+	Cluster *ClusterConfig
 }
 
 // ServerStats counts a verifier's work.
@@ -54,7 +58,7 @@ type ServerStats struct {
 // requests.
 type Server struct {
 	system *actor.ActorSystem
-	remote *remote.Remote
+	stop   func() // the remote's, or the cluster's
 	w      *worker
 }
 
@@ -66,6 +70,7 @@ type worker struct {
 	hop      *trace.Hop // nil: no tracing
 	batches  []*packet.Batch
 	flip     bool          // tests: answer every verdict inverted (a lying verifier)
+	refuse   bool          // tests: refuse every packet
 	gate     chan struct{} // tests: when not nil, each request waits for a receive from it
 	onRecv   func()        // tests: when not nil, called as each request arrives
 
@@ -90,22 +95,26 @@ func Serve(cfg ServerConfig) (_ *Server, err error) {
 	if cfg.Trace != nil {
 		w.hop = cfg.Trace.Hop("sigverify.remote")
 	}
-	system, r, err := startRemote(cfg.Listen, cfg.TLS, cfg.Logger)
+	props := actor.PropsFromProducer(func() actor.Actor { return w })
+	system, stop, err := startRemote(cfg.Listen, cfg.TLS, cfg.Logger, cfg.Cluster, props, nil)
 	if err != nil {
 		v.Close()
 		return nil, err
 	}
-	props := actor.PropsFromProducer(func() actor.Actor { return w })
 	if _, err := system.Root.SpawnNamed(props, ActorName); err != nil {
-		r.Shutdown(false)
+		stop()
 		v.Close()
 		return nil, fmt.Errorf("remote: spawn the worker: %w", err)
 	}
-	return &Server{system: system, remote: r, w: w}, nil
+	return &Server{system: system, stop: stop, w: w}, nil
 }
 
-// startRemote starts an actor system with a remote bound to listen.
-func startRemote(listen string, tlsCfg *TLS, log *slog.Logger, opts ...remote.ConfigOption) (*actor.ActorSystem, *remote.Remote, error) {
+// startRemote starts an actor system with a remote bound to listen, a
+// member of cl if it is not nil (a verifier's, whose worker is worker;
+// a leader's, a client, when worker is nil). before, when not nil, gets
+// the actor system before the remote starts. stop stops the remote at
+// once, and the actor system.
+func startRemote(listen string, tlsCfg *TLS, log *slog.Logger, cl *ClusterConfig, worker *actor.Props, before func(*actor.ActorSystem)) (_ *actor.ActorSystem, stop func(), _ error) {
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote: listen address %q: %w", listen, err)
@@ -126,17 +135,40 @@ func startRemote(listen string, tlsCfg *TLS, log *slog.Logger, opts ...remote.Co
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return log }))
-	grpcOpts, err := tlsCfg.options()
+	// protoactor's info lines (every connection made or lost) show at
+	// debug level, as the graph's do.
+	actorLogs := slog.New(quieter{log.Handler()}).With("lib", "protoactor")
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLogs }))
+	opts, err := tlsCfg.options()
 	if err != nil {
 		return nil, nil, err
 	}
-	opts = append(append(grpcOpts, baseOptions()...), opts...)
-	r := remote.NewRemote(system, remote.Configure(host, port, opts...))
+	if before != nil {
+		before(system)
+	}
+	rcfg := remote.Configure(host, port, append(opts, baseOptions()...)...)
+	if cl != nil {
+		c, err := startCluster(system, *cl, worker != nil, rcfg, worker)
+		if err != nil {
+			return nil, nil, err
+		}
+		return system, func() {
+			// Cluster.Shutdown sets gossip state a client lacks: stop
+			// the parts by hand, the provider's polling (and a member's
+			// membership endpoint) with them.
+			shutdownProvider(c.Config.ClusterProvider)
+			c.Remote.Shutdown(false)
+			system.Shutdown()
+		}, nil
+	}
+	r := remote.NewRemote(system, rcfg)
 	if err := startOrErr(r); err != nil {
 		return nil, nil, err
 	}
-	return system, r, nil
+	return system, func() {
+		r.Shutdown(false)
+		system.Shutdown()
+	}, nil
 }
 
 // startOrErr starts r, turning its panic (a port taken since the probe)
@@ -164,8 +196,7 @@ func (s *Server) Stats() ServerStats {
 // Stop stops the verifier: its server at once (requests under way are
 // lost to their leader, which redoes them), then its workers.
 func (s *Server) Stop() {
-	s.remote.Shutdown(false)
-	s.system.Shutdown()
+	s.stop()
 	s.w.verifier.Close()
 }
 
@@ -226,6 +257,9 @@ func (w *worker) check(req *wire.VerifyRequest) *wire.VerifyReply {
 			if w.flip && v != wire.Verdict_VERDICT_REFUSED {
 				v = wire.Verdict_VERDICT_VERIFIED - v
 			}
+			if w.refuse {
+				v = wire.Verdict_VERDICT_REFUSED
+			}
 			reply.Verdicts[i] = byte(v)
 			i++
 		}
@@ -240,4 +274,35 @@ func (w *worker) check(req *wire.VerifyRequest) *wire.VerifyReply {
 	span.SetAttributes(attribute.Int("tpu.packets", len(req.Sizes)), attribute.Int("tpu.signatures", st.Signatures))
 	span.End()
 	return reply
+}
+
+// quieter lowers a handler's info records to debug.
+type quieter struct{ h slog.Handler }
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.h.Enabled(ctx, q.level(l))
+}
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = q.level(r.Level)
+	return q.h.Handle(ctx, r)
+}
+
+func (q quieter) level(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler { return quieter{q.h.WithAttrs(as)} }
+func (q quieter) WithGroup(name string) slog.Handler    { return quieter{q.h.WithGroup(name)} }
+
+// shutdownProvider stops a cluster provider's polling. The automanaged
+// provider's Shutdown marks itself shut down, then closes its membership
+// endpoint, which a client never started (a nil pointer): the mark is
+// what stops a client's polling, and the panic after it is dropped.
+func shutdownProvider(p interface{ Shutdown(bool) error }) {
+	defer func() { _ = recover() }()
+	p.Shutdown(true)
 }

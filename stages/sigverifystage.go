@@ -23,6 +23,34 @@ type SigverifyConfig struct {
 	// and a packet waits for at most the pass ahead of its own). Zero
 	// means DefaultMaxPending (1024).
 	MaxPending int
+	// Offload, when not nil, checks passes elsewhere (remote verifiers,
+	// cmd wires a remote.Dispatcher): a pass goes to it while it has a
+	// credit free, and is checked here otherwise. Nil: every pass is
+	// checked here.
+	Offload Offload
+	// NoLocal makes passes wait for Offload's credits rather than be
+	// checked here (the local workers stand idle): for a leader that
+	// leaves all signature checks to its verifiers. A pass Offload
+	// refuses after all (its last verifier went away, or the pass is too
+	// large for the wire) is still checked here. Needs Offload.
+	NoLocal bool
+}
+
+// Offload checks sigverify passes elsewhere (remote.Dispatcher
+// implements it). Free and TryStart are called by the stage's goroutine
+// only.
+type Offload interface {
+	// Free reports how many passes TryStart would take now.
+	Free() int
+	// TryStart takes a pass, or reports false: see remote.Dispatcher's.
+	// It borrows the batches until it calls done (from any goroutine,
+	// or inside TryStart), with every verdict applied to them.
+	TryStart(batches []*packet.Batch, span trace.SpanContext, done func()) bool
+	// OnFree sets a function called (from any goroutine) whenever
+	// credits become free other than by a pass's done.
+	OnFree(f func())
+	// Wait returns once every pass TryStart took is done.
+	Wait()
 }
 
 // DefaultMaxPending is SigverifyConfig.MaxPending when it is left zero.
@@ -37,6 +65,9 @@ func (c SigverifyConfig) withDefaults() SigverifyConfig {
 func (c SigverifyConfig) Validate() error {
 	if negative(c.MaxPending) {
 		return configErr("negative sigverify capacity")
+	}
+	if c.NoLocal && c.Offload == nil {
+		return configErr("sigverify: no local checks and nowhere else to check")
 	}
 	if err := c.Verify.Validate(); err != nil {
 		return err
@@ -76,6 +107,7 @@ type sigverifyStage struct {
 	pending   []*BatchMsg // received, not yet in a pass
 	spans     []trace.Span
 	passes    []*svPass // under way, oldest first
+	local     int       // of passes, those checked here
 	free      []*svPass
 	flushers  flushWaiters // waiting for everything before their flush
 	draining  bool
@@ -90,8 +122,9 @@ type svPass struct {
 	msgs    []*BatchMsg
 	spans   []trace.Span
 	batches []*packet.Batch
-	vp      *sigverify.Pass
+	vp      *sigverify.Pass       // nil: Offload checks it
 	onDone  func(*sigverify.Pass) // tells the stage, from a worker
+	onOff   func()                // tells the stage, from Offload
 	done    bool                  // the workers are done with it
 	// doneAt is packet.Now() when the workers finished the pass's
 	// checks (stamped by the worker before it tells the stage).
@@ -103,7 +136,7 @@ func (s *sigverifyStage) Receive(ctx actor.Context) {
 	case *BatchMsg:
 		s.pending = append(s.pending, msg)
 		s.spans = append(s.spans, s.hop.Start(msg.Span, msg.Sent, hasTracer(msg.Batch)))
-		if !s.draining && len(s.passes) < sigverify.MaxPasses {
+		if !s.draining && s.canStart() {
 			s.draining = true
 			ctx.Send(ctx.Self(), drainMsg{})
 		}
@@ -124,9 +157,19 @@ func (s *sigverifyStage) Receive(ctx actor.Context) {
 		s.answerFlushes(ctx)
 	case statsReq:
 		ctx.Respond(s.counts.snapshot())
+	case *actor.Started:
+		if s.cfg.Offload != nil {
+			s.cfg.Offload.OnFree(func() { s.self(drainMsg{}) })
+		}
 	case *actor.Stopping:
 		s.shutdown()
 	}
+}
+
+// canStart reports whether a pass could start now: Offload has a credit
+// free, or fewer than sigverify.MaxPasses are checked here.
+func (s *sigverifyStage) canStart() bool {
+	return (s.cfg.Offload != nil && s.cfg.Offload.Free() > 0) || (!s.cfg.NoLocal && s.local < sigverify.MaxPasses)
 }
 
 // shutdown waits for the passes under way and drops what is left, counted
@@ -134,7 +177,10 @@ func (s *sigverifyStage) Receive(ctx actor.Context) {
 // whose drain failed or timed out, when the passes' done messages would
 // be lost with the mailbox.
 func (s *sigverifyStage) shutdown() {
-	s.verifier.Close() // the passes under way are done once it returns
+	s.verifier.Close() // the passes under way here are done once it returns
+	if s.cfg.Offload != nil {
+		s.cfg.Offload.Wait() // and those checked elsewhere
+	}
 	for len(s.passes) > 0 {
 		for _, m := range s.passes[0].msgs {
 			dropLive(m.Batch, packet.OutcomeShutdown)
@@ -181,7 +227,11 @@ func hasTracer(b *packet.Batch) bool {
 // the verifier has room: dedup, shed, and the signature checks of all of
 // them handed to the worker pool at once.
 func (s *sigverifyStage) startPass() {
-	if len(s.pending) == 0 || len(s.passes) >= sigverify.MaxPasses {
+	if len(s.pending) == 0 {
+		return
+	}
+	off := s.cfg.Offload != nil && s.cfg.Offload.Free() > 0
+	if !off && (s.cfg.NoLocal || s.local >= sigverify.MaxPasses) {
 		return
 	}
 	var p *svPass
@@ -193,6 +243,7 @@ func (s *sigverifyStage) startPass() {
 			p.doneAt = packet.Now()
 			s.self(passDoneMsg{p}) // the message orders the write before the stage's read
 		}
+		p.onOff = func() { p.onDone(nil) }
 	}
 	// The pass takes the pending lists; the pass's emptied lists become
 	// the new pending ones.
@@ -215,6 +266,12 @@ func (s *sigverifyStage) startPass() {
 		s.shedder.Shed(p.batches, s.cfg.MaxPending)
 	}
 	s.passes = append(s.passes, p)
+	// Offload refuses only when its last verifier went away since Free,
+	// or the pass is too large for the wire: then it is checked here.
+	if off && s.cfg.Offload.TryStart(p.batches, p.spans[0].Context(), p.onOff) {
+		return
+	}
+	s.local++
 	p.vp = s.verifier.Start(p.onDone, p.batches...)
 }
 
@@ -232,7 +289,10 @@ func (s *sigverifyStage) passDone(p *svPass) {
 func (s *sigverifyStage) finishPass() {
 	p := s.passes[0]
 	s.passes = slices.Delete(s.passes, 0, 1)
-	s.verifier.Recycle(p.vp)
+	if p.vp != nil {
+		s.local--
+		s.verifier.Recycle(p.vp)
+	}
 	checked := p.doneAt
 	if checked == 0 { // a shutdown's: the pass never said it was done
 		checked = packet.Now()

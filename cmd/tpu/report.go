@@ -181,6 +181,9 @@ type summary struct {
 	// is off: every live packet handed to it is forwarded, a vote (not
 	// forwarded), or dropped (rate_limited, send_error, queue_full).
 	Forward *forwardSummary `json:"forward,omitempty"`
+	// Remote is the remote verifiers' dispatcher's counts (--verifiers),
+	// absent without them.
+	Remote *remoteSummary `json:"remote,omitempty"`
 	// QUIC is the QUIC TPU's events and peers, absent when it is off.
 	QUIC *quicSummary `json:"quic,omitempty"`
 	// BankingTrace is the recorder's counts (--banking-trace), absent
@@ -363,6 +366,9 @@ func (s summary) print(w io.Writer, sent int) {
 	if f := s.Forward; f != nil {
 		fmt.Fprintf(w, "forwarded %d of %d verified packets: votes %d (not forwarded), dropped rate_limited %d, send_error %d, queue_full %d\n",
 			f.Forwarded, f.Offered, f.Votes, f.RateLimited, f.SendErrors, f.QueueFull)
+	}
+	if s.Remote != nil {
+		s.Remote.print(w)
 	}
 	s.printQUIC(w)
 	if t := s.BankingTrace; t != nil {

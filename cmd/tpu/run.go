@@ -101,6 +101,13 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	cores, workers, restore := pipelineProcs(f.procs)
 	defer restore()
 	cfg.Sigverify.Verify.Workers = workers
+	disp, err := startDispatcher(f, &cfg, log)
+	if err != nil {
+		return 1, err
+	}
+	if disp != nil {
+		defer disp.Close() // after the graph's stop, which waits for its passes
+	}
 	var sched fromSchedule
 	if f.rate > 0 && !f.noGen {
 		cfg.Banking.OnExecuted = sched.executed
@@ -186,6 +193,10 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		if err := r.cpu.writeProfile(f.cpuProfile); err != nil {
 			log.Error("--cpuprofile", "err", err)
 		}
+	}
+	if disp != nil {
+		st := disp.Stats()
+		r.remote = &st
 	}
 	endProfiles()
 	if err := n.Close(); err != nil { // the graph no longer calls the recorder

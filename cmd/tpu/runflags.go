@@ -16,6 +16,7 @@ import (
 
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/httpguard"
+	"github.com/tpugo/tpu/remote"
 	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
@@ -59,6 +60,15 @@ type runFlags struct {
 	rpcAirdropPerRecipient, rpcAirdropLamports                            uint64
 	rpcAirdropWindow                                                      time.Duration
 	wsAddr                                                                string // the websocket PubSub's (pubsub.go)
+
+	// Remote verifiers (runremote.go).
+	verifiers, remoteListen   string
+	clusterSeeds, clusterName string
+	remoteCredits             int
+	remoteTimeout             time.Duration
+	remoteAudit               float64
+	sigverifyLocal            bool
+	remoteTLS                 tlsFlags
 	// The QUIC TPU (runquic.go).
 	quicAddr, stakes, send    string
 	quicConns, quicIdentities int
@@ -146,6 +156,15 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.rpcAirdropRequests, "rpc-airdrop-requests", rpc.DefaultAirdropRequests, "airdrops per --rpc-airdrop-window, to all accounts together")
 	fs.BoolVar(&f.rpcFaucet, "rpc-faucet", false, "serve requestAirdrop on an --rpc-addr other machines can reach (off there by default, as Agave without --rpc-faucet-address; always on for loopback)")
 	fs.StringVar(&f.wsAddr, "ws-addr", wsAuto, "serve Solana's websocket PubSub here (auto: the --rpc-addr port + 1, as Agave's 8899/8900, or a free port when that is 0; empty: none)")
+	fs.StringVar(&f.verifiers, "verifiers", "", "send sigverify passes to these verifiers (tpu verifier --listen), host:port comma-separated, each with --remote-credits passes in flight; what they cannot take is checked here")
+	fs.StringVar(&f.clusterSeeds, "cluster-seeds", "", "find verifiers through cluster membership (protoactor's automanaged provider): the members' membership endpoints (tpu verifier --cluster-port), host:port comma-separated; a verifier that joins gets work, one that leaves is drained")
+	fs.StringVar(&f.clusterName, "cluster-name", remote.DefaultClusterName, "the verifier cluster's name (with --cluster-seeds)")
+	fs.StringVar(&f.remoteListen, "remote-listen", "127.0.0.1:0", "where this leader's protoactor remote listens for the verifiers' replies (with --verifiers)")
+	fs.IntVar(&f.remoteCredits, "remote-credits", remote.DefaultCredits, "sigverify passes one verifier has in flight at most")
+	fs.DurationVar(&f.remoteTimeout, "remote-timeout", remote.DefaultTimeout, "how long a pass waits for a verifier's verdicts before it is checked here (counted, remote_timeout) and the verifier taken out of service until it answers")
+	fs.Float64Var(&f.remoteAudit, "remote-audit", 0.01, "fraction of the verifiers' verdicts checked again here, at random; a verifier caught giving a wrong one is cut off")
+	fs.BoolVar(&f.sigverifyLocal, "sigverify-local", true, "check passes here when no verifier has a credit free (false: they wait for one; with --verifiers)")
+	f.remoteTLS.define(fs)
 	fs.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (debug also shows protoactor's logs)")
 	fs.IntVar(&f.procs, "gomaxprocs", 0, "Go scheduler Ps for the run (0: one per core and one more, so that fetch, banking and the load generator are not queued behind the signature checks)")
@@ -274,6 +293,8 @@ func checkKnobs(f runFlags) error {
 		{"rpc-history-slots", int64(min(f.rpcHistorySlots, 1)), f.rpcHistorySlots},
 		{"rpc-airdrop-per-recipient", int64(min(f.rpcAirdropPerRecipient, 1)), f.rpcAirdropPerRecipient},
 		{"rpc-airdrop-lamports", int64(min(f.rpcAirdropLamports, 1)), f.rpcAirdropLamports},
+		{"remote-credits", int64(f.remoteCredits), f.remoteCredits},
+		{"remote-timeout", int64(f.remoteTimeout), f.remoteTimeout},
 	} {
 		if k.v <= 0 {
 			errs = append(errs, fmt.Errorf("--%s %v: must be more than 0 (leave the flag out for its default)", k.name, k.show))
@@ -284,6 +305,12 @@ func checkKnobs(f runFlags) error {
 	}
 	if f.procs < 0 || f.procs > maxProcs {
 		errs = append(errs, fmt.Errorf("--gomaxprocs %d: want 0 (the cores and one more) to %d", f.procs, maxProcs))
+	}
+	if !(f.remoteAudit >= 0 && f.remoteAudit <= 1) {
+		errs = append(errs, fmt.Errorf("--remote-audit %v: want 0 to 1", f.remoteAudit))
+	}
+	if !f.sigverifyLocal && f.verifiers == "" && f.clusterSeeds == "" {
+		errs = append(errs, errors.New("--sigverify-local=false needs --verifiers or --cluster-seeds: nothing would check the signatures"))
 	}
 	if f.dedupBits == 0 {
 		errs = append(errs, errors.New("--dedup-bits 0: must be more than 0 (leave the flag out for its default)"))

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tpugo/tpu/remote"
 	"os"
 
 	"github.com/tpugo/tpu/stages/sigverify"
@@ -14,10 +15,11 @@ type ran struct {
 	live    driven
 	spent   procstats.Stats // from the load's start to the end of the drain
 	sched   *fromSchedule
-	loaded  bool       // there was a load (not --no-gen, not stopped while signing)
-	ceiling [2]float64 // sigverify's, before and after the load; 0: not measured
-	stopErr error      // the node's Stop's
-	cpu     *stageCPU  // the CPU by stage, stopped
+	loaded  bool          // there was a load (not --no-gen, not stopped while signing)
+	ceiling [2]float64    // sigverify's, before and after the load; 0: not measured
+	stopErr error         // the node's Stop's
+	cpu     *stageCPU     // the CPU by stage, stopped
+	remote  *remote.Stats // the remote verifiers' dispatcher's, after the stop; nil: none
 }
 
 // reportRun prints the summary of a run on n, stopped and closed, writes
@@ -46,6 +48,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	}
 	if n.rec != nil {
 		sum.addRecorder(f.bankingTrace, n.rec.Stats())
+	}
+	if r.remote != nil {
+		sum.Remote = newRemoteSummary(*r.remote)
 	}
 	if r.ceiling[0] > 0 {
 		sum.addCeiling(r.ceiling[0], r.ceiling[1])

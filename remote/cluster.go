@@ -1,0 +1,143 @@
+package remote
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+)
+
+// ClusterConfig finds verifiers through protoactor-go's cluster
+// membership, with its automanaged provider (nothing to install): each
+// verifier serves its membership on Port (HTTP /_health, on every
+// interface: the provider binds 0.0.0.0), and every member polls Seeds,
+// the members' membership addresses. A leader joins as a client: it
+// serves no membership and polls Seeds; a verifier that appears there
+// is put in service, one that leaves is taken out (its passes in flight
+// checked at the leader). etcd, Consul, Kubernetes and ZooKeeper
+// providers are protoactor's others (cluster/clusterproviders), one
+// constructor away; they are not wired in.
+type ClusterConfig struct {
+	// Name is the cluster's: leader and verifiers must agree. Empty
+	// means DefaultClusterName.
+	Name string
+	// Port is the membership port a verifier serves (a leader serves
+	// none). Required for a verifier.
+	Port int
+	// Seeds are host:port of the members' membership endpoints.
+	Seeds []string
+	// Refresh is how often the members are polled. Zero means
+	// DefaultClusterRefresh.
+	Refresh time.Duration
+}
+
+// Cluster defaults.
+const (
+	DefaultClusterName    = "tpu-verifiers"
+	DefaultClusterRefresh = time.Second
+)
+
+func (c ClusterConfig) withDefaults() ClusterConfig {
+	if c.Name == "" {
+		c.Name = DefaultClusterName
+	}
+	if c.Refresh == 0 {
+		c.Refresh = DefaultClusterRefresh
+	}
+	return c
+}
+
+// startCluster starts system's remote as a member of the cluster c
+// (member: a verifier, serving the worker's kind; otherwise a client,
+// a leader), in place of startRemote's plain remote.
+func startCluster(system *actor.ActorSystem, c ClusterConfig, member bool, rcfg *remote.Config, worker *actor.Props) (_ *cluster.Cluster, err error) {
+	c = c.withDefaults()
+	if member && c.Port <= 0 {
+		return nil, fmt.Errorf("remote: a cluster member needs its membership port")
+	}
+	provider := automanaged.NewWithConfig(c.Refresh, c.Port, c.Seeds...)
+	var opts []cluster.ConfigOption
+	if member {
+		opts = append(opts, cluster.WithKinds(cluster.NewKind(ActorName, worker)))
+	}
+	cl := cluster.New(system, cluster.Configure(c.Name, provider, disthash.New(), rcfg, opts...))
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("remote: cluster start: %v", p)
+		}
+	}()
+	if member {
+		cl.StartMember()
+	} else {
+		cl.StartClient()
+	}
+	return cl, nil
+}
+
+// topology follows the cluster's members of the worker's kind.
+type topology struct {
+	x       *Dispatcher
+	mu      sync.Mutex
+	known   map[string]bool // the verifiers among the members
+	started bool            // the dispatcher is there to hear of them
+}
+
+// watchTopology hands the verifiers that join and leave the cluster to
+// x (Join, Leave), once ready is called: every topology event lists the
+// members, and those of the worker's kind are compared with the ones
+// known before.
+func (x *Dispatcher) watchTopology() *topology {
+	t := &topology{x: x, known: map[string]bool{}}
+	x.system.EventStream.Subscribe(func(evt any) {
+		if ct, ok := evt.(*cluster.ClusterTopology); ok {
+			t.update(ct.Members)
+		}
+	})
+	return t
+}
+
+// ready tells t the dispatcher runs: the verifiers known so far join.
+func (t *topology) ready() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.started = true
+	for a := range t.known {
+		t.join(a)
+	}
+}
+
+func (t *topology) update(members []*cluster.Member) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := map[string]bool{}
+	for _, m := range members {
+		if slices.Contains(m.Kinds, ActorName) {
+			now[m.Address()] = true
+		}
+	}
+	if t.started {
+		for a := range now {
+			if !t.known[a] {
+				t.join(a)
+			}
+		}
+		for a := range t.known {
+			if !now[a] {
+				t.x.cfg.Logger.Info("remote verifier: left the cluster", "verifier", a)
+				t.x.Leave(a)
+			}
+		}
+	}
+	t.known = now
+}
+
+func (t *topology) join(a string) {
+	t.x.cfg.Logger.Info("remote verifier: joined the cluster", "verifier", a)
+	t.x.Join(a)
+}
