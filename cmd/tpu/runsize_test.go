@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,11 +64,14 @@ func runInProcess(t *testing.T, args ...string) (summary, string, string, *trace
 // load was offered, within 10% of the rate measured while it was (what
 // had executed when the load ran out), not the count over --duration.
 // Small credits bound what is in flight when the load runs out, the
-// only difference between the two rates.
+// only difference between the two rates; the count is large enough that
+// this backlog stays a few percent of it even under -race, where 16,000
+// left a backlog of 11% (CI: ratio 1.10).
 func TestLoadExhausted(t *testing.T) {
 	const duration = 120 * time.Second
+	const count = 40000
 	start := time.Now()
-	s, out, _, _ := runInProcess(t, "--duration", duration.String(), "--count", "16000", "--accounts", "256", "--banking-credits", "8", "--sigverify-max-pending", "512")
+	s, out, _, _ := runInProcess(t, "--duration", duration.String(), "--count", strconv.Itoa(count), "--accounts", "256", "--banking-credits", "8", "--sigverify-max-pending", "512")
 	if wall := time.Since(start); wall > duration/2 {
 		t.Fatalf("the run took %v: it idled after its load ran out", wall)
 	}
@@ -80,8 +84,8 @@ func TestLoadExhausted(t *testing.T) {
 	if math.Abs(s.Seconds-s.LoadExhaustedS) > 0.5 {
 		t.Errorf("seconds %v, want the %v s load was offered", s.Seconds, s.LoadExhaustedS)
 	}
-	if s.Executed < 8000 {
-		t.Fatalf("executed %d of 16000: %v", s.Executed, s.Outcomes)
+	if s.Executed < count/2 {
+		t.Fatalf("executed %d of %d: %v", s.Executed, count, s.Outcomes)
 	}
 	if r := s.TPS / s.TPSWhileOffered; r < 0.9 || r > 1.1 {
 		t.Errorf("tps %.0f, rate while offered %.0f: ratio %.2f, want within 10%%", s.TPS, s.TPSWhileOffered, r)
