@@ -32,30 +32,7 @@ func TestKitClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @solana/kit and runs tpu run")
 	}
-	node, npm := findNode(t)
-	npmCIIn(t, npm, kitDir)
-
-	c := startChild(t, "run", "--no-gen", "--duration", "0", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
-		"--ledger", filepath.Join(t.TempDir(), "ledger"))
-	env := []string{
-		"RPC_URL=" + logged(t, c.await(t, 1, "msg=json-rpc"), "url"),
-		"WS_URL=" + logged(t, c.await(t, 1, "msg=pubsub"), "url"),
-	}
-	lines := strings.Split(runNodeIn(t, node, kitDir, env, "blocks.mjs"), "\n")
-	for _, name := range kitChecks {
-		if !hasLine(lines, "ok   "+name+"  ") {
-			t.Errorf("check %s did not pass", name)
-		}
-	}
-	if !hasLine(lines, fmt.Sprintf("PASS: %d checks", len(kitChecks))) {
-		t.Errorf("no line \"PASS: %d checks\": the script runs checks this test does not know of, or failed", len(kitChecks))
-	}
-	if t.Failed() {
-		t.Logf("tpu's log:\n%s", c.stderr())
-	}
-	if _, err := c.interrupt(t); err != nil {
-		t.Errorf("tpu run after the checks, on SIGINT: %v\n%s", err, c.stderr())
-	}
+	runKitScript(t, "blocks.mjs", kitChecks)
 }
 
 // kitNonceChecks are the checks of clients/kit/nonce.mjs, all of which
@@ -77,23 +54,31 @@ func TestKitNonce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @solana/kit and runs tpu run")
 	}
+	runKitScript(t, "nonce.mjs", kitNonceChecks, "--slot-time", "20ms")
+}
+
+// runKitScript runs one clients/kit script against tpu run --no-gen
+// (with extra flags), requiring each of checks to print "ok   <name>"
+// and the script's "PASS: N checks", then tpu to stop cleanly on SIGINT.
+func runKitScript(t *testing.T, script string, checks []string, extra ...string) {
+	t.Helper()
 	node, npm := findNode(t)
 	npmCIIn(t, npm, kitDir)
-
-	c := startChild(t, "run", "--no-gen", "--duration", "0", "--slot-time", "20ms", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
-		"--ledger", filepath.Join(t.TempDir(), "ledger"))
+	args := append([]string{"run", "--no-gen", "--duration", "0", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0",
+		"--ledger", filepath.Join(t.TempDir(), "ledger")}, extra...)
+	c := startChild(t, args...)
 	env := []string{
 		"RPC_URL=" + logged(t, c.await(t, 1, "msg=json-rpc"), "url"),
 		"WS_URL=" + logged(t, c.await(t, 1, "msg=pubsub"), "url"),
 	}
-	lines := strings.Split(runNodeIn(t, node, kitDir, env, "nonce.mjs"), "\n")
-	for _, name := range kitNonceChecks {
+	lines := strings.Split(runNodeIn(t, node, kitDir, env, script), "\n")
+	for _, name := range checks {
 		if !hasLine(lines, "ok   "+name+"  ") {
 			t.Errorf("check %s did not pass", name)
 		}
 	}
-	if !hasLine(lines, fmt.Sprintf("PASS: %d checks", len(kitNonceChecks))) {
-		t.Errorf("no line \"PASS: %d checks\": the script runs checks this test does not know of, or failed", len(kitNonceChecks))
+	if !hasLine(lines, fmt.Sprintf("PASS: %d checks", len(checks))) {
+		t.Errorf("no line \"PASS: %d checks\": the script runs checks this test does not know of, or failed", len(checks))
 	}
 	if t.Failed() {
 		t.Logf("tpu's log:\n%s", c.stderr())
