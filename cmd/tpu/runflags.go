@@ -127,7 +127,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.bankingTrace, "banking-trace", "", "record every batch entering banking, and the slot boundaries, in rotating files in this directory (replay with tpu replay DIR); needs a new ledger (empty: no recording)")
 	fs.Int64Var(&f.bankingTraceMax, "banking-trace-max", bankingtrace.DefaultMaxBytes, "most bytes --banking-trace keeps; the oldest files are deleted beyond it")
 	fs.IntVar(&f.batchSize, "batch-size", 64, "packets per batch")
-	fs.IntVar(&f.capacity, "buffer", 100_000, "transactions banking buffers before it evicts the lowest priority")
+	fs.IntVar(&f.capacity, "buffer", 100_000, "transactions banking buffers before it evicts the lowest priority (the closed-loop generator waits while it holds half of them, at most 32768)")
 	fs.DurationVar(&f.fetchCoalesce, "fetch-coalesce", stages.DefaultCoalesce, "how long fetch holds a partly filled batch for more packets before sending it")
 	fs.IntVar(&f.fetchCredits, "fetch-credits", stages.DefaultBudget, "batches in flight allowed from fetch to sigverify; beyond them fetch drops what it reads (no_credits)")
 	fs.IntVar(&f.bankingCredits, "banking-credits", stages.DefaultBudget, "batches in flight allowed from sigverify to banking; beyond them sigverify drops what it verified (no_credits)")
