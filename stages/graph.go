@@ -376,7 +376,9 @@ func (g *Graph) Panics() uint64 { return g.panics.Load() }
 // banking, commits the last slot, and closes everything. It waits at most
 // until ctx is done; a drain that does not finish in time drops what is
 // still buffered (packet.OutcomeShutdown). After a failure (Done) it does
-// not drain: it stops, releasing what it can, and returns the failure.
+// not drain banking: it stops, dropping what banking buffered
+// (packet.OutcomeLedgerFailed when the ledger failed, OutcomeShutdown
+// after a panic), and returns the failure.
 // Calling it again returns the first call's result.
 func (g *Graph) Stop(ctx context.Context) error {
 	g.stopOnce.Do(func() { g.stopErr = g.stop(ctx) })
