@@ -45,11 +45,12 @@ type Config struct {
 	// protoactor's Info lines (a line per actor started or stopped, dead
 	// letters) at Debug.
 	ActorLogs *slog.Logger
-	// Recorder, when not nil, is the banking trace: it gets every batch
-	// sigverify passes to banking (a reference, or a copy of its own
-	// with the copy handoff) and the start of every slot. The graph
-	// calls it until Stop returns; closing it is the caller's, after.
-	// Nil: off.
+	// Recorder, when not nil, is the banking trace: on banking's
+	// goroutine, in the order banking's driver sees them, it gets every
+	// batch banking takes (a reference, or a copy of its own with the
+	// copy handoff), every other driver call and the start of every
+	// slot. The graph calls it until Stop returns; closing it is the
+	// caller's, after. Nil: off.
 	Recorder Recorder
 	// Forward configures the forwarder; its zero value is off.
 	Forward ForwardConfig
@@ -186,7 +187,7 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, recorder: cfg.Recorder}
+	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy}
 	if cfg.Forward.Enabled() {
 		if g.fwd, err = startForwarder(cfg.Forward, cfg.BatchSize, g.log); err != nil {
 			return fail(err)
@@ -225,7 +226,13 @@ func Start(cfg Config) (*Graph, error) {
 	g.acceptWindow = AcceptWindow(g.sched.Config().Capacity)
 
 	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, g.latency, g.log)
-	g.bs.recorder = cfg.Recorder
+	if cfg.Recorder != nil {
+		var copy func(*packet.Batch) *packet.Batch
+		if g.fan.copy {
+			copy = g.fan.clone
+		}
+		g.bs.record(cfg.Recorder, copy)
+	}
 	g.bs.ledgerFailed = g.ledgerFailed
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
 	g.bankPID = g.spawn("banking", g.bs)

@@ -205,6 +205,9 @@ type summary struct {
 
 	offered                    // when the load ran out (runsize.go)
 	breakdown *trace.Breakdown // Tracers' source, for print
+	// latencyAbsent, when not empty, is why Latency was not measured
+	// (a replay that is not exact, as fast as it could): print says it.
+	latencyAbsent string
 }
 
 // addTracers records where the tracer packets' time went: spans are
@@ -389,7 +392,11 @@ func (s summary) print(w io.Writer, sent int) {
 	if s.FromScheduled != nil {
 		fmt.Fprintf(w, "latency scheduled send to executed: %s\n", s.FromScheduled)
 	}
-	fmt.Fprintf(w, "latency socket to executed: %s\n", s.Latency)
+	if s.latencyAbsent != "" {
+		fmt.Fprintf(w, "latency socket to executed: %s\n", s.latencyAbsent)
+	} else {
+		fmt.Fprintf(w, "latency socket to executed: %s\n", s.Latency)
+	}
 	if s.breakdown != nil {
 		printBreakdown(w, *s.breakdown)
 	}

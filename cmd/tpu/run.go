@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tpugo/tpu/banking/bank"
-
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
@@ -127,7 +125,9 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	}
 	warnExposure(log, f, ws)
 	n, err := startNode(nodeConfig{Graph: cfg, Trace: prov, Log: log, RPC: rpcConfig(f), PubSubAddr: ws,
-		OpenRecorder: func(bank *bank.Config) (*bankingtrace.Recorder, error) { return openRecorder(f, bank, log) }})
+		OpenRecorder: func(banking *stages.BankingConfig) (*bankingtrace.Recorder, error) {
+			return openRecorder(f, banking, log)
+		}})
 	if err != nil {
 		return 1, err
 	}
