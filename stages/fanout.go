@@ -16,10 +16,10 @@ type Recorder interface {
 }
 
 // fanout hands each batch sigverify passes on to every enabled consumer:
-// banking always, the banking trace's Recorder and the forwarder when
-// configured. It runs on sigverify's actor, and no consumer makes it
-// wait (banking is a message, the recorder and the forwarder queue or
-// drop, counted).
+// banking always, the banking trace's Recorder, the forwarder and the
+// Config.Taps when configured. It runs on sigverify's actor, and no
+// consumer makes it wait (banking is a message, the recorder and the
+// forwarder queue or drop, counted; a tap must not block).
 //
 // With the refcount handoff every consumer gets a reference to the same
 // batch (a Retain each, taken before the first is handed over), and the
@@ -30,11 +30,12 @@ type Recorder interface {
 // (banking holds its batch by reference in both modes) is the same.
 type fanout struct {
 	copy     bool
-	banking  func(*BatchMsg)     // consumes the message's batch
-	recorder Recorder            // nil: off
-	forward  func(*packet.Batch) // nil: off; consumes b
-	copies   atomic.Uint64       // batches cloned
-	nanos    atomic.Int64        // time spent in send, both modes (Snapshot.FanoutTime)
+	banking  func(*BatchMsg)       // consumes the message's batch
+	recorder Recorder              // nil: off
+	forward  func(*packet.Batch)   // nil: off; consumes b
+	taps     []func(*packet.Batch) // Config.Taps; each consumes b
+	copies   atomic.Uint64         // batches cloned
+	nanos    atomic.Int64          // time spent in send, both modes (Snapshot.FanoutTime)
 }
 
 // send hands m's batch to every consumer; it consumes m's reference.
@@ -54,6 +55,9 @@ func (f *fanout) send(m *BatchMsg) {
 		if f.forward != nil {
 			f.forward(f.clone(b))
 		}
+		for _, tap := range f.taps {
+			tap(f.clone(b))
+		}
 		b.Release()
 		return
 	}
@@ -65,12 +69,18 @@ func (f *fanout) send(m *BatchMsg) {
 	if f.forward != nil {
 		b.Retain()
 	}
+	for range f.taps {
+		b.Retain()
+	}
 	f.banking(m)
 	if f.recorder != nil {
 		f.recorder.Batch(b, m.Sent)
 	}
 	if f.forward != nil {
 		f.forward(b)
+	}
+	for _, tap := range f.taps {
+		tap(b)
 	}
 }
 

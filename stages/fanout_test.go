@@ -47,11 +47,14 @@ func TestFanout(t *testing.T) {
 		for _, c := range []struct {
 			name              string
 			recorder, forward bool
+			taps              int
 		}{
-			{"banking", false, false},
-			{"banking+recorder", true, false},
-			{"banking+forwarder", false, true},
-			{"all", true, true},
+			{"banking", false, false, 0},
+			{"banking+recorder", true, false, 0},
+			{"banking+forwarder", false, true, 0},
+			{"all", true, true, 0},
+			{"banking+tap", false, false, 1},
+			{"all+5taps", true, true, 5},
 		} {
 			t.Run(fmt.Sprintf("copy=%v/%s", copyMode, c.name), func(t *testing.T) {
 				pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
@@ -65,12 +68,15 @@ func TestFanout(t *testing.T) {
 				if c.forward {
 					f.forward = func(b *packet.Batch) { got = append(got, b) }
 				}
+				for range c.taps {
+					f.taps = append(f.taps, func(b *packet.Batch) { got = append(got, b) })
+				}
 				b := fullBatch(t, pool, 3)
 				want := make([]packet.Packet, 3)
 				copy(want, b.Packets())
 				f.send(&BatchMsg{Batch: b, Sent: 42})
 				got = append(got, rec.batches...)
-				consumers := 1 + len(rec.batches)
+				consumers := 1 + len(rec.batches) + c.taps
 				if c.forward {
 					consumers++
 				}
