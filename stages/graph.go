@@ -54,14 +54,21 @@ type Config struct {
 	Recorder Recorder
 	// Forward configures the forwarder; its zero value is off.
 	Forward ForwardConfig
+	// Taps are further consumers of every batch sigverify passes to
+	// banking, after the Recorder and the forwarder: each is handed a
+	// reference (or a copy of its own with the copy handoff) that it
+	// consumes, on sigverify's actor, and must not block. The graph
+	// calls them until Stop returns. tpu bench handoff measures the
+	// fan-out with them. Nil: none.
+	Taps []func(*packet.Batch)
 }
 
 // The handoff (Banking.Scheduler.Handoff) decides how a verified batch
-// reaches its consumers (banking, the Recorder, the forwarder): refcount,
-// the same batch with a reference each; copy, a copy each, made where
-// sigverify hands it on (see fanout). Banking's scheduler then holds its
-// batch by reference in both modes, so the copy at the fan-out is the
-// only difference between them.
+// reaches its consumers (banking, the Recorder, the forwarder, the
+// Taps): refcount, the same batch with a reference each; copy, a copy
+// each, made where sigverify hands it on (see fanout). Banking's
+// scheduler then holds its batch by reference in both modes, so the copy
+// at the fan-out is the only difference between them.
 
 // DefaultBudget is a hop's batches in flight when Config leaves it zero.
 const DefaultBudget = 64
@@ -187,7 +194,7 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy}
+	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, taps: cfg.Taps}
 	if cfg.Forward.Enabled() {
 		if g.fwd, err = startForwarder(cfg.Forward, cfg.BatchSize, g.log); err != nil {
 			return fail(err)
