@@ -211,6 +211,9 @@ func Start(cfg Config) (*Graph, error) {
 	if cfg.Fetch.QUIC.Addr != "" {
 		qc := cfg.Fetch.QUIC
 		qc.Pool, qc.Deliver, qc.Coalesce = g.pool, g.fetch.quicDeliver, cfg.Fetch.Coalesce
+		if qc.Stakes == nil {
+			qc.Stakes = bankStakes(g.bank)
+		}
 		if qc.Logger == nil {
 			qc.Logger = g.log
 		}
@@ -277,6 +280,16 @@ func Start(cfg Config) (*Graph, error) {
 
 // Addr returns the address fetch listens on.
 func (g *Graph) Addr() netip.AddrPort { return g.fetch.Addr() }
+
+// bankStakes returns the stakes the QUIC TPU weighs peers by: the bank's
+// stake accounts', by node identity. Nothing executes yet.
+func bankStakes(b *bank.Bank) *quic.Stakes {
+	m := map[quic.Identity]uint64{}
+	for node, stake := range b.StakedNodes() {
+		m[quic.Identity(node)] = stake
+	}
+	return quic.NewStakes(m)
+}
 
 // QUICAddr returns the address the QUIC TPU listens on; ok is false when
 // it is off.

@@ -180,7 +180,11 @@ func appendHeader(b []byte, h Header) []byte {
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.Seed)))
 	b = append(b, h.Genesis.Seed...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.BlockhashSeed)))
-	return append(b, h.Genesis.BlockhashSeed...)
+	b = append(b, h.Genesis.BlockhashSeed...)
+	// The genesis validators, after the fields of the first format (a
+	// header without them has none).
+	b = binary.LittleEndian.AppendUint64(b, uint64(h.Genesis.Validators))
+	return binary.LittleEndian.AppendUint64(b, h.Genesis.ValidatorStake)
 }
 
 func decodeHeader(p []byte) (Header, error) {
@@ -210,12 +214,18 @@ func decodeHeader(p []byte) (Header, error) {
 	h.Genesis.Seed = string(p[fixed+2 : fixed+2+n])
 	p = p[fixed+2+n:]
 	m := int(binary.LittleEndian.Uint16(p))
-	if len(p) != 2+m {
+	switch len(p) {
+	case 2 + m: // written before genesis validators were recorded
+	case 2 + m + 16:
+		v := p[2+m:]
+		h.Genesis.Validators = int(binary.LittleEndian.Uint64(v))
+		h.Genesis.ValidatorStake = binary.LittleEndian.Uint64(v[8:])
+	default:
 		return Header{}, fmt.Errorf("header blockhash seed of %d bytes in %d", m, len(p)-2)
 	}
-	h.Genesis.BlockhashSeed = string(p[2:])
-	if h.Genesis.Accounts < 0 {
-		return Header{}, errors.New("negative account count")
+	h.Genesis.BlockhashSeed = string(p[2 : 2+m])
+	if h.Genesis.Accounts < 0 || h.Genesis.Validators < 0 || h.Genesis.Validators > bank.MaxValidators {
+		return Header{}, errors.New("negative account count, or validators out of range")
 	}
 	return h, nil
 }
