@@ -65,6 +65,11 @@ func (t tlsFlags) load() (*remote.TLS, error) {
 	return remote.LoadTLS(t.cert, t.key, t.ca)
 }
 
+// tamperVerdicts is remote.ServerConfig.Tamper for tpu verifier: nil,
+// but in tpu's test binary when its test asks for a lying verifier
+// (verifier_test.go). No flag sets it.
+var tamperVerdicts func(verdicts []byte)
+
 func runVerifier(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu verifier", verifierHelp)
 	var f verifierFlags
@@ -112,7 +117,11 @@ func runVerifier(env *cliEnv, args []string) int {
 		return 1
 	}
 	defer closeTrace()
-	cfg := remote.ServerConfig{Listen: f.listen, Verify: sigverify.VerifyConfig{Backend: backend, Workers: f.workers}, TLS: tlsCfg, Trace: prov, Logger: log}
+	cfg := remote.ServerConfig{Listen: f.listen, Verify: sigverify.VerifyConfig{Backend: backend, Workers: f.workers}, TLS: tlsCfg, Trace: prov, Logger: log,
+		Tamper: tamperVerdicts}
+	if tamperVerdicts != nil {
+		log.Warn("verifier: a test build that tampers with its verdicts")
+	}
 	if f.clusterSeeds != "" {
 		if f.clusterPort <= 0 {
 			fmt.Fprintln(env.stderr, "tpu verifier: --cluster-seeds needs --cluster-port")
