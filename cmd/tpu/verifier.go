@@ -80,7 +80,7 @@ func runVerifier(env *cliEnv, args []string) int {
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send this verifier's spans over OTLP gRPC to host:port (service name tpu-verifier)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.clusterSeeds, "cluster-seeds", "", "join a verifier cluster (protoactor's automanaged provider): the members' membership endpoints, host:port comma-separated, this one's among them; leaders find it there (tpu run --cluster-seeds)")
-	fs.IntVar(&f.clusterPort, "cluster-port", 0, "the port of this member's membership endpoint (HTTP /_health, bound on every interface by the provider); needed with --cluster-seeds")
+	fs.IntVar(&f.clusterPort, "cluster-port", 0, "the port of this member's membership endpoint (HTTP /_health, on --listen's host); needed with --cluster-seeds")
 	fs.StringVar(&f.clusterName, "cluster-name", remote.DefaultClusterName, "the cluster's name: leaders and verifiers must agree")
 	f.tls.define(fs)
 	if code, ok := parseFlags(fs, args); !ok {
