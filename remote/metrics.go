@@ -12,7 +12,7 @@ import (
 // RegisterMetrics exports x's counts (Stats) on m, read at each
 // collection. In Prometheus's names:
 //
-//	tpu_remote_passes_sent_total        passes sent to a verifier (Sent)
+//	tpu_remote_passes_sent_total        passes taken for a verifier (Sent)
 //	tpu_remote_packets_sent_total       their packets (Packets)
 //	tpu_remote_passes_total{end}        passes ended, once each, by how: remote
 //	                                    (verdicts applied), or checked here for
@@ -25,8 +25,8 @@ import (
 //	tpu_remote_verifiers                verifiers in service now
 //	tpu_remote_credits_free             their credits free now
 func (x *Dispatcher) RegisterMetrics(m metric.Meter) error {
-	sent, err1 := m.Int64ObservableCounter("tpu.remote.passes_sent", metric.WithDescription("sigverify passes sent to a remote verifier"))
-	packets, err2 := m.Int64ObservableCounter("tpu.remote.packets_sent", metric.WithUnit("{packet}"), metric.WithDescription("packets of the passes sent to a remote verifier"))
+	sent, err1 := m.Int64ObservableCounter("tpu.remote.passes_sent", metric.WithDescription("sigverify passes taken for a remote verifier (a no_worker one never left)"))
+	packets, err2 := m.Int64ObservableCounter("tpu.remote.packets_sent", metric.WithUnit("{packet}"), metric.WithDescription("packets of those passes"))
 	ended, err3 := m.Int64ObservableCounter("tpu.remote.passes", metric.WithDescription("passes the dispatcher took that ended, by how: remote (verdicts applied) or the reason they were checked here"))
 	tooBig, err4 := m.Int64ObservableCounter("tpu.remote.too_big", metric.WithDescription("passes too large for the wire, checked here"))
 	late, err5 := m.Int64ObservableCounter("tpu.remote.late_replies", metric.WithDescription("replies for passes already checked here, ignored"))
