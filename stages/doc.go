@@ -67,7 +67,8 @@
 // banking, whose flush ends with the last slot durable; each stage
 // answers its flushes alike, with flushWaiters, flush.go); when banking's
 // flush does not finish in time, it aborts: what is buffered is dropped,
-// counted (packet.OutcomeShutdown), and the work in flight is waited for,
+// counted (packet.OutcomeShutdown; packet.OutcomeLedgerFailed when the
+// ledger failed), and the work in flight is waited for,
 // its completions still arriving as messages. Every datagram received
 // ends in one outcome. A datagram the kernel drops at fetch's socket (a
 // full receive buffer) is never received and has no outcome: it is

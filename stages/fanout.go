@@ -27,11 +27,12 @@ type Recorder interface {
 }
 
 // fanout hands each batch sigverify passes on to every enabled consumer:
-// banking always, the forwarder when configured. (The banking trace's
-// Recorder gets its batches from banking, as banking's driver takes
-// them; with the copy handoff banking copies them with clone, counted
-// here.) It runs on sigverify's actor, and no consumer makes it wait
-// (banking is a message, the forwarder queues or drops, counted).
+// banking always, the forwarder and the Config.Taps when configured.
+// (The banking trace's Recorder gets its batches from banking, as
+// banking's driver takes them; with the copy handoff banking copies them
+// with clone, counted here.) It runs on sigverify's actor, and no
+// consumer makes it wait (banking is a message, the forwarder queues or
+// drops, counted; a tap must not block).
 //
 // With the refcount handoff every consumer gets a reference to the same
 // batch (a Retain each, taken before the first is handed over), and the
@@ -42,10 +43,11 @@ type Recorder interface {
 // (banking holds its batch by reference in both modes) is the same.
 type fanout struct {
 	copy    bool
-	banking func(*BatchMsg)     // consumes the message's batch
-	forward func(*packet.Batch) // nil: off; consumes b
-	copies  atomic.Uint64       // batches cloned
-	nanos   atomic.Int64        // time spent in send, both modes (Snapshot.FanoutTime)
+	banking func(*BatchMsg)       // consumes the message's batch
+	forward func(*packet.Batch)   // nil: off; consumes b
+	taps    []func(*packet.Batch) // Config.Taps; each consumes b
+	copies  atomic.Uint64         // batches cloned
+	nanos   atomic.Int64          // time spent in send, both modes (Snapshot.FanoutTime)
 }
 
 // send hands m's batch to every consumer; it consumes m's reference.
@@ -61,6 +63,9 @@ func (f *fanout) send(m *BatchMsg) {
 		if f.forward != nil {
 			f.forward(f.clone(b))
 		}
+		for _, tap := range f.taps {
+			tap(f.clone(b))
+		}
 		b.Release()
 		return
 	}
@@ -69,9 +74,15 @@ func (f *fanout) send(m *BatchMsg) {
 	if f.forward != nil {
 		b.Retain()
 	}
+	for range f.taps {
+		b.Retain()
+	}
 	f.banking(m)
 	if f.forward != nil {
 		f.forward(b)
+	}
+	for _, tap := range f.taps {
+		tap(b)
 	}
 }
 

@@ -35,9 +35,12 @@ func TestFanout(t *testing.T) {
 		for _, c := range []struct {
 			name    string
 			forward bool
+			taps    int
 		}{
-			{"banking", false},
-			{"banking+forwarder", true},
+			{"banking", false, 0},
+			{"banking+forwarder", true, 0},
+			{"banking+tap", false, 1},
+			{"all+5taps", true, 5},
 		} {
 			t.Run(fmt.Sprintf("copy=%v/%s", copyMode, c.name), func(t *testing.T) {
 				pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
@@ -47,11 +50,14 @@ func TestFanout(t *testing.T) {
 				if c.forward {
 					f.forward = func(b *packet.Batch) { got = append(got, b) }
 				}
+				for range c.taps {
+					f.taps = append(f.taps, func(b *packet.Batch) { got = append(got, b) })
+				}
 				b := fullBatch(t, pool, 3)
 				want := make([]packet.Packet, 3)
 				copy(want, b.Packets())
 				f.send(&BatchMsg{Batch: b, Sent: 42})
-				consumers := 1
+				consumers := 1 + c.taps
 				if c.forward {
 					consumers++
 				}

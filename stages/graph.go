@@ -54,14 +54,21 @@ type Config struct {
 	Recorder Recorder
 	// Forward configures the forwarder; its zero value is off.
 	Forward ForwardConfig
+	// Taps are further consumers of every batch sigverify passes to
+	// banking, after the Recorder and the forwarder: each is handed a
+	// reference (or a copy of its own with the copy handoff) that it
+	// consumes, on sigverify's actor, and must not block. The graph
+	// calls them until Stop returns. tpu bench handoff measures the
+	// fan-out with them. Nil: none.
+	Taps []func(*packet.Batch)
 }
 
 // The handoff (Banking.Scheduler.Handoff) decides how a verified batch
-// reaches its consumers (banking, the Recorder, the forwarder): refcount,
-// the same batch with a reference each; copy, a copy each, made where
-// sigverify hands it on (see fanout). Banking's scheduler then holds its
-// batch by reference in both modes, so the copy at the fan-out is the
-// only difference between them.
+// reaches its consumers (banking, the Recorder, the forwarder, the
+// Taps): refcount, the same batch with a reference each; copy, a copy
+// each, made where sigverify hands it on (see fanout). Banking's
+// scheduler then holds its batch by reference in both modes, so the copy
+// at the fan-out is the only difference between them.
 
 // DefaultBudget is a hop's batches in flight when Config leaves it zero.
 const DefaultBudget = 64
@@ -187,7 +194,7 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy}
+	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, taps: cfg.Taps}
 	if cfg.Forward.Enabled() {
 		if g.fwd, err = startForwarder(cfg.Forward, cfg.BatchSize, g.log); err != nil {
 			return fail(err)
@@ -204,6 +211,9 @@ func Start(cfg Config) (*Graph, error) {
 	if cfg.Fetch.QUIC.Addr != "" {
 		qc := cfg.Fetch.QUIC
 		qc.Pool, qc.Deliver, qc.Coalesce = g.pool, g.fetch.quicDeliver, cfg.Fetch.Coalesce
+		if qc.Stakes == nil {
+			qc.Stakes = bankStakes(g.bank)
+		}
 		if qc.Logger == nil {
 			qc.Logger = g.log
 		}
@@ -270,6 +280,16 @@ func Start(cfg Config) (*Graph, error) {
 
 // Addr returns the address fetch listens on.
 func (g *Graph) Addr() netip.AddrPort { return g.fetch.Addr() }
+
+// bankStakes returns the stakes the QUIC TPU weighs peers by: the bank's
+// stake accounts', by node identity. Nothing executes yet.
+func bankStakes(b *bank.Bank) *quic.Stakes {
+	m := map[quic.Identity]uint64{}
+	for node, stake := range b.StakedNodes() {
+		m[quic.Identity(node)] = stake
+	}
+	return quic.NewStakes(m)
+}
 
 // QUICAddr returns the address the QUIC TPU listens on; ok is false when
 // it is off.
@@ -383,7 +403,9 @@ func (g *Graph) Panics() uint64 { return g.panics.Load() }
 // banking, commits the last slot, and closes everything. It waits at most
 // until ctx is done; a drain that does not finish in time drops what is
 // still buffered (packet.OutcomeShutdown). After a failure (Done) it does
-// not drain: it stops, releasing what it can, and returns the failure.
+// not drain banking: it stops, dropping what banking buffered
+// (packet.OutcomeLedgerFailed when the ledger failed, OutcomeShutdown
+// after a panic), and returns the failure.
 // Calling it again returns the first call's result.
 func (g *Graph) Stop(ctx context.Context) error {
 	g.stopOnce.Do(func() { g.stopErr = g.stop(ctx) })

@@ -97,7 +97,8 @@ type ReplayResult struct {
 	// LiveBatches is the replay's packet batches still held after the
 	// flush, or after a replay stopped by an error: 0 unless something
 	// leaked. Stats, after an error, counts what the replay dropped as
-	// packet.OutcomeShutdown.
+	// packet.OutcomeShutdown (packet.OutcomeLedgerFailed when the error
+	// was the ledger's).
 	LiveBatches uint64
 }
 

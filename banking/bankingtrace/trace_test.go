@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/scheduler"
 
 	"github.com/tpugo/tpu/packet"
 )
@@ -180,7 +181,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			sameEvents(t, got, want)
 			h := r.Header()
-			wantG := bank.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t", Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000}
+			wantG := bank.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t", Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000, ValidatorStake: 1_000_000_000_000}
 			if h.Genesis != wantG || h.BlockCostLimit != 123 || h.AccountCostLimit != 0 || h.Seq != 1 {
 				t.Fatalf("header %+v", h)
 			}
@@ -570,4 +571,21 @@ func FuzzRecordDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHeaderValidators: a header keeps the genesis validators, and one
+// cut anywhere inside them does not decode.
+func TestHeaderValidators(t *testing.T) {
+	h := Header{Seq: 2, Genesis: bank.GenesisConfig{Seed: "s", Accounts: 3, BlockhashSeed: "bh", Validators: 5, ValidatorStake: 77},
+		Scheduler: scheduler.Config{Workers: 2, Capacity: 100, BatchSize: 8, MaxQueuedBatches: 4, MaxAccountLocks: 64}}
+	enc := appendHeader(nil, h)
+	got, err := decodeHeader(enc[1:])
+	if err != nil || got.Genesis != h.Genesis || got.Seq != 2 {
+		t.Fatalf("decoded %+v, %v; want %+v", got.Genesis, err, h.Genesis)
+	}
+	for _, cut := range []int{8, 16} {
+		if _, err := decodeHeader(enc[1 : len(enc)-cut]); err == nil {
+			t.Fatalf("a header cut %d bytes inside the validators decoded", cut)
+		}
+	}
 }

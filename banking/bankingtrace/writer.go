@@ -116,6 +116,9 @@ func (c Config) header(seq uint64) Header {
 	if g.FaucetLamports == 0 {
 		g.FaucetLamports = 1_000_000_000_000_000_000
 	}
+	if g.ValidatorStake == 0 {
+		g.ValidatorStake = 1_000_000_000_000
+	}
 	return Header{Seq: seq, Wall: time.Now(), Mono: packet.Now(), Genesis: g,
 		BlockCostLimit: c.Bank.BlockCostLimit, AccountCostLimit: c.Bank.AccountCostLimit, Scheduler: c.Scheduler.WithDefaults(), Driven: c.Driven}
 }

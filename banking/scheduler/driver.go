@@ -136,12 +136,12 @@ func (d *Driver) Idle() bool { return d.s.Idle() && !d.s.Ending() }
 
 // OnBatch buffers the live packets of b and schedules; it consumes b
 // (Scheduler.Submit). After Abort what it buffers is dropped at once,
-// with packet.OutcomeShutdown.
+// with the abort's outcome (dropOutcome).
 func (d *Driver) OnBatch(b *packet.Batch) {
 	d.event(Event{Kind: EventBatch, Batch: b})
 	d.s.Submit(b)
 	if d.aborted {
-		d.s.DropBuffered(packet.OutcomeShutdown)
+		d.s.DropBuffered(d.dropOutcome())
 		return
 	}
 	d.s.Schedule()
@@ -191,17 +191,26 @@ func (d *Driver) Flush() {
 	d.advance()
 }
 
-// Abort drops everything buffered and not executing, with
-// packet.OutcomeShutdown, for a shutdown that cannot wait for it; the
-// flush it starts is over once the work in flight is back. Batches that
-// come after it are dropped too. It returns how many transactions it
-// dropped.
+// Abort drops everything buffered and not executing, for a shutdown
+// that cannot wait for it: with packet.OutcomeLedgerFailed after the
+// ledger failed (Err), as nothing could have run it, and
+// packet.OutcomeShutdown otherwise. The flush it starts is over once the
+// work in flight is back. Batches that come after it are dropped too. It
+// returns how many transactions it dropped.
 func (d *Driver) Abort() int {
 	d.event(Event{Kind: EventAbort})
 	d.flush, d.aborted = aborting, true
-	n := d.s.DropBuffered(packet.OutcomeShutdown)
+	n := d.s.DropBuffered(d.dropOutcome())
 	d.advance()
 	return n
+}
+
+// dropOutcome is the outcome of what an abort drops: why it never ran.
+func (d *Driver) dropOutcome() packet.Outcome {
+	if d.err != nil {
+		return packet.OutcomeLedgerFailed
+	}
+	return packet.OutcomeShutdown
 }
 
 // Await books the next batch a worker hands back on Completions, waiting

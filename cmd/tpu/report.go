@@ -184,6 +184,11 @@ type summary struct {
 	// Remote is the remote verifiers' dispatcher's counts (--verifiers),
 	// absent without them.
 	Remote *remoteSummary `json:"remote,omitempty"`
+	// SentByKind is the load generator's transactions by kind (valid,
+	// bad_signature, duplicate, ...: loadgen.Kind), absent unless it
+	// sent the whole load: with nothing lost before sigverify,
+	// outcomes.bad_signature is SentByKind.bad_signature.
+	SentByKind map[string]uint64 `json:"sent_by_kind,omitempty"`
 	// QUIC is the QUIC TPU's events and peers, absent when it is off.
 	QUIC *quicSummary `json:"quic,omitempty"`
 	// BankingTrace is the recorder's counts (--banking-trace), absent
