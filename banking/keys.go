@@ -53,3 +53,13 @@ var (
 	// SysvarRent is SysvarRent111111111111111111111111111111111.
 	SysvarRent = mustKey("SysvarRent111111111111111111111111111111111")
 )
+
+// The stake and vote programs' addresses: tpu runs neither program, but
+// its genesis holds their accounts (genesis validators' stake and vote
+// accounts), from which the QUIC TPU weighs its peers.
+var (
+	// StakeProgram is Stake11111111111111111111111111111111111111.
+	StakeProgram = mustKey("Stake11111111111111111111111111111111111111")
+	// VoteProgram is Vote111111111111111111111111111111111111111.
+	VoteProgram = mustKey("Vote111111111111111111111111111111111111111")
+)

@@ -1,122 +1,300 @@
 package quic
 
 import (
+	"bufio"
 	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tpugo/tpu/packet"
 )
 
-// BenchmarkIngress: one transaction through the QUIC TPU (a client's
+// BenchmarkIngress: transactions through the QUIC TPU (a client's
 // stream to a packet delivered in a batch) against its peer in the same
-// process, a UDP datagram read into a pooled packet; 200-byte and
-// 1232-byte transactions. Both sides run in the process: the QUIC
-// figure includes the client's QUIC (encryption, streams), the UDP one
-// the sender's write. ns/op is per transaction.
+// process, UDP datagrams read into pooled packets; 200-byte and
+// 1232-byte transactions. The sender runs in a child process (this test
+// binary, sendIngress), so the process CPU measured here (getrusage) is
+// the reader's alone, as a leader's would be:
+//
+//   - ns/op: wall time per transaction, from the first send to the last
+//     packet delivered (the handshake and the child's start excluded);
+//   - cpu-ns/tx: the reader process's CPU (user + system) per
+//     transaction, and tx/cpu-s its inverse: transactions per CPU-second;
+//   - sender-cpu-ns/tx: the child's, sending.
+//
+// The QUIC sender is one staked connection with 64 streams in flight;
+// the UDP sender writes one datagram per call, at most 2,048 ahead of
+// the reader (datagrams dropped at the socket would flatter the
+// reader). allocs/op counts the reader process only.
 func BenchmarkIngress(b *testing.B) {
 	for _, size := range []int{200, packet.Size} {
-		b.Run(fmt.Sprintf("proto=quic/size=%d", size), func(b *testing.B) { benchQUIC(b, size) })
-		b.Run(fmt.Sprintf("proto=udp/size=%d", size), func(b *testing.B) { benchUDP(b, size) })
+		b.Run(fmt.Sprintf("proto=quic/size=%d", size), func(b *testing.B) { benchIngress(b, "quic", size) })
+		b.Run(fmt.Sprintf("proto=udp/size=%d", size), func(b *testing.B) { benchIngress(b, "udp", size) })
 	}
 }
 
-func benchQUIC(b *testing.B, size int) {
-	staked := newKey(b)
+// senderEnv names the child's task: proto/addr/size/count.
+const senderEnv = "TPU_QUIC_BENCH_SENDER"
+
+// udpChunk is the datagrams the UDP reader acknowledges at once;
+// udpWindow the chunks the sender may be ahead.
+const udpChunk, udpWindow = 256, 8
+
+// TestMain runs the benchmark's sender when this binary is started as
+// one.
+func TestMain(m *testing.M) {
+	if task := os.Getenv(senderEnv); task != "" {
+		if err := sendIngress(task, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "sender:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// benchKey is the staked identity the QUIC sender presents.
+func benchKey() ed25519.PrivateKey {
+	h := sha256.Sum256([]byte("tpu-quic-bench-sender"))
+	return ed25519.NewKeyFromSeed(h[:])
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchIngress(b *testing.B, proto string, size int) {
+	n := int64(b.N)
 	var got atomic.Int64
-	pool, _ := packet.NewPool(packet.Config{})
-	s, err := Listen(Config{Addr: "127.0.0.1:0", Pool: pool, Stakes: NewStakes(map[Identity]uint64{idOf(staked): 1}),
-		Deliver: func(bt *packet.Batch, _ int64) { got.Add(int64(bt.Len())); bt.Release() }})
+	done := make(chan struct{})
+	var once sync.Once
+	var acks atomic.Pointer[io.WriteCloser] // the child's stdin, for the UDP reader's acks
+	count := func(k int) {
+		m := got.Add(int64(k))
+		if proto == "udp" && m%udpChunk == 0 {
+			if w := acks.Load(); w != nil {
+				(*w).Write([]byte{1})
+			}
+		}
+		if m >= n {
+			once.Do(func() { close(done) })
+		}
+	}
+	pool, err := packet.NewPool(packet.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.Start()
-	defer s.Close()
-	c := dial(b, s, staked)
-	msg := make([]byte, size)
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	work := make(chan struct{}, 1024)
-	for range 64 {
-		wg.Add(1)
+	var addr netip.AddrPort
+	switch proto {
+	case "quic":
+		s, err := Listen(Config{Addr: "127.0.0.1:0", Pool: pool, Stakes: NewStakes(map[Identity]uint64{idOf(benchKey()): 1}),
+			Deliver: func(bt *packet.Batch, _ int64) { count(bt.Len()); bt.Release() }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Start()
+		defer s.Close()
+		addr = s.Addr()
+	case "udp":
+		srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv.SetReadBuffer(8 << 20)
+		addr = srv.LocalAddr().(*net.UDPAddr).AddrPort()
+		read := make(chan struct{})
+		defer func() { srv.Close(); <-read }()
 		go func() {
-			defer wg.Done()
-			for range work {
-				if err := c.Send(ctx, msg); err != nil {
-					b.Error(err)
+			defer close(read)
+			bt := pool.Get()
+			defer func() { bt.Release() }()
+			for {
+				sp := bt.Spare()
+				k, _, err := srv.ReadFromUDPAddrPort(sp[0].Buffer())
+				if err != nil {
 					return
 				}
+				sp[0].SetSize(k)
+				bt.Grow(1)
+				if bt.Full() {
+					bt.Release()
+					bt = pool.Get()
+				}
+				count(1)
 			}
 		}()
 	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s/%s/%d/%d", senderEnv, proto, addr, size, n))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	out := bufio.NewReader(stdout)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		b.Fatalf("sender: %q, %v", line, err)
+	}
+	acks.Store(&stdin)
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
-	for range b.N {
-		work <- struct{}{}
+	cpu0 := processCPU()
+	if _, err := stdin.Write([]byte{1}); err != nil { // go
+		b.Fatal(err)
 	}
-	close(work)
-	wg.Wait()
-	for got.Load() < int64(b.N) {
-		time.Sleep(100 * time.Microsecond)
+	// Datagrams lost at the socket stall the end: after 2 s without
+	// progress the figures are per transaction delivered, and the lost
+	// reported.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last, still := int64(-1), 0
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-tick.C:
+			if g := got.Load(); g != last {
+				last, still = g, 0
+			} else if still++; still == 20 {
+				if proto == "quic" || g == 0 {
+					b.Fatalf("%d of %d transactions delivered, none for 2 s", g, n)
+				}
+				break wait
+			}
+		}
+	}
+	cpu := processCPU() - cpu0
+	delivered := got.Load()
+	b.StopTimer()
+	acks.Store(nil)
+	stdin.Close() // the sender's cue to report and exit
+	line, err := out.ReadString('\n')
+	senderCPU, perr := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+	if err != nil || perr != nil {
+		b.Fatalf("sender's report %q: %v %v", line, err, perr)
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(delivered), "cpu-ns/tx")
+	b.ReportMetric(float64(delivered)/cpu.Seconds(), "tx/cpu-s")
+	b.ReportMetric(float64(senderCPU)/float64(delivered), "sender-cpu-ns/tx")
+	if proto == "udp" {
+		b.ReportMetric(float64(n-delivered), "lost")
 	}
 }
 
-func benchUDP(b *testing.B, size int) {
-	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		b.Fatal(err)
+// sendIngress is the child's part of BenchmarkIngress: it connects,
+// says "ready", waits for a byte on in, sends, and when in closes
+// writes its CPU time while sending (ns) and returns.
+func sendIngress(task string, in io.Reader, out io.Writer) error {
+	f := strings.Split(task, "/")
+	if len(f) != 4 {
+		return fmt.Errorf("task %q", task)
 	}
-	defer srv.Close()
-	srv.SetReadBuffer(8 << 20)
-	cli, err := net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
+	addr, err := netip.ParseAddrPort(f[1])
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
-	defer cli.Close()
-	pool, _ := packet.NewPool(packet.Config{})
-	var got atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		bt := pool.Get()
-		for {
-			sp := bt.Spare()
-			n, _, err := srv.ReadFromUDPAddrPort(sp[0].Buffer())
-			if err != nil {
-				bt.Release()
-				return
-			}
-			sp[0].SetSize(n)
-			bt.Grow(1)
-			if bt.Full() {
-				got.Add(int64(bt.Len()))
-				bt.Release()
-				bt = pool.Get()
-			}
-		}
-	}()
+	size, err1 := strconv.Atoi(f[2])
+	n, err2 := strconv.ParseInt(f[3], 10, 64)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("task %q", task)
+	}
 	msg := make([]byte, size)
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	b.ResetTimer()
-	sent := 0
-	for range b.N {
-		// Paced to what the reader keeps up with: datagrams dropped at
-		// the socket would flatter the sender.
-		for int64(sent)-got.Load() > 4096 {
-			time.Sleep(10 * time.Microsecond)
+	var one [1]byte
+	var cpu0 time.Duration
+	start := func() error {
+		if _, err := fmt.Fprintln(out, "ready"); err != nil {
+			return err
 		}
-		if _, err := cli.Write(msg); err != nil {
-			b.Fatal(err)
+		if _, err := io.ReadFull(in, one[:]); err != nil {
+			return err
 		}
-		sent++
+		cpu0 = processCPU()
+		return nil
 	}
-	b.StopTimer()
-	srv.Close()
-	<-done
+	switch f[0] {
+	case "quic":
+		ctx := context.Background()
+		c, err := Dial(ctx, addr, benchKey())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := start(); err != nil {
+			return err
+		}
+		var left atomic.Int64
+		left.Store(n)
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for left.Add(-1) >= 0 {
+					if err := c.Send(ctx, msg); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return err
+		}
+	case "udp":
+		c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(addr))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := start(); err != nil {
+			return err
+		}
+		for i := int64(0); i < n; i++ {
+			if i%udpChunk == 0 && i >= udpChunk*udpWindow {
+				if _, err := io.ReadFull(in, one[:]); err != nil {
+					break // the reader gave up on datagrams lost
+				}
+			}
+			if _, err := c.Write(msg); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("task %q", task)
+	}
+	cpu := processCPU() - cpu0
+	io.Copy(io.Discard, in) // until the reader has it all
+	_, err = fmt.Fprintln(out, cpu.Nanoseconds())
+	return err
 }

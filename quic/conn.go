@@ -259,11 +259,75 @@ func (r *streamReader) kick() {
 	r.str.SetReadDeadline(time.Now())
 }
 
-// read reads str, one transaction, into a packet, and ends in exactly
-// one stream event.
-func (cs *connStreams) read(str *quicgo.ReceiveStream) {
+// Streams are read by reader goroutines the server's connections share,
+// not a goroutine per stream: a new goroutine's stack grows on its first
+// read through quic-go (a stack copy per stream, 14% of the reader's CPU
+// in BenchmarkIngress), and starting one allocates. A stream accepted is
+// handed to an idle reader, or to a new one when none is idle; a reader
+// done with its stream waits for the next unless maxIdleReaders already
+// wait.
+
+// readJob is a stream to read and its connection's.
+type readJob struct {
+	cs  *connStreams
+	str *quicgo.ReceiveStream
+}
+
+// maxIdleReaders bounds the readers kept waiting for a stream (each a
+// goroutine with a stack of a few KiB).
+const maxIdleReaders = 256
+
+// dispatch hands j to an idle reader, or starts one. The caller has
+// added j to j.cs.wg.
+func (s *Server) dispatch(j readJob) {
+	select {
+	case s.jobs <- j:
+	default:
+		s.readers.Add(1)
+		go s.reader(j)
+	}
+}
+
+// reader reads j, then the streams dispatched to it, until the server
+// closes (jobs is closed), enough readers are idle, or none came for
+// readerIdle.
+func (s *Server) reader(j readJob) {
+	defer s.readers.Done()
+	s.started.Add(1)
+	r := new(streamReader)
+	idle := time.NewTimer(readerIdle)
+	for {
+		r.str = j.str
+		r.kicked.Store(false)
+		j.cs.read(r)
+		if s.idle.Add(1) > maxIdleReaders {
+			s.idle.Add(-1)
+			return
+		}
+		idle.Reset(readerIdle)
+		var ok bool
+		select {
+		case j, ok = <-s.jobs:
+		case <-idle.C:
+		}
+		s.idle.Add(-1)
+		if !ok {
+			return
+		}
+	}
+}
+
+// readerIdle is how long a reader waits for a stream before it exits, so
+// that readers come back down after a burst.
+const readerIdle = time.Second
+
+// read reads r's stream, one transaction, into a packet, and ends in
+// exactly one stream event. The assembler holds r only while r holds a
+// slot: not after read returns.
+func (cs *connStreams) read(r *streamReader) {
 	defer cs.wg.Done()
-	ev := cs.readStream(str)
+	str := r.str
+	ev := cs.readStream(r)
 	cs.s.counts.add(ev)
 	if ev == EventStreamReceived {
 		cs.s.peers.received(cs.e)
@@ -276,11 +340,11 @@ func (cs *connStreams) read(str *quicgo.ReceiveStream) {
 	<-cs.sem
 }
 
-func (cs *connStreams) readStream(str *quicgo.ReceiveStream) Event {
+func (cs *connStreams) readStream(r *streamReader) Event {
 	a := cs.s.asm
+	str := r.str
 	deadline := time.Now().Add(cs.s.cfg.StreamTimeout)
 	str.SetReadDeadline(deadline)
-	r := &streamReader{str: str}
 	f, slot, p, ok := a.reserve(r)
 	if !ok {
 		str.CancelRead(0)

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
@@ -90,9 +91,14 @@ type Server struct {
 	load   loadMeter
 	peers  peerStats
 
+	jobs    chan readJob   // streams for idle readers (conn.go)
+	idle    atomic.Int64   // readers waiting on jobs
+	started atomic.Int64   // readers started
+	readers sync.WaitGroup // the readers
+
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the accept loop, connections and streams
+	wg     sync.WaitGroup // the accept loop, connections and their streams
 	once   sync.Once
 }
 
@@ -122,7 +128,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger}
+	s := &Server{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger, jobs: make(chan readJob)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -222,6 +228,8 @@ func (s *Server) Close() {
 			c.CloseWithError(0, "server closing")
 		}
 		s.wg.Wait()
+		close(s.jobs) // no stream is dispatched after its connection's end
+		s.readers.Wait()
 		s.asm.close()
 		s.tr.Close()
 		s.udp.Close()
@@ -322,7 +330,7 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 			s.load.add(time.Now())
 		}
 		cs.wg.Add(1)
-		go cs.read(str)
+		s.dispatch(readJob{cs, str})
 	}
 }
 

@@ -292,3 +292,23 @@ func TestStalledStreamDoesNotHoldBatch(t *testing.T) {
 		t.Fatalf("got %d and %d bytes", len(k.pkts[0].Data()), len(k.pkts[1].Data()))
 	}
 }
+
+// TestReadersReused: streams that come one after another are read by the
+// same few reader goroutines, not one started per stream (each new one
+// allocates and grows its stack on its first read), and idle readers
+// exit after readerIdle.
+func TestReadersReused(t *testing.T) {
+	s, k := startServer(t, Config{Stakes: NewStakes(nil)})
+	c := dial(t, s, nil)
+	const n = 100
+	for i := range n {
+		send(t, c, tx(i, 100))
+		waitFor(t, "the packet", func() bool { return k.len() == i+1 })
+	}
+	// A reader finishing its stream may not be idle yet when the next
+	// one is dispatched: a few are started, not n.
+	if started := s.started.Load(); started > n/5 {
+		t.Fatalf("%d readers started for %d streams in sequence", started, n)
+	}
+	waitFor(t, "the idle readers to exit", func() bool { return s.idle.Load() == 0 })
+}

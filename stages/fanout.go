@@ -4,22 +4,35 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/scheduler"
 	"github.com/tpugo/tpu/packet"
 )
 
-// Recorder is the banking trace's consumer: it never blocks the caller.
+// Recorder is the banking trace: told of every call to banking's driver
+// (scheduler.DriverConfig.OnEvent), on banking's goroutine, in the
+// driver's order, so that a replay can make the same calls. It never
+// blocks the caller.
 type Recorder interface {
-	// Batch consumes one reference to b (released once written, or at once when recording has stopped or its queue is full, counted).
-	Batch(b *packet.Batch, arrival int64)
-	// Slot records that banking started slot at time at (packet.Now units).
+	// Batch records a batch as banking's driver takes it, at time at
+	// (packet.Now units). It consumes one reference to b (released once
+	// written, or at once when recording has stopped or its queue is
+	// full, counted).
+	Batch(b *packet.Batch, at int64)
+	// Slot records that banking started slot at time at.
 	Slot(slot uint64, at int64)
+	// Step records another driver call at time at: step is its kind,
+	// arg its worker (scheduler.EventCompletion) or slot
+	// (scheduler.EventCommitted).
+	Step(step scheduler.EventKind, arg uint64, at int64)
 }
 
 // fanout hands each batch sigverify passes on to every enabled consumer:
-// banking always, the banking trace's Recorder, the forwarder and the
-// Config.Taps when configured. It runs on sigverify's actor, and no
-// consumer makes it wait (banking is a message, the recorder and the
-// forwarder queue or drop, counted; a tap must not block).
+// banking always, the forwarder and the Config.Taps when configured.
+// (The banking trace's Recorder gets its batches from banking, as
+// banking's driver takes them; with the copy handoff banking copies them
+// with clone, counted here.) It runs on sigverify's actor, and no
+// consumer makes it wait (banking is a message, the forwarder queues or
+// drops, counted; a tap must not block).
 //
 // With the refcount handoff every consumer gets a reference to the same
 // batch (a Retain each, taken before the first is handed over), and the
@@ -31,7 +44,6 @@ type Recorder interface {
 type fanout struct {
 	copy     bool
 	banking  func(*BatchMsg)       // consumes the message's batch
-	recorder Recorder              // nil: off
 	forward  func(*packet.Batch)   // nil: off; consumes b
 	taps     []func(*packet.Batch) // Config.Taps; each consumes b
 	copies   atomic.Uint64         // batches cloned
@@ -42,8 +54,7 @@ type fanout struct {
 }
 
 // send hands m's batch to every consumer; it consumes m's reference.
-// m goes to banking (carrying banking's copy in copy mode); the
-// recorder's arrival time is m.Sent.
+// m goes to banking (carrying banking's copy in copy mode).
 func (f *fanout) send(m *BatchMsg) {
 	t0 := time.Now()
 	c0, ok := threadCPU()
@@ -52,9 +63,6 @@ func (f *fanout) send(m *BatchMsg) {
 	if f.copy {
 		m.Batch = f.clone(b)
 		f.banking(m)
-		if f.recorder != nil {
-			f.recorder.Batch(f.clone(b), m.Sent)
-		}
 		if f.forward != nil {
 			f.forward(f.clone(b))
 		}
@@ -66,9 +74,6 @@ func (f *fanout) send(m *BatchMsg) {
 	}
 	// Every reference is taken before the first consumer has the batch:
 	// one of them may release its own at once.
-	if f.recorder != nil {
-		b.Retain()
-	}
 	if f.forward != nil {
 		b.Retain()
 	}
@@ -76,9 +81,6 @@ func (f *fanout) send(m *BatchMsg) {
 		b.Retain()
 	}
 	f.banking(m)
-	if f.recorder != nil {
-		f.recorder.Batch(b, m.Sent)
-	}
 	if f.forward != nil {
 		f.forward(b)
 	}

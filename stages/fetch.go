@@ -45,7 +45,9 @@ type FetchConfig struct {
 	// QUIC configures the QUIC TPU reader (package quic), beside the UDP
 	// readers; it fills the same pooled batches, takes the same credits
 	// and coalesces the same way. Its Addr empty: off. Its Pool and
-	// Deliver are the graph's.
+	// Deliver are the graph's. Its Stakes nil: the bank's, read from its
+	// stake accounts when the graph starts (bank.Bank.StakedNodes: the
+	// genesis validators').
 	QUIC quic.Config
 }
 

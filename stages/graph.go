@@ -45,11 +45,12 @@ type Config struct {
 	// protoactor's Info lines (a line per actor started or stopped, dead
 	// letters) at Debug.
 	ActorLogs *slog.Logger
-	// Recorder, when not nil, is the banking trace: it gets every batch
-	// sigverify passes to banking (a reference, or a copy of its own
-	// with the copy handoff) and the start of every slot. The graph
-	// calls it until Stop returns; closing it is the caller's, after.
-	// Nil: off.
+	// Recorder, when not nil, is the banking trace: on banking's
+	// goroutine, in the order banking's driver sees them, it gets every
+	// batch banking takes (a reference, or a copy of its own with the
+	// copy handoff), every other driver call and the start of every
+	// slot. The graph calls it until Stop returns; closing it is the
+	// caller's, after. Nil: off.
 	Recorder Recorder
 	// Forward configures the forwarder; its zero value is off.
 	Forward ForwardConfig
@@ -193,7 +194,7 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, recorder: cfg.Recorder, taps: cfg.Taps}
+	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, taps: cfg.Taps}
 	if cfg.Forward.Enabled() {
 		if g.fwd, err = startForwarder(cfg.Forward, cfg.BatchSize, g.log); err != nil {
 			return fail(err)
@@ -210,6 +211,9 @@ func Start(cfg Config) (*Graph, error) {
 	if cfg.Fetch.QUIC.Addr != "" {
 		qc := cfg.Fetch.QUIC
 		qc.Pool, qc.Deliver, qc.Coalesce = g.pool, g.fetch.quicDeliver, cfg.Fetch.Coalesce
+		if qc.Stakes == nil {
+			qc.Stakes = bankStakes(g.bank)
+		}
 		if qc.Logger == nil {
 			qc.Logger = g.log
 		}
@@ -232,7 +236,13 @@ func Start(cfg Config) (*Graph, error) {
 	g.acceptWindow = AcceptWindow(g.sched.Config().Capacity)
 
 	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, g.latency, g.log)
-	g.bs.recorder = cfg.Recorder
+	if cfg.Recorder != nil {
+		var copy func(*packet.Batch) *packet.Batch
+		if g.fan.copy {
+			copy = g.fan.clone
+		}
+		g.bs.record(cfg.Recorder, copy)
+	}
 	g.bs.ledgerFailed = g.ledgerFailed
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
 	g.bankPID = g.spawn("banking", g.bs)
@@ -270,6 +280,16 @@ func Start(cfg Config) (*Graph, error) {
 
 // Addr returns the address fetch listens on.
 func (g *Graph) Addr() netip.AddrPort { return g.fetch.Addr() }
+
+// bankStakes returns the stakes the QUIC TPU weighs peers by: the bank's
+// stake accounts', by node identity. Nothing executes yet.
+func bankStakes(b *bank.Bank) *quic.Stakes {
+	m := map[quic.Identity]uint64{}
+	for node, stake := range b.StakedNodes() {
+		m[quic.Identity(node)] = stake
+	}
+	return quic.NewStakes(m)
+}
 
 // QUICAddr returns the address the QUIC TPU listens on; ok is false when
 // it is off.
@@ -383,7 +403,9 @@ func (g *Graph) Panics() uint64 { return g.panics.Load() }
 // banking, commits the last slot, and closes everything. It waits at most
 // until ctx is done; a drain that does not finish in time drops what is
 // still buffered (packet.OutcomeShutdown). After a failure (Done) it does
-// not drain: it stops, releasing what it can, and returns the failure.
+// not drain banking: it stops, dropping what banking buffered
+// (packet.OutcomeLedgerFailed when the ledger failed, OutcomeShutdown
+// after a panic), and returns the failure.
 // Calling it again returns the first call's result.
 func (g *Graph) Stop(ctx context.Context) error {
 	g.stopOnce.Do(func() { g.stopErr = g.stop(ctx) })

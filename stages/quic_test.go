@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mr-tron/base58"
+
+	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/quic"
@@ -114,4 +117,46 @@ func scrapeQUIC(t *testing.T, url string) map[string]float64 {
 		t.Fatalf("%d events at /metrics, want %d: %v", len(out), quic.NumEvents, out)
 	}
 	return out
+}
+
+// TestQUICStakesFromGenesis: with no stakes configured, the QUIC TPU
+// weighs peers by the bank's stake accounts: a genesis validator's
+// identity is admitted staked, with its delegated stake, and another
+// identity unstaked.
+func TestQUICStakesFromGenesis(t *testing.T) {
+	g := startGraph(t, stages.Config{
+		Fetch:   stages.FetchConfig{QUIC: quic.Config{Addr: "127.0.0.1:0"}},
+		Banking: stages.BankingConfig{Bank: bank.Config{Genesis: bank.GenesisConfig{Seed: seed, Accounts: 64, Validators: 2, ValidatorStake: 7_000_000_000}}},
+	})
+	addr, _ := g.QUICAddr()
+	load, err := loadgen.Build(loadgen.Config{Seed: seed, Accounts: 64, Blockhash: latestBlockhash(t, g), Count: 20, Lamports: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	for i, key := range []ed25519.PrivateKey{bank.ValidatorKey(seed, 1), other} {
+		c, err := quic.Dial(ctx, addr, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tx := range load.Txs[i*10 : i*10+10] {
+			if err := c.Send(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer c.Close()
+	}
+	waitSettled(t, g, 20)
+	peers := map[string]quic.PeerStats{}
+	for _, p := range g.QUICPeers() {
+		peers[p.Identity] = p
+	}
+	v := peers[base58.Encode(bank.ValidatorKey(seed, 1).Public().(ed25519.PublicKey))]
+	o := peers[base58.Encode(other.Public().(ed25519.PublicKey))]
+	if len(peers) != 2 || !v.Staked || v.Stake != 7_000_000_000 || v.Streams != 10 || o.Staked || o.Stake != 0 || o.Streams != 10 {
+		t.Fatalf("peers %+v", g.QUICPeers())
+	}
+	stop(t, g)
 }

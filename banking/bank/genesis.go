@@ -21,6 +21,7 @@ import (
 //	account i:  ed25519 key from seed SHA-256("tpu-genesis-account-v1" || Seed || uint64le(i))
 //	faucet:     ed25519 key from seed SHA-256("tpu-genesis-faucet-v1" || Seed)
 //	collector:  ed25519 key from seed SHA-256("tpu-genesis-collector-v1" || Seed)
+//	validators: see ValidatorKey (stakes.go)
 //
 // (ed25519.NewKeyFromSeed of the 32-byte digest). The first blockhash is
 // SHA-256("tpu-genesis-blockhash-v1" || Seed || BlockhashSeed), where an
@@ -41,6 +42,13 @@ type GenesisConfig struct {
 	Lamports uint64
 	// FaucetLamports is the faucet's balance. Zero means 10^18.
 	FaucetLamports uint64
+	// Validators is the number of staked validators: each a vote account
+	// naming its identity (ValidatorKey) and a stake account delegating
+	// ValidatorStake lamports to it from genesis (stakes.go). Zero: none.
+	Validators int
+	// ValidatorStake is each validator's delegated stake, in lamports.
+	// Zero means 10^12 (1,000 SOL).
+	ValidatorStake uint64
 	// BlockhashSeed makes the first blockhash reproducible (tests,
 	// replays). Empty, the default, draws it from crypto/rand, so that
 	// every new ledger has blockhashes of its own and a transaction
@@ -62,6 +70,9 @@ func (g GenesisConfig) withDefaults() GenesisConfig {
 	if g.FaucetLamports == 0 {
 		g.FaucetLamports = 1_000_000_000_000_000_000
 	}
+	if g.ValidatorStake == 0 {
+		g.ValidatorStake = defaultValidatorStake
+	}
 	return g
 }
 
@@ -72,6 +83,9 @@ var ErrGenesis = errors.New("banking: invalid genesis config")
 func (g GenesisConfig) Validate() error {
 	if g.Accounts < 0 {
 		return fmt.Errorf("%w: negative account count", ErrGenesis)
+	}
+	if g.Validators < 0 || g.Validators > MaxValidators {
+		return fmt.Errorf("%w: %d validators, want 0 to %d", ErrGenesis, g.Validators, MaxValidators)
 	}
 	g = g.withDefaults()
 	if g.Lamports < RentExemptMinimum(0) {
@@ -160,7 +174,7 @@ func genesisAccounts(g GenesisConfig) []*Account {
 		builtinAccount(banking.LookupTableProgram, "address_lookup_table_program"),
 		genesisTable(g), // altgenesis.go
 	)
-	return out
+	return append(out, genesisValidators(g)...) // stakes.go
 }
 
 // builtinLamports is the balance Agave gives a builtin or precompile

@@ -180,7 +180,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			sameEvents(t, got, want)
 			h := r.Header()
-			wantG := bank.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t", Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000}
+			wantG := bank.GenesisConfig{Seed: "t", Accounts: 7, BlockhashSeed: "t", Lamports: 1_000_000_000_000, FaucetLamports: 1_000_000_000_000_000_000, ValidatorStake: 1_000_000_000_000}
 			if h.Genesis != wantG || h.BlockCostLimit != 123 || h.AccountCostLimit != 0 || h.Seq != 1 {
 				t.Fatalf("header %+v", h)
 			}
@@ -570,4 +570,25 @@ func FuzzRecordDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHeaderValidators: a header keeps the genesis validators, and one
+// written before they were recorded still decodes, with none.
+func TestHeaderValidators(t *testing.T) {
+	h := Header{Seq: 2, Genesis: bank.GenesisConfig{Seed: "s", Accounts: 3, BlockhashSeed: "bh", Validators: 5, ValidatorStake: 77}}
+	enc := appendHeader(nil, h)
+	got, err := decodeHeader(enc[1:])
+	if err != nil || got.Genesis != h.Genesis || got.Seq != 2 {
+		t.Fatalf("decoded %+v, %v; want %+v", got.Genesis, err, h.Genesis)
+	}
+	old := enc[1 : len(enc)-16]
+	got, err = decodeHeader(old)
+	want := h.Genesis
+	want.Validators, want.ValidatorStake = 0, 0
+	if err != nil || got.Genesis != want {
+		t.Fatalf("old header decoded %+v, %v; want %+v", got.Genesis, err, want)
+	}
+	if _, err := decodeHeader(enc[1 : len(enc)-8]); err == nil {
+		t.Fatal("a header cut inside the validators decoded")
+	}
 }

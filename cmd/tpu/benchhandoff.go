@@ -423,8 +423,9 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 	}
 	nc := nodeConfig{Graph: cfg, Trace: prov, Log: log}
 	if consumers >= 2 {
-		nc.OpenRecorder = func(bank *bank.Config) (*bankingtrace.Recorder, error) {
-			return bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: *bank, Logger: log})
+		nc.OpenRecorder = func(banking *stages.BankingConfig) (*bankingtrace.Recorder, error) {
+			return bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: banking.Bank,
+				Scheduler: banking.Scheduler, Driven: true, Logger: log})
 		}
 	}
 	var sink *udpSink

@@ -71,7 +71,7 @@ func runGen(env *cliEnv, args []string) int {
 	fs.StringVar(&f.send, "send", sendQUIC, "quic (one stream per transaction, as real senders send) or udp (datagrams, sendmmsg)")
 	fs.StringVar(&f.tpuQUIC, "tpu-quic", "", "QUIC TPU address (--send quic; empty: the leader's tpuQuic, found through --rpc's getSlotLeader and getClusterNodes as real clients find it)")
 	fs.IntVar(&f.quicConns, "quic-conns", 4, "QUIC connections (--send quic)")
-	fs.IntVar(&f.quicIDs, "quic-identities", 4, "identities the QUIC connections present, round-robin, derived from --seed (tpu run stakes these unless given --stakes)")
+	fs.IntVar(&f.quicIDs, "quic-identities", 4, "identities the QUIC connections present, round-robin: the genesis validators of --seed, first to last (tpu run's ledger stakes the first --genesis-validators of them)")
 	fs.IntVar(&f.accounts, "accounts", 100, "accounts that send and receive")
 	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed the accounts derive from")
 	fs.BoolVar(&f.airdrop, "airdrop", false, "use fresh keys funded by requestAirdrop instead of genesis accounts")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/quic"
 )
@@ -37,13 +37,14 @@ type quicSend struct {
 	Streams int
 }
 
-// quicIdentities returns n sender identities derived from seed, the
-// first staked ones the stakes file of a run can name (stakesFor).
+// quicIdentities returns n sender identities derived from seed: the
+// genesis validators' (bank.ValidatorKey), so that the first
+// --genesis-validators of them are staked by a ledger made from seed and
+// the rest are not.
 func quicIdentities(seed string, n int) []ed25519.PrivateKey {
 	keys := make([]ed25519.PrivateKey, n)
 	for i := range keys {
-		h := sha256.Sum256(fmt.Appendf(nil, "tpu-quic-sender-v1/%s/%d", seed, i))
-		keys[i] = ed25519.NewKeyFromSeed(h[:])
+		keys[i] = bank.ValidatorKey(seed, i)
 	}
 	return keys
 }

@@ -72,6 +72,7 @@ type runFlags struct {
 	// The QUIC TPU (runquic.go).
 	quicAddr, stakes, send    string
 	quicConns, quicIdentities int
+	genesisValidators         int
 }
 
 // settleDefaults gives the flags whose default depends on another one
@@ -99,10 +100,11 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	f := new(runFlags)
 	fs.StringVar(&f.addr, "tpu-addr", "127.0.0.1:8003", "UDP address fetch listens on")
 	fs.StringVar(&f.quicAddr, "tpu-quic-addr", quicAuto, "QUIC address of the TPU (ALPN solana-tpu), where real senders send; auto: --tpu-addr's port + 6 (a free port when that is 0); off: UDP only")
-	fs.StringVar(&f.stakes, "stakes", "", "JSON file of base58 identity -> stake in lamports, which the QUIC TPU's admission and QoS weigh (empty: every peer unstaked)")
+	fs.StringVar(&f.stakes, "stakes", "", "JSON file of base58 identity -> stake in lamports, which the QUIC TPU's admission and QoS weigh instead of the ledger's stake accounts (empty: the ledger's, see --genesis-validators)")
+	fs.IntVar(&f.genesisValidators, "genesis-validators", 4, "staked validators a new ledger's genesis holds, each a vote account and a stake account of 1,000 SOL; the QUIC TPU weighs peers by these stake accounts, and the load generator's QUIC identities are these validators' first (--quic-identities beyond it are unstaked)")
 	fs.StringVar(&f.send, "send", sendUDP, "how the load generator sends: udp (datagrams, sendmmsg) or quic (one stream per transaction to --tpu-quic-addr, as real senders do; on one machine its client side takes CPU the pipeline would otherwise use)")
 	fs.IntVar(&f.quicConns, "quic-conns", 4, "QUIC connections the load generator opens with --send quic")
-	fs.IntVar(&f.quicIdentities, "quic-identities", 4, "identities the load generator's QUIC connections present, round-robin; without --stakes each is given an equal stake")
+	fs.IntVar(&f.quicIdentities, "quic-identities", 4, "identities the load generator's QUIC connections present, round-robin: the genesis validators' first, so staked up to --genesis-validators")
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
 	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis (only a directory holding a tpu ledger and nothing else, or an empty one; never one another process holds)")
@@ -196,7 +198,7 @@ func graphConfig(f runFlags) (stages.Config, error) {
 		return cfg, fmt.Errorf("--dedup-bits: %w", err) // the max age is checked above
 	}
 	bc := &cfg.Banking
-	bc.Bank = bank.Config{Dir: f.ledger, Genesis: bank.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed},
+	bc.Bank = bank.Config{Dir: f.ledger, Genesis: bank.GenesisConfig{Seed: f.seed, Accounts: f.accounts, BlockhashSeed: f.genesisSeed, Validators: f.genesisValidators},
 		BlockCostLimit: f.blockCostLimit, Reset: f.reset, NoTxHistory: !f.txHistory}
 	if bc.Bank.Sync, err = ledger.ParseSyncMode(f.syncMode); err != nil {
 		return cfg, err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -51,28 +50,19 @@ func quicAddr(f runFlags) (string, error) {
 
 // quicConfig is the QUIC TPU's part of the graph's config: the node's
 // identity (the genesis collector's key, which getIdentity names) and the
-// stakes of --stakes.
+// stakes of --stakes; without it (nil Stakes) the graph weighs peers by
+// the ledger's stake accounts: its genesis validators'
+// (--genesis-validators).
 func quicConfig(f runFlags) (quic.Config, error) {
 	addr, err := quicAddr(f)
 	if err != nil || addr == "" {
 		return quic.Config{}, err
 	}
 	c := quic.Config{Addr: addr, Identity: bank.CollectorKey(f.seed)}
-	switch {
-	case f.stakes != "":
+	if f.stakes != "" {
 		if c.Stakes, err = quic.LoadStakes(f.stakes); err != nil {
 			return c, fmt.Errorf("--stakes: %w", err)
 		}
-	default:
-		// The load generators' identities (tpu run's, tpu gen's: derived
-		// from --seed), staked equally, as a test cluster's genesis
-		// validators are: a leader's senders that matter are staked (RPC
-		// nodes, validators).
-		m := map[quic.Identity]uint64{}
-		for _, k := range quicIdentities(f.seed, f.quicIdentities) {
-			m[quic.Identity(k.Public().(ed25519.PublicKey))] = 1_000_000_000_000
-		}
-		c.Stakes = quic.NewStakes(m)
 	}
 	return c, nil
 }

@@ -1,24 +1,28 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mr-tron/base58"
+
 	"github.com/tpugo/tpu/quic"
 )
 
 // TestRunSendQUIC: tpu run --send quic sends its load over QUIC streams
-// from 4 staked identities; the summary says so, and its QUIC figures
+// from 4 identities, the first 3 staked by the ledger's genesis stake
+// accounts (--genesis-validators 3); the summary says so, and its QUIC figures
 // agree with the pipeline's: every stream received is a packet received,
 // every one sent was accepted.
 func TestRunSendQUIC(t *testing.T) {
 	dir := t.TempDir()
 	summaryPath := filepath.Join(dir, "summary.json")
 	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ws-addr", "", "--ledger", filepath.Join(dir, "ledger"),
-		"--duration", "1500ms", "--rate", "1000", "--accounts", "64", "--send", "quic", "--summary-json", summaryPath)
+		"--duration", "1500ms", "--rate", "1000", "--accounts", "64", "--send", "quic", "--genesis-validators", "3", "--summary-json", summaryPath)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -44,9 +48,14 @@ func TestRunSendQUIC(t *testing.T) {
 		t.Fatalf("quic events %v peers %+v", q.Events, q.Peers)
 	}
 	var streams uint64
+	staked := map[string]bool{}
+	for i, k := range quicIdentities("tpu", 4) {
+		staked[base58.Encode(k.Public().(ed25519.PublicKey))] = i < 3
+	}
 	for _, p := range q.Peers {
-		if !p.Staked || p.Conns != 1 {
-			t.Fatalf("peer %+v", p)
+		want, known := staked[p.Identity]
+		if !known || p.Staked != want || (want && p.Stake != 1_000_000_000_000) || p.Conns != 1 {
+			t.Fatalf("peer %+v: want staked %v (a known identity: %v)", p, want, known)
 		}
 		streams += p.Streams
 	}
