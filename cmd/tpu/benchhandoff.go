@@ -45,7 +45,9 @@ const benchHandoffHelp = `Usage: tpu bench handoff [flags]
 Runs tpu run's pipeline in this process with --handoff refcount and with
 --handoff copy, on identical load, at each of --sizes and --consumers
 (consumers of each verified batch): 1 is banking alone; 2 adds the
-banking trace's recorder (to a temporary directory); 3 adds the
+banking trace's recorder (to a temporary directory; banking hands it
+each batch as its driver takes it, copied there in copy mode, so that
+copy is in the process's CPU but not the fan-out step's); 3 adds the
 forwarder, sending every verified packet (no rate limit) to a UDP socket
 on 127.0.0.1 that the bench reads and counts; 4 and more add taps, each a
 goroutine that reads every packet's bytes (a byte per 64) and releases
