@@ -60,9 +60,13 @@ const (
 	// OutcomeEvicted: pushed out of a full buffer by higher priority.
 	OutcomeEvicted
 	// OutcomeShutdown: still buffered when the pipeline stopped without
-	// being able to wait for it (a drain that timed out, a failed
-	// ledger).
+	// being able to wait for it (a drain that timed out, an actor's
+	// panic).
 	OutcomeShutdown
+	// OutcomeLedgerFailed: still buffered, or received after, when the
+	// ledger failed (a full disk, a read-only file system): nothing more
+	// could commit, so it never ran.
+	OutcomeLedgerFailed
 
 	// banking: executed
 
@@ -98,6 +102,7 @@ var outcomeNames = [NumOutcomes]string{
 	OutcomeLookupTableInvalidIndex: "lookup_table_invalid_index",
 	OutcomeEvicted:                 "evicted",
 	OutcomeShutdown:                "shutdown",
+	OutcomeLedgerFailed:            "ledger_failed",
 	OutcomeExecutedOK:              "executed_ok",
 	OutcomeExecutedFailed:          "executed_failed",
 }

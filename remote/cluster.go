@@ -2,7 +2,10 @@ package remote
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -11,12 +14,14 @@ import (
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
+	"github.com/labstack/echo"
 )
 
 // ClusterConfig finds verifiers through protoactor-go's cluster
 // membership, with its automanaged provider (nothing to install): each
-// verifier serves its membership on Port (HTTP /_health, on every
-// interface: the provider binds 0.0.0.0), and every member polls Seeds,
+// verifier serves its membership on Port (HTTP /_health, on the host of
+// its listen address: loopback by default; the provider alone would
+// bind every interface), and every member polls Seeds,
 // the members' membership addresses. A leader joins as a client: it
 // serves no membership and polls Seeds; a verifier that appears there
 // is put in service, one that leaves is taken out (its passes in flight
@@ -63,13 +68,25 @@ func startCluster(system *actor.ActorSystem, c ClusterConfig, member bool, rcfg 
 	}
 	provider := automanaged.NewWithConfig(c.Refresh, c.Port, c.Seeds...)
 	var opts []cluster.ConfigOption
+	var e *echo.Echo
 	if member {
 		opts = append(opts, cluster.WithKinds(cluster.NewKind(ActorName, worker)))
+		// The provider serves /_health on 0.0.0.0:Port, every
+		// interface. Given a server bound already, on the remote's
+		// host, it serves that instead: NewWithTesting's server is used
+		// as it is, and echo serves its Listener when one is set.
+		if e, err = membershipServer(system, c, rcfg.Host); err != nil {
+			return nil, err
+		}
+		provider = automanaged.NewWithTesting(c.Refresh, c.Port, e, c.Seeds...)
 	}
 	cl := cluster.New(system, cluster.Configure(c.Name, provider, disthash.New(), rcfg, opts...))
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("remote: cluster start: %v", p)
+			if e != nil {
+				e.Close()
+			}
 		}
 	}()
 	if member {
@@ -78,6 +95,28 @@ func startCluster(system *actor.ActorSystem, c ClusterConfig, member bool, rcfg 
 		cl.StartClient()
 	}
 	return cl, nil
+}
+
+// membershipServer returns the automanaged provider's HTTP server for a
+// member, listening on host:c.Port already: GET /_health answers the
+// member's node (its remote's address, kinds), as the provider's own
+// server does.
+func membershipServer(system *actor.ActorSystem, c ClusterConfig, host string) (*echo.Echo, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(c.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("remote: membership port: %w", err)
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Listener = l
+	e.GET("/_health", func(ctx echo.Context) error {
+		h, p, err := system.GetHostPort()
+		if err != nil {
+			return err
+		}
+		return ctx.JSON(http.StatusOK, automanaged.NewNode(c.Name, system.ID, h, p, c.Port, []string{ActorName}))
+	})
+	return e, nil
 }
 
 // topology follows the cluster's members of the worker's kind.

@@ -77,7 +77,7 @@ func (c LeaderConfig) Validate() error {
 // once each, by how: Remote (verdicts applied) plus Local (checked here)
 // is every pass TryStart took that has ended.
 type Stats struct {
-	Sent      uint64 // passes sent to a verifier (a pass redone is not sent again)
+	Sent      uint64 // passes TryStart took for a verifier (a NoWorker one never left; a pass redone is not sent again)
 	Packets   uint64 // packets sent
 	Remote    uint64 // passes that ended with a verifier's verdicts
 	Local     uint64 // passes taken, then checked here: each of the reasons below, once

@@ -41,6 +41,11 @@ type ServerConfig struct {
 	// Cluster, when not nil, makes the verifier a member of a cluster
 	// whose leaders find it there (ClusterConfig). Nil: leaders name it.
 	Cluster *ClusterConfig
+	// Tamper, when not nil, gets each reply's verdicts (wire.Verdict
+	// bytes) before they are sent, and may change them: tests play a
+	// faulty verifier with it (tpu's own test binary sets it for tpu
+	// verifier; no flag does). Nil in real use.
+	Tamper func(verdicts []byte)
 }
 
 // ServerStats counts a verifier's work.
@@ -73,6 +78,7 @@ type worker struct {
 	refuse   bool          // tests: refuse every packet
 	gate     chan struct{} // tests: when not nil, each request waits for a receive from it
 	onRecv   func()        // tests: when not nil, called as each request arrives
+	tamper   func([]byte)  // ServerConfig.Tamper
 
 	requests, packets, verified, refused, malformed, signatures atomic.Uint64
 }
@@ -91,7 +97,7 @@ func Serve(cfg ServerConfig) (_ *Server, err error) {
 		v.Close()
 		return nil, err
 	}
-	w := &worker{verifier: v, pool: pool}
+	w := &worker{verifier: v, pool: pool, tamper: cfg.Tamper}
 	if cfg.Trace != nil {
 		w.hop = cfg.Trace.Hop("sigverify.remote")
 	}
@@ -267,6 +273,9 @@ func (w *worker) check(req *wire.VerifyRequest) *wire.VerifyReply {
 	}
 	clear(w.batches)
 	w.batches = w.batches[:0]
+	if w.tamper != nil {
+		w.tamper(reply.Verdicts)
+	}
 	w.packets.Add(uint64(len(req.Sizes)))
 	w.verified.Add(uint64(st.Verified))
 	w.refused.Add(refused)

@@ -83,7 +83,10 @@ type bankingStage struct {
 	submitting trace.Span          // the schedule span of the batch being submitted
 	srcs       []uint64            // scratch: a work batch's sources
 	tts        []scheduler.TxTimes // scratch: a work batch's tracers
-	recorder   Recorder            // the banking trace: told of each slot start; nil: off
+	recorder   Recorder            // the banking trace: told of every driver call; nil: off
+	// recordCopy, when not nil, gives the recorder a copy of each batch
+	// (the copy handoff) rather than a reference.
+	recordCopy func(*packet.Batch) *packet.Batch
 	// ledgerFailed, when not nil, is told of the ledger's failure once,
 	// after the message that showed it (a slot end that could not
 	// commit): nothing more will commit.
@@ -122,7 +125,7 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		self := ctx.Self()
 		s.clock = startSlotClock(s.slotTime, func() { s.root.Send(self, slotTickMsg{}) })
 		if s.recorder != nil {
-			s.recorder.Slot(s.sched.Bank().Slot(), packet.Now())
+			s.recorder.Slot(s.sched.Bank().Slot(), packet.Now()) // the first slot starts
 		}
 	case blockhashReq:
 		ctx.Respond(s.sched.Bank().LatestBlockhash())
@@ -311,8 +314,33 @@ func (s *bankingStage) slotEnded(slot uint64, asked int64) {
 	if s.spans != nil {
 		s.spans.slotEnded(slot, asked)
 	}
-	if s.recorder != nil {
-		s.recorder.Slot(s.sched.Bank().Slot(), s.sched.EndedAt()) // the next slot starts
+}
+
+// record makes rec the banking trace, told of every call to the driver
+// (scheduler.Event) from now on; copy, when not nil, copies each batch for
+// it (the copy handoff). Call it before the actor starts.
+func (s *bankingStage) record(rec Recorder, copy func(*packet.Batch) *packet.Batch) {
+	s.recorder, s.recordCopy = rec, copy
+	s.drv = scheduler.NewDriver(s.sched, scheduler.DriverConfig{SlotEnded: s.slotEnded, Flushed: s.flushed, OnEvent: s.event})
+}
+
+// event passes a driver call on to the recorder.
+func (s *bankingStage) event(e scheduler.Event) {
+	switch e.Kind {
+	case scheduler.EventBatch:
+		b := e.Batch
+		if s.recordCopy != nil {
+			b = s.recordCopy(b)
+		} else {
+			b.Retain()
+		}
+		s.recorder.Batch(b, e.At) // consumes b's reference
+	case scheduler.EventSlot:
+		s.recorder.Slot(e.Slot, e.At)
+	case scheduler.EventCompletion:
+		s.recorder.Step(e.Kind, uint64(e.Worker), e.At)
+	default:
+		s.recorder.Step(e.Kind, e.Slot, e.At)
 	}
 }
 

@@ -30,17 +30,20 @@
 // # Fan-out
 //
 // Sigverify hands each verified batch to every enabled consumer
-// (fanout.go): banking, the banking trace (Config.Recorder) and the
-// forwarder (Config.Forward, forwarder.go: verified non-vote packets to
-// another TPU over UDP, rate-limited, on its own goroutine). With the
-// refcount handoff each consumer holds a reference to the same batch,
-// which returns to the pool at the last release; with the copy handoff
-// each gets a copy of its own (packet.Batch.Clone) and the original is
-// released. The copy is the only difference between the modes: banking
-// holds its batch by reference in both. Each consumer counts what it did
-// with every packet: banking its outcomes (Snapshot.Outcomes), the
-// forwarder its own (Snapshot.Forward), the recorder its own. Stop stops
-// sigverify, then lets the forwarder finish its queue; the recorder is
+// (fanout.go): banking and the forwarder (Config.Forward, forwarder.go:
+// verified non-vote packets to another TPU over UDP, rate-limited, on its
+// own goroutine). The banking trace (Config.Recorder) gets its batches
+// from banking, as banking's driver takes them, in order with every other
+// driver call (scheduler.Event), so that a replay can make the same
+// calls. With the refcount handoff each consumer holds a reference to the
+// same batch, which returns to the pool at the last release; with the
+// copy handoff each gets a copy of its own (packet.Batch.Clone) and the
+// original is released. The copy is the only difference between the
+// modes: banking holds its batch by reference in both. Each consumer
+// counts what it did with every packet: banking its outcomes
+// (Snapshot.Outcomes), the forwarder its own (Snapshot.Forward), the
+// recorder its own. Stop stops sigverify, then lets the forwarder finish
+// its queue; the recorder is
 // the caller's to close after Stop.
 //
 // # Configs
@@ -64,7 +67,8 @@
 // banking, whose flush ends with the last slot durable; each stage
 // answers its flushes alike, with flushWaiters, flush.go); when banking's
 // flush does not finish in time, it aborts: what is buffered is dropped,
-// counted (packet.OutcomeShutdown), and the work in flight is waited for,
+// counted (packet.OutcomeShutdown; packet.OutcomeLedgerFailed when the
+// ledger failed), and the work in flight is waited for,
 // its completions still arriving as messages. Every datagram received
 // ends in one outcome. A datagram the kernel drops at fetch's socket (a
 // full receive buffer) is never received and has no outcome: it is

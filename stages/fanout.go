@@ -4,22 +4,35 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tpugo/tpu/banking/scheduler"
 	"github.com/tpugo/tpu/packet"
 )
 
-// Recorder is the banking trace's consumer: it never blocks the caller.
+// Recorder is the banking trace: told of every call to banking's driver
+// (scheduler.DriverConfig.OnEvent), on banking's goroutine, in the
+// driver's order, so that a replay can make the same calls. It never
+// blocks the caller.
 type Recorder interface {
-	// Batch consumes one reference to b (released once written, or at once when recording has stopped or its queue is full, counted).
-	Batch(b *packet.Batch, arrival int64)
-	// Slot records that banking started slot at time at (packet.Now units).
+	// Batch records a batch as banking's driver takes it, at time at
+	// (packet.Now units). It consumes one reference to b (released once
+	// written, or at once when recording has stopped or its queue is
+	// full, counted).
+	Batch(b *packet.Batch, at int64)
+	// Slot records that banking started slot at time at.
 	Slot(slot uint64, at int64)
+	// Step records another driver call at time at: step is its kind,
+	// arg its worker (scheduler.EventCompletion) or slot
+	// (scheduler.EventCommitted).
+	Step(step scheduler.EventKind, arg uint64, at int64)
 }
 
 // fanout hands each batch sigverify passes on to every enabled consumer:
-// banking always, the banking trace's Recorder and the forwarder when
-// configured. It runs on sigverify's actor, and no consumer makes it
-// wait (banking is a message, the recorder and the forwarder queue or
-// drop, counted).
+// banking always, the forwarder and the Config.Taps when configured.
+// (The banking trace's Recorder gets its batches from banking, as
+// banking's driver takes them; with the copy handoff banking copies them
+// with clone, counted here.) It runs on sigverify's actor, and no
+// consumer makes it wait (banking is a message, the forwarder queues or
+// drops, counted; a tap must not block).
 //
 // With the refcount handoff every consumer gets a reference to the same
 // batch (a Retain each, taken before the first is handed over), and the
@@ -29,17 +42,16 @@ type Recorder interface {
 // here. The copy is the experiment's variable: everything downstream
 // (banking holds its batch by reference in both modes) is the same.
 type fanout struct {
-	copy     bool
-	banking  func(*BatchMsg)     // consumes the message's batch
-	recorder Recorder            // nil: off
-	forward  func(*packet.Batch) // nil: off; consumes b
-	copies   atomic.Uint64       // batches cloned
-	nanos    atomic.Int64        // time spent in send, both modes (Snapshot.FanoutTime)
+	copy    bool
+	banking func(*BatchMsg)       // consumes the message's batch
+	forward func(*packet.Batch)   // nil: off; consumes b
+	taps    []func(*packet.Batch) // Config.Taps; each consumes b
+	copies  atomic.Uint64         // batches cloned
+	nanos   atomic.Int64          // time spent in send, both modes (Snapshot.FanoutTime)
 }
 
 // send hands m's batch to every consumer; it consumes m's reference.
-// m goes to banking (carrying banking's copy in copy mode); the
-// recorder's arrival time is m.Sent.
+// m goes to banking (carrying banking's copy in copy mode).
 func (f *fanout) send(m *BatchMsg) {
 	t0 := time.Now()
 	c0, ok := threadCPU()
@@ -48,29 +60,29 @@ func (f *fanout) send(m *BatchMsg) {
 	if f.copy {
 		m.Batch = f.clone(b)
 		f.banking(m)
-		if f.recorder != nil {
-			f.recorder.Batch(f.clone(b), m.Sent)
-		}
 		if f.forward != nil {
 			f.forward(f.clone(b))
+		}
+		for _, tap := range f.taps {
+			tap(f.clone(b))
 		}
 		b.Release()
 		return
 	}
 	// Every reference is taken before the first consumer has the batch:
 	// one of them may release its own at once.
-	if f.recorder != nil {
+	if f.forward != nil {
 		b.Retain()
 	}
-	if f.forward != nil {
+	for range f.taps {
 		b.Retain()
 	}
 	f.banking(m)
-	if f.recorder != nil {
-		f.recorder.Batch(b, m.Sent)
-	}
 	if f.forward != nil {
 		f.forward(b)
+	}
+	for _, tap := range f.taps {
+		tap(b)
 	}
 }
 

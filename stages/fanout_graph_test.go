@@ -36,6 +36,7 @@ type slowRecorder struct {
 	lastArr   int64 // arrivals never go back
 	backwards int   // arrivals that went back
 	slots     []uint64
+	steps     map[scheduler.EventKind]int
 }
 
 type heldBatch struct {
@@ -43,7 +44,9 @@ type heldBatch struct {
 	data []string // the live packets' bytes at arrival
 }
 
-func newSlowRecorder(hold int) *slowRecorder { return &slowRecorder{hold: hold, minRefs: 1 << 30} }
+func newSlowRecorder(hold int) *slowRecorder {
+	return &slowRecorder{hold: hold, minRefs: 1 << 30, steps: map[scheduler.EventKind]int{}}
+}
 
 func (r *slowRecorder) Batch(b *packet.Batch, arrival int64) {
 	refs := b.Refs()
@@ -72,6 +75,12 @@ func (r *slowRecorder) Batch(b *packet.Batch, arrival int64) {
 func (r *slowRecorder) Slot(slot uint64, at int64) {
 	r.mu.Lock()
 	r.slots = append(r.slots, slot)
+	r.mu.Unlock()
+}
+
+func (r *slowRecorder) Step(step scheduler.EventKind, _ uint64, _ int64) {
+	r.mu.Lock()
+	r.steps[step]++
 	r.mu.Unlock()
 }
 
@@ -231,6 +240,11 @@ func TestFanoutAllConsumers(t *testing.T) {
 				if rec.slots[i] != rec.slots[i-1]+1 {
 					t.Fatalf("recorder: slot starts %v skip or go back", rec.slots)
 				}
+			}
+			// Every other driver call: the workers' batches back, the
+			// drain's flush, the commits it waited for.
+			if st := rec.steps; st[scheduler.EventCompletion] == 0 || st[scheduler.EventFlush] == 0 || st[scheduler.EventCommitted] == 0 {
+				t.Fatalf("recorder: steps %v", st)
 			}
 			f := s.Forward
 			if f == nil || f.Offered != n || f.Forwarded != n || f.Pending() != 0 {

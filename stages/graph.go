@@ -45,22 +45,30 @@ type Config struct {
 	// protoactor's Info lines (a line per actor started or stopped, dead
 	// letters) at Debug.
 	ActorLogs *slog.Logger
-	// Recorder, when not nil, is the banking trace: it gets every batch
-	// sigverify passes to banking (a reference, or a copy of its own
-	// with the copy handoff) and the start of every slot. The graph
-	// calls it until Stop returns; closing it is the caller's, after.
-	// Nil: off.
+	// Recorder, when not nil, is the banking trace: on banking's
+	// goroutine, in the order banking's driver sees them, it gets every
+	// batch banking takes (a reference, or a copy of its own with the
+	// copy handoff), every other driver call and the start of every
+	// slot. The graph calls it until Stop returns; closing it is the
+	// caller's, after. Nil: off.
 	Recorder Recorder
 	// Forward configures the forwarder; its zero value is off.
 	Forward ForwardConfig
+	// Taps are further consumers of every batch sigverify passes to
+	// banking, after the Recorder and the forwarder: each is handed a
+	// reference (or a copy of its own with the copy handoff) that it
+	// consumes, on sigverify's actor, and must not block. The graph
+	// calls them until Stop returns. tpu bench handoff measures the
+	// fan-out with them. Nil: none.
+	Taps []func(*packet.Batch)
 }
 
 // The handoff (Banking.Scheduler.Handoff) decides how a verified batch
-// reaches its consumers (banking, the Recorder, the forwarder): refcount,
-// the same batch with a reference each; copy, a copy each, made where
-// sigverify hands it on (see fanout). Banking's scheduler then holds its
-// batch by reference in both modes, so the copy at the fan-out is the
-// only difference between them.
+// reaches its consumers (banking, the Recorder, the forwarder, the
+// Taps): refcount, the same batch with a reference each; copy, a copy
+// each, made where sigverify hands it on (see fanout). Banking's
+// scheduler then holds its batch by reference in both modes, so the copy
+// at the fan-out is the only difference between them.
 
 // DefaultBudget is a hop's batches in flight when Config leaves it zero.
 const DefaultBudget = 64
@@ -186,7 +194,7 @@ func Start(cfg Config) (*Graph, error) {
 	if err != nil {
 		return fail(err)
 	}
-	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, recorder: cfg.Recorder}
+	g.fan = &fanout{copy: handoff == scheduler.HandoffCopy, taps: cfg.Taps}
 	if cfg.Forward.Enabled() {
 		if g.fwd, err = startForwarder(cfg.Forward, cfg.BatchSize, g.log); err != nil {
 			return fail(err)
@@ -228,7 +236,13 @@ func Start(cfg Config) (*Graph, error) {
 	g.acceptWindow = AcceptWindow(g.sched.Config().Capacity)
 
 	g.bs = newBankingStage(g.sched, cfg.Banking, g.bankCredits, g.prov, g.latency, g.log)
-	g.bs.recorder = cfg.Recorder
+	if cfg.Recorder != nil {
+		var copy func(*packet.Batch) *packet.Batch
+		if g.fan.copy {
+			copy = g.fan.clone
+		}
+		g.bs.record(cfg.Recorder, copy)
+	}
 	g.bs.ledgerFailed = g.ledgerFailed
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
 	g.bankPID = g.spawn("banking", g.bs)
@@ -389,7 +403,9 @@ func (g *Graph) Panics() uint64 { return g.panics.Load() }
 // banking, commits the last slot, and closes everything. It waits at most
 // until ctx is done; a drain that does not finish in time drops what is
 // still buffered (packet.OutcomeShutdown). After a failure (Done) it does
-// not drain: it stops, releasing what it can, and returns the failure.
+// not drain banking: it stops, dropping what banking buffered
+// (packet.OutcomeLedgerFailed when the ledger failed, OutcomeShutdown
+// after a panic), and returns the failure.
 // Calling it again returns the first call's result.
 func (g *Graph) Stop(ctx context.Context) error {
 	g.stopOnce.Do(func() { g.stopErr = g.stop(ctx) })

@@ -13,6 +13,7 @@ import (
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/banktest"
 	"github.com/tpugo/tpu/banking/loadgen"
+	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/stages/sigverify"
 )
@@ -99,5 +100,12 @@ func TestLedgerFailureDrainsSigverify(t *testing.T) {
 	// ahead of it.
 	if s.Received != 200 || s.Verified != 200 {
 		t.Fatalf("received %d, sigverify handed on %d: it was stopped without a drain", s.Received, s.Verified)
+	}
+	// What reached banking after the failure never ran, and says why:
+	// ledger_failed, not shutdown (the batch sigverify held came after
+	// the failure, so there is some).
+	if s.Outcomes[packet.OutcomeShutdown] != 0 || s.Outcomes[packet.OutcomeLedgerFailed] == 0 {
+		t.Fatalf("after a ledger failure: shutdown %d, ledger_failed %d; want 0 and more than 0 (outcomes %v)",
+			s.Outcomes[packet.OutcomeShutdown], s.Outcomes[packet.OutcomeLedgerFailed], s.Outcomes)
 	}
 }

@@ -14,10 +14,10 @@ import (
 // take such a message for a batch of messages and split it.
 
 // Sigverify hands a verified batch to every consumer at once (fanout):
-// banking as a BatchMsg; the banking trace as a Recorder.Batch call, and
-// the forwarder on its bounded queue (a channel, not an actor: it drops
-// when full), each consuming one reference (refcount) or a copy of its
-// own (copy).
+// banking as a BatchMsg and the forwarder on its bounded queue (a
+// channel, not an actor: it drops when full), each consuming one
+// reference (refcount) or a copy of its own (copy). Banking hands the
+// banking trace its batches as its driver takes them (Recorder.Batch).
 
 // BatchMsg carries packets one hop down the graph:
 // fetch -> sigverify, and sigverify -> banking. It owns one reference to

@@ -9,14 +9,20 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/scheduler"
 
 	"github.com/tpugo/tpu/packet"
 )
 
 // Version is the format version this package writes and reads. Version 2
-// added the genesis blockhash seed to the header; a version 1 trace
-// cannot name its genesis blockhash, so it is refused.
-const Version = 2
+// added the genesis blockhash seed to the header. Version 3 records the
+// batches when banking's driver takes them, not when sigverify sends
+// them, with every other driver call (step records) and the scheduler's
+// config in the header, so that a replay makes the same calls in the same
+// order. Older traces are refused (ErrVersion): version 1 cannot name its
+// genesis blockhash, version 2 puts slot ends out of order with the
+// batches.
+const Version = 3
 
 // magic opens every trace file.
 const magic = "TPUBTRC\x00"
@@ -46,6 +52,7 @@ const (
 	KindBatch                  // a batch that entered banking
 	KindSlot                   // banking started a slot
 	KindGap                    // the recorder dropped batches or slot starts here
+	KindStep                   // another call to banking's driver (Record.Step)
 )
 
 func (k Kind) String() string {
@@ -58,6 +65,8 @@ func (k Kind) String() string {
 		return "slot"
 	case KindGap:
 		return "gap"
+	case KindStep:
+		return "step"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -76,6 +85,8 @@ var (
 	ErrConfig = errors.New("bankingtrace: invalid config")
 	// ErrStopped reports a recording that stopped on a write failure.
 	ErrStopped = errors.New("bankingtrace: recording stopped")
+	// ErrVersion reports a trace file of another format version.
+	ErrVersion = errors.New("bankingtrace: unsupported trace version")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -95,6 +106,17 @@ type Header struct {
 	// BlockCostLimit and AccountCostLimit are the bank's cost limits
 	// (bank.Config); zero means banking's defaults.
 	BlockCostLimit, AccountCostLimit uint64
+	// Scheduler is the recorded scheduler's config, defaults filled in:
+	// what decides its choices (Method, Workers, Capacity, BatchSize,
+	// LookAhead, MaxQueuedBatches, MaxAccountLocks). A replay with the
+	// same makes the recorded calls exactly; its callbacks, handoff and
+	// ExecDelay are not recorded.
+	Scheduler scheduler.Config
+	// Driven reports a trace of every call to banking's driver (recorded
+	// through Recorder.Event, Config.Driven): batches, completions,
+	// ticks, commits, flushes, in the driver's order. Only such a trace
+	// can be replayed exactly.
+	Driven bool
 }
 
 // WallOf returns the wall-clock time of a recorded time t.
@@ -102,7 +124,41 @@ func (h Header) WallOf(t int64) time.Time { return h.Wall.Add(time.Duration(t - 
 
 // sameBank reports whether two headers describe the same bank.
 func (h Header) sameBank(o Header) bool {
-	return h.Genesis == o.Genesis && h.BlockCostLimit == o.BlockCostLimit && h.AccountCostLimit == o.AccountCostLimit
+	return h.Genesis == o.Genesis && h.BlockCostLimit == o.BlockCostLimit && h.AccountCostLimit == o.AccountCostLimit &&
+		SameScheduler(h.Scheduler, o.Scheduler) && h.Driven == o.Driven
+}
+
+// SameScheduler reports whether two scheduler configs (defaults filled
+// in) make the same choices for the same calls: the fields a header
+// records are equal.
+func SameScheduler(a, b scheduler.Config) bool {
+	return a.Method == b.Method && a.Workers == b.Workers && a.Capacity == b.Capacity && a.BatchSize == b.BatchSize &&
+		a.LookAhead == b.LookAhead && a.MaxQueuedBatches == b.MaxQueuedBatches && a.MaxAccountLocks == b.MaxAccountLocks
+}
+
+// schedulerSize is a header's scheduler config: method (1), workers (2),
+// capacity, batch size, look-ahead, queued batches (4 each), account
+// locks (2), and the Driven flag (1).
+const schedulerSize = 1 + 2 + 4*4 + 2 + 1
+
+func appendScheduler(b []byte, c scheduler.Config) []byte {
+	b = append(b, byte(c.Method))
+	b = binary.LittleEndian.AppendUint16(b, uint16(c.Workers))
+	for _, v := range [...]int{c.Capacity, c.BatchSize, c.LookAhead, c.MaxQueuedBatches} {
+		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	}
+	return binary.LittleEndian.AppendUint16(b, uint16(c.MaxAccountLocks))
+}
+
+func decodeScheduler(p []byte) (scheduler.Config, error) {
+	u32 := func(i int) int { return int(binary.LittleEndian.Uint32(p[3+4*i:])) }
+	c := scheduler.Config{Method: scheduler.Method(p[0]), Workers: int(binary.LittleEndian.Uint16(p[1:])),
+		Capacity: u32(0), BatchSize: u32(1), LookAhead: u32(2), MaxQueuedBatches: u32(3),
+		MaxAccountLocks: int(binary.LittleEndian.Uint16(p[19:]))}
+	if c.Workers == 0 || c.Capacity == 0 || c.BatchSize == 0 || c.MaxQueuedBatches == 0 || c.MaxAccountLocks == 0 {
+		return c, errors.New("header scheduler config with a zero size")
+	}
+	return c, c.Validate()
 }
 
 func appendHeader(b []byte, h Header) []byte {
@@ -115,6 +171,12 @@ func appendHeader(b []byte, h Header) []byte {
 	b = binary.LittleEndian.AppendUint64(b, h.Genesis.FaucetLamports)
 	b = binary.LittleEndian.AppendUint64(b, h.BlockCostLimit)
 	b = binary.LittleEndian.AppendUint64(b, h.AccountCostLimit)
+	b = appendScheduler(b, h.Scheduler)
+	var driven byte
+	if h.Driven {
+		driven = 1
+	}
+	b = append(b, driven)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.Seed)))
 	b = append(b, h.Genesis.Seed...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.BlockhashSeed)))
@@ -126,7 +188,7 @@ func appendHeader(b []byte, h Header) []byte {
 }
 
 func decodeHeader(p []byte) (Header, error) {
-	const fixed = 8 * 8
+	const fixed = 8*8 + schedulerSize
 	if len(p) < fixed+2 {
 		return Header{}, errors.New("short header")
 	}
@@ -134,6 +196,17 @@ func decodeHeader(p []byte) (Header, error) {
 	h := Header{Seq: u(0), Wall: time.Unix(0, int64(u(1))), Mono: int64(u(2)),
 		Genesis:        bank.GenesisConfig{Accounts: int(u(3)), Lamports: u(4), FaucetLamports: u(5)},
 		BlockCostLimit: u(6), AccountCostLimit: u(7)}
+	var err error
+	if h.Scheduler, err = decodeScheduler(p[8*8:]); err != nil {
+		return Header{}, err
+	}
+	switch p[fixed-1] {
+	case 0:
+	case 1:
+		h.Driven = true
+	default:
+		return Header{}, fmt.Errorf("header driven flag %d", p[fixed-1])
+	}
 	n := int(binary.LittleEndian.Uint16(p[fixed:]))
 	if len(p) < fixed+2+n+2 {
 		return Header{}, fmt.Errorf("header seed of %d bytes in %d", n, len(p)-fixed-2)
@@ -160,6 +233,14 @@ func decodeHeader(p []byte) (Header, error) {
 func appendSlot(b []byte, slot uint64, at int64) []byte {
 	b = append(b, byte(KindSlot))
 	b = binary.LittleEndian.AppendUint64(b, slot)
+	return binary.LittleEndian.AppendUint64(b, uint64(at))
+}
+
+// appendStep encodes a driver call other than OnBatch: its kind, its
+// argument (the worker, or the slot) and its time.
+func appendStep(b []byte, step scheduler.EventKind, arg uint64, at int64) []byte {
+	b = append(b, byte(KindStep), byte(step))
+	b = binary.LittleEndian.AppendUint64(b, arg)
 	return binary.LittleEndian.AppendUint64(b, uint64(at))
 }
 
@@ -210,9 +291,15 @@ type Record struct {
 	Kind Kind
 	// Slot is the slot started (KindSlot).
 	Slot uint64
-	// At is when the slot started (KindSlot) or the batch arrived
-	// (KindBatch), in the recording's packet.Now units.
+	// At is when the slot started (KindSlot), banking's driver took the
+	// batch (KindBatch) or the call was made (KindStep), in the
+	// recording's packet.Now units.
 	At int64
+	// Step is the driver call (KindStep): EventCompletion,
+	// EventTick, EventCommitted, EventFlush or EventAbort; Arg its worker
+	// (EventCompletion) or slot (EventCommitted).
+	Step scheduler.EventKind
+	Arg  uint64
 	// Packets are the batch's packets (KindBatch).
 	Packets []Packet
 	// GapBatches and GapSlots are how many batches and slot starts the
@@ -235,6 +322,21 @@ func (r *Record) decode(rec []byte) error {
 			r.Slot, r.At = a, int64(b)
 		} else {
 			r.GapBatches, r.GapSlots = a, b
+		}
+		return nil
+	case KindStep:
+		if len(p) != 17 {
+			return fmt.Errorf("step record of %d bytes", len(p))
+		}
+		r.Step, r.Arg, r.At = scheduler.EventKind(p[0]), binary.LittleEndian.Uint64(p[1:]), int64(binary.LittleEndian.Uint64(p[9:]))
+		switch r.Step {
+		case scheduler.EventCompletion:
+			if r.Arg >= scheduler.MaxWorkers {
+				return fmt.Errorf("completion of worker %d", r.Arg)
+			}
+		case scheduler.EventTick, scheduler.EventCommitted, scheduler.EventFlush, scheduler.EventAbort:
+		default:
+			return fmt.Errorf("step %s", r.Step)
 		}
 		return nil
 	case KindBatch:

@@ -166,7 +166,10 @@ func (r *Reader) openNext() error {
 		return r.corrupt(0, errors.New("not a banking trace file (bad magic)"))
 	}
 	if v := binary.LittleEndian.Uint32(start[len(magic):]); v != Version {
-		return fmt.Errorf("%w: %s: format version %d, this tpu reads version %d", ErrCorrupt, r.path(), v, Version)
+		if v < Version {
+			return fmt.Errorf("%w: %s: format version %d, written by an older tpu; this tpu reads version %d only (its traces record when banking took each batch): record the traffic again", ErrVersion, r.path(), v, Version)
+		}
+		return fmt.Errorf("%w: %s: format version %d, written by a newer tpu; this tpu reads version %d only", ErrVersion, r.path(), v, Version)
 	}
 	rec, off, err := src.next()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tpugo/tpu/banking/scheduler"
 	"github.com/tpugo/tpu/packet"
 )
 
@@ -17,6 +18,7 @@ type Stats struct {
 	// replay's received).
 	Packets, Live uint64
 	Slots         uint64 // slot starts written
+	Steps         uint64 // other driver calls written (step records)
 	Bytes         int64  // bytes written, all files
 	// Dropped and DroppedSlots are the batches and slot starts not
 	// recorded because the queue was full.
@@ -30,9 +32,10 @@ type Stats struct {
 
 // item is one piece of work for the recorder's goroutine.
 type item struct {
-	b    *packet.Batch // nil: a slot start
+	b    *packet.Batch // nil: a slot start or a step
+	step scheduler.EventKind
 	at   int64
-	slot uint64
+	slot uint64 // a slot start's slot; a step's argument
 	// dropped and droppedSlots are the recorder's drop counts when the
 	// item was queued: a gap record goes before it if they grew.
 	dropped, droppedSlots uint64
@@ -50,7 +53,7 @@ type Recorder struct {
 	closed bool
 
 	stopped                          atomic.Bool
-	batches, slots                   atomic.Uint64
+	batches, slots, steps            atomic.Uint64
 	packets, live                    atomic.Uint64
 	dropped, droppedSlots, abandoned atomic.Uint64
 	bytes                            atomic.Int64
@@ -103,14 +106,44 @@ func (r *Recorder) Batch(b *packet.Batch, arrival int64) {
 
 // Slot records that banking started slot at time at (packet.Now units).
 // It never waits; a full queue drops it, counted.
-func (r *Recorder) Slot(slot uint64, at int64) {
+func (r *Recorder) Slot(slot uint64, at int64) { r.queue(item{slot: slot, at: at}) }
+
+// Step records a call to banking's driver other than OnBatch (an
+// EventCompletion with its worker as arg, EventTick, EventCommitted with
+// its slot, EventFlush, EventAbort) made at time at. It never waits; a
+// full queue drops it, counted with the slot starts (Stats.DroppedSlots).
+func (r *Recorder) Step(step scheduler.EventKind, arg uint64, at int64) {
+	r.queue(item{step: step, slot: arg, at: at})
+}
+
+// Event records one of banking's driver calls, or a slot start
+// (scheduler.DriverConfig.OnEvent): a batch (Batch: it consumes one
+// reference to e.Batch), a slot start (Slot) or another call (Step). Call
+// it on the driver's goroutine, so that the trace holds the calls in the
+// order the driver saw them.
+func (r *Recorder) Event(e scheduler.Event) {
+	switch e.Kind {
+	case scheduler.EventBatch:
+		r.Batch(e.Batch, e.At)
+	case scheduler.EventSlot:
+		r.Slot(e.Slot, e.At)
+	case scheduler.EventCompletion:
+		r.Step(e.Kind, uint64(e.Worker), e.At)
+	default:
+		r.Step(e.Kind, e.Slot, e.At)
+	}
+}
+
+// queue queues a slot start or a step without waiting.
+func (r *Recorder) queue(it item) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.closed || r.stopped.Load() {
 		return
 	}
+	it.dropped, it.droppedSlots = r.dropped.Load(), r.droppedSlots.Load()
 	select {
-	case r.q <- item{slot: slot, at: at, dropped: r.dropped.Load(), droppedSlots: r.droppedSlots.Load()}:
+	case r.q <- it:
 	default:
 		r.droppedSlots.Add(1)
 	}
@@ -118,7 +151,7 @@ func (r *Recorder) Slot(slot uint64, at int64) {
 
 // Stats returns the counters.
 func (r *Recorder) Stats() Stats {
-	return Stats{Batches: r.batches.Load(), Packets: r.packets.Load(), Live: r.live.Load(), Slots: r.slots.Load(), Bytes: r.bytes.Load(),
+	return Stats{Batches: r.batches.Load(), Packets: r.packets.Load(), Live: r.live.Load(), Slots: r.slots.Load(), Steps: r.steps.Load(), Bytes: r.bytes.Load(),
 		Dropped: r.dropped.Load(), DroppedSlots: r.droppedSlots.Load(), Abandoned: r.abandoned.Load(),
 		Stopped: r.stopped.Load()}
 }
@@ -178,6 +211,10 @@ func (r *Recorder) write(it item) error {
 			r.live.Add(uint64(live))
 		}
 		it.b.Release()
+	} else if it.step != 0 {
+		if err = r.w.Step(it.step, it.slot, it.at); err == nil {
+			r.steps.Add(1)
+		}
 	} else if err = r.w.Slot(it.slot, it.at); err == nil {
 		r.slots.Add(1)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/scheduler"
 
 	"github.com/tpugo/tpu/packet"
 )
@@ -45,6 +46,15 @@ type Config struct {
 	// Genesis.BlockhashSeed is required: it is what lets a replay
 	// rebuild the recorded bank's blockhashes.
 	Bank bank.Config
+	// Scheduler is the recorded scheduler's config: the fields that
+	// decide its choices go into each file's header, defaults filled in
+	// (Header.Scheduler). A replay with another makes its own choices.
+	Scheduler scheduler.Config
+	// Driven says that every call to banking's driver will be recorded
+	// (Recorder.Event as scheduler.DriverConfig.OnEvent), so that a
+	// replay can make them exactly (Header.Driven). False: batches and
+	// slot starts only.
+	Driven bool
 	// Logger gets the one error of a recording that stops. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -66,6 +76,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: the bank's genesis has no blockhash seed: a replay could not rebuild its blockhashes", ErrConfig)
 	case len(c.Bank.Genesis.Seed) > math.MaxUint16 || len(c.Bank.Genesis.BlockhashSeed) > math.MaxUint16:
 		return fmt.Errorf("%w: genesis seed longer than %d bytes", ErrConfig, math.MaxUint16)
+	}
+	if err := c.Scheduler.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return c.Bank.Genesis.Validate()
 }
@@ -107,7 +120,7 @@ func (c Config) header(seq uint64) Header {
 		g.ValidatorStake = 1_000_000_000_000
 	}
 	return Header{Seq: seq, Wall: time.Now(), Mono: packet.Now(), Genesis: g,
-		BlockCostLimit: c.Bank.BlockCostLimit, AccountCostLimit: c.Bank.AccountCostLimit}
+		BlockCostLimit: c.Bank.BlockCostLimit, AccountCostLimit: c.Bank.AccountCostLimit, Scheduler: c.Scheduler.WithDefaults(), Driven: c.Driven}
 }
 
 // fileInfo is a closed or open file of the trace.
@@ -156,6 +169,11 @@ func (w *Writer) Written() int64 { return w.written }
 // Batch writes a batch record; it borrows b.
 func (w *Writer) Batch(b *packet.Batch, arrival int64) error {
 	return w.record(appendBatch(w.frame(), b, arrival))
+}
+
+// Step writes a driver call other than OnBatch (Record.Step).
+func (w *Writer) Step(step scheduler.EventKind, arg uint64, at int64) error {
+	return w.record(appendStep(w.frame(), step, arg, at))
 }
 
 // Slot writes a slot start.

@@ -3,12 +3,16 @@ package ledger_test
 import (
 	"bufio"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/banktest"
@@ -145,5 +149,63 @@ func TestOpenPermissionDenied(t *testing.T) {
 	}
 	if !errors.Is(err, os.ErrPermission) || !errors.Is(err, ledger.ErrStore) || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("want a ledger error saying permission denied: %v", err)
+	}
+}
+
+// lockFS is the OS's file system whose Lock fails with err, as
+// pebble.LockDirectory sees it: an *fs.PathError from creating the lock
+// file, a bare errno from locking it.
+type lockFS struct {
+	vfs.FS
+	err error
+}
+
+func (f lockFS) Lock(string) (io.Closer, error) { return nil, f.err }
+
+// The classification TestOpenPermissionDenied checks, through Open's own
+// path, with the errors injected: it runs as root too, where chmod
+// stops nothing. Creating the lock file denied (EACCES or EPERM in an
+// *fs.PathError) is a permission error; a bare EACCES or EAGAIN from
+// fcntl, or pebble's "held by current process", is another holder; a
+// read-only file system is neither.
+func TestOpenLockErrors(t *testing.T) {
+	lockFile := func(errno syscall.Errno) error {
+		return &fs.PathError{Op: "open", Path: "LOCK", Err: errno}
+	}
+	for _, tc := range []struct {
+		name       string
+		err        error
+		inUse      bool
+		permission bool
+		say        string
+	}{
+		{"create-eacces", lockFile(syscall.EACCES), false, true, "permission denied: cannot create its lock file"},
+		{"create-eperm", lockFile(syscall.EPERM), false, true, "permission denied: cannot create its lock file"},
+		{"create-erofs", lockFile(syscall.EROFS), false, false, "read-only file system"},
+		{"fcntl-eacces", syscall.EACCES, true, false, "in use by another process"},
+		{"fcntl-eagain", syscall.EAGAIN, true, false, "in use by another process"},
+		{"this-process", errors.New("lock held by current process"), true, false, "in use by another process"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ledger.Open(ledger.Config{Dir: t.TempDir(), FS: lockFS{vfs.Default, tc.err}})
+			if err == nil {
+				t.Fatal("opened a ledger it could not lock")
+			}
+			if !errors.Is(err, ledger.ErrStore) || !strings.Contains(err.Error(), tc.say) {
+				t.Fatalf("want a ledger error saying %q: %v", tc.say, err)
+			}
+			if got := errors.Is(err, ledger.ErrInUse); got != tc.inUse {
+				t.Fatalf("ErrInUse %v, want %v: %v", got, tc.inUse, err)
+			}
+			if got := strings.Contains(err.Error(), "in use"); got != tc.inUse {
+				t.Fatalf("says \"in use\": %v, want %v: %v", got, tc.inUse, err)
+			}
+			if got := strings.Contains(err.Error(), "cannot create its lock file"); got != tc.permission {
+				t.Fatalf("reported as the directory's permissions: %v, want %v: %v", got, tc.permission, err)
+			}
+			if tc.permission && !errors.Is(err, os.ErrPermission) {
+				t.Fatalf("not an os.ErrPermission: %v", err)
+			}
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +78,10 @@ type Config struct {
 	// moves Lamports + i, which also makes every transaction's bytes
 	// distinct. Zero means 1.
 	Lamports uint64
+	// Size, when not zero, pads every transaction to Size bytes with a
+	// memo (pad.go): at most txview.PacketSize, the largest a packet
+	// holds. Zero: transfers as they are.
+	Size int
 	// RandSeed seeds the choice of kinds (reproducible loads).
 	RandSeed uint64
 	// SignFirst, when above 0, has Build sign only the first SignFirst
@@ -122,6 +125,9 @@ func Build(cfg Config) (*Load, error) {
 	}
 	if !(cfg.V0Fraction >= 0 && cfg.V0Fraction <= 1) || (cfg.V0Fraction > 0 && len(cfg.Keys) > 0) {
 		return nil, fmt.Errorf("%w: a v0 fraction in [0,1], and genesis accounts (not keys) with one", ErrConfig)
+	}
+	if cfg.Size < 0 || cfg.Size > txview.PacketSize {
+		return nil, fmt.Errorf("%w: size %d: 0 or at most %d", ErrConfig, cfg.Size, txview.PacketSize)
 	}
 	if cfg.Contention > ContentionFull {
 		return nil, fmt.Errorf("%w: contention %d", ErrConfig, cfg.Contention)
@@ -319,7 +325,11 @@ func (l *Load) build(i int, blockhash [32]byte) ([]byte, error) {
 		m.Version = txview.V0
 		m.Tables = []txview.LookupTable{{Key: l.table, Addresses: l.tableKeys}}
 	}
-	tx, err := m.Sign(payer)
+	msg, err := padded(&m, cfg.Size)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := txview.SignMessage(msg, payer)
 	if err != nil {
 		return nil, err
 	}
@@ -347,22 +357,6 @@ func (l *Load) AccountKey(v txview.View, i int) [32]byte {
 		return l.tableKeys[lk.Readonly[j]]
 	}
 	return l.tableKeys[lk.Writable[j]]
-}
-
-// parallel runs f(0..n-1) on every core.
-func parallel(n int, f func(int)) {
-	w := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for g := 0; g < w; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := g; i < n; i += w {
-				f(i)
-			}
-		}(g)
-	}
-	wg.Wait()
 }
 
 // Expected returns how many transactions of each kind the load holds.

@@ -1,6 +1,10 @@
 package scheduler
 
-import "github.com/tpugo/tpu/packet"
+import (
+	"fmt"
+
+	"github.com/tpugo/tpu/packet"
+)
 
 // DriverConfig is what a Driver tells its caller. Both callbacks run on
 // the driver's goroutine, inside the call that caused them.
@@ -13,6 +17,66 @@ type DriverConfig struct {
 	// over, with the ledger's failure if there was one. One call answers
 	// every Flush made since the last one.
 	Flushed func(err error)
+	// OnEvent, when not nil, is told of each of the driver's calls,
+	// first thing in the call, and of each slot start (EventSlot, after
+	// SlotEnded): the banking trace records them, so that a replay can
+	// make the same calls in the same order (Event). It must not block.
+	OnEvent func(e Event)
+}
+
+// EventKind names one of the Driver's calls, or a slot start.
+type EventKind uint8
+
+// The events, numbered as the banking trace writes them.
+const (
+	EventBatch      EventKind = 1 + iota // OnBatch: Event.Batch
+	EventCompletion                      // OnCompletion: Event.Worker ran the batch
+	EventTick                            // OnTick
+	EventCommitted                       // OnCommitted: Event.Slot
+	EventFlush                           // Flush
+	EventAbort                           // Abort
+	EventSlot                            // slot Event.Slot started (a slot end was done)
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventBatch:
+		return "batch"
+	case EventCompletion:
+		return "completion"
+	case EventTick:
+		return "tick"
+	case EventCommitted:
+		return "committed"
+	case EventFlush:
+		return "flush"
+	case EventAbort:
+		return "abort"
+	case EventSlot:
+		return "slot"
+	}
+	return fmt.Sprintf("event(%d)", uint8(k))
+}
+
+// Event is a call made to a Driver (DriverConfig.OnEvent). A scheduler
+// is a deterministic function of the calls made to it and of the work
+// batches its workers hand back, and a worker's batches come back in the
+// order it was given them: a replay that makes the same calls, each
+// OnCompletion with the next batch of the same worker, reaches the same
+// state after every call, whatever the timing.
+type Event struct {
+	Kind EventKind
+	// Batch is the batch handed to OnBatch (EventBatch), borrowed for
+	// the OnEvent call: retain it to keep it.
+	Batch *packet.Batch
+	// Worker is the worker whose batch came back (EventCompletion).
+	Worker int
+	// Slot is the slot made durable (EventCommitted) or started
+	// (EventSlot).
+	Slot uint64
+	// At is packet.Now() at the call (EventSlot: when the slot end was
+	// done, Scheduler.EndedAt).
+	At int64
 }
 
 // Driver runs a Scheduler's calling protocol: it turns what happens to
@@ -72,11 +136,12 @@ func (d *Driver) Idle() bool { return d.s.Idle() && !d.s.Ending() }
 
 // OnBatch buffers the live packets of b and schedules; it consumes b
 // (Scheduler.Submit). After Abort what it buffers is dropped at once,
-// with packet.OutcomeShutdown.
+// with the abort's outcome (dropOutcome).
 func (d *Driver) OnBatch(b *packet.Batch) {
+	d.event(Event{Kind: EventBatch, Batch: b})
 	d.s.Submit(b)
 	if d.aborted {
-		d.s.DropBuffered(packet.OutcomeShutdown)
+		d.s.DropBuffered(d.dropOutcome())
 		return
 	}
 	d.s.Schedule()
@@ -85,6 +150,7 @@ func (d *Driver) OnBatch(b *packet.Batch) {
 // OnCompletion books a batch a worker finished (Scheduler.Complete),
 // ends a pending slot once its work is all back, and moves a flush on.
 func (d *Driver) OnCompletion(wb *WorkBatch) {
+	d.event(Event{Kind: EventCompletion, Worker: wb.thread})
 	d.s.Complete(wb)
 	if d.s.Ending() {
 		done, err := d.s.TryEndSlot()
@@ -96,6 +162,7 @@ func (d *Driver) OnCompletion(wb *WorkBatch) {
 // OnTick is the slot clock: it ends the working slot, unless an end is
 // already pending (it then happens when the work in flight is back).
 func (d *Driver) OnTick() {
+	d.event(Event{Kind: EventTick})
 	if !d.s.Ending() {
 		d.endSlot()
 	}
@@ -105,6 +172,7 @@ func (d *Driver) OnTick() {
 // OnCommitted is the ledger's word that slot, and every slot before it,
 // is durable.
 func (d *Driver) OnCommitted(slot uint64) {
+	d.event(Event{Kind: EventCommitted, Slot: slot})
 	if d.flush == committing && slot >= d.durable {
 		d.finish()
 	}
@@ -115,6 +183,7 @@ func (d *Driver) OnCommitted(slot uint64) {
 // needed: when nothing is in flight but work is buffered (it waits for
 // the next slot's cost room), and once the buffer is empty.
 func (d *Driver) Flush() {
+	d.event(Event{Kind: EventFlush})
 	switch {
 	case d.flush == notFlushing, d.flush == committing && !d.s.Idle():
 		d.flush = emptying
@@ -122,16 +191,26 @@ func (d *Driver) Flush() {
 	d.advance()
 }
 
-// Abort drops everything buffered and not executing, with
-// packet.OutcomeShutdown, for a shutdown that cannot wait for it; the
-// flush it starts is over once the work in flight is back. Batches that
-// come after it are dropped too. It returns how many transactions it
-// dropped.
+// Abort drops everything buffered and not executing, for a shutdown
+// that cannot wait for it: with packet.OutcomeLedgerFailed after the
+// ledger failed (Err), as nothing could have run it, and
+// packet.OutcomeShutdown otherwise. The flush it starts is over once the
+// work in flight is back. Batches that come after it are dropped too. It
+// returns how many transactions it dropped.
 func (d *Driver) Abort() int {
+	d.event(Event{Kind: EventAbort})
 	d.flush, d.aborted = aborting, true
-	n := d.s.DropBuffered(packet.OutcomeShutdown)
+	n := d.s.DropBuffered(d.dropOutcome())
 	d.advance()
 	return n
+}
+
+// dropOutcome is the outcome of what an abort drops: why it never ran.
+func (d *Driver) dropOutcome() packet.Outcome {
+	if d.err != nil {
+		return packet.OutcomeLedgerFailed
+	}
+	return packet.OutcomeShutdown
 }
 
 // Await books the next batch a worker hands back on Completions, waiting
@@ -197,8 +276,22 @@ func (d *Driver) ended(done bool, err error) {
 		}
 		return
 	}
-	if done && d.cfg.SlotEnded != nil {
+	if !done {
+		return
+	}
+	if d.cfg.SlotEnded != nil {
 		d.cfg.SlotEnded(d.s.Bank().Slot()-1, d.asked)
+	}
+	if d.cfg.OnEvent != nil {
+		d.cfg.OnEvent(Event{Kind: EventSlot, Slot: d.s.Bank().Slot(), At: d.s.EndedAt()})
+	}
+}
+
+// event tells OnEvent of a call, stamped now.
+func (d *Driver) event(e Event) {
+	if d.cfg.OnEvent != nil {
+		e.At = packet.Now()
+		d.cfg.OnEvent(e)
 	}
 }
 

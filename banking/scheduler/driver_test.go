@@ -247,3 +247,43 @@ func TestDriverLedgerFailure(t *testing.T) {
 		t.Fatal("Drain after a ledger failure reports none")
 	}
 }
+
+// TestDriverAbortAfterLedgerFailure: once the ledger has failed nothing
+// runs; what waits in the buffer, and what comes after the abort, is
+// dropped as ledger_failed (why it never ran), not shutdown.
+func TestDriverAbortAfterLedgerFailure(t *testing.T) {
+	disk := &banktest.SickDisk{Err: syscall.ENOSPC}
+	r := newDriverRig(t, bank.Config{Dir: t.TempDir(), FS: errorfs.Wrap(vfs.Default, disk)}, Config{Workers: 1})
+	disk.On.Store(true)
+	r.d.OnBatch(r.transfers(t, 2))
+	r.settle()
+	for r.d.Err() == nil { // the committer fails in its own time
+		r.d.OnTick()
+		r.settle()
+	}
+	executed := r.s.Stats().Outcomes[packet.OutcomeExecutedOK]
+	// Buffered: nothing runs now. (Not the transfers above again: the
+	// blockhash may not have moved.)
+	bh := r.b.LatestBlockhash()
+	var txs [][]byte
+	for i := range 3 {
+		txs = append(txs, banktest.TransferTx(t, bh, banktest.Key(i), banktest.Pub(13), 2))
+	}
+	r.d.OnBatch(banktest.BatchOf(t, r.pool, txs...))
+	if st := r.s.Stats(); st.Buffered != 3 || st.Outcomes[packet.OutcomeExecutedOK] != executed {
+		t.Fatalf("after the failure: %+v", st)
+	}
+	if n := r.d.Abort(); n != 3 {
+		t.Fatalf("abort dropped %d, want 3", n)
+	}
+	r.settle()
+	r.d.OnBatch(banktest.BatchOf(t, r.pool, banktest.TransferTx(t, bh, banktest.Key(9), banktest.Pub(14), 1))) // after the abort
+	st := r.s.Stats()
+	if st.Buffered != 0 || st.Outcomes[packet.OutcomeLedgerFailed] != 4 || st.Outcomes[packet.OutcomeShutdown] != 0 {
+		t.Fatalf("want 4 ledger_failed and no shutdown: %+v", st.Outcomes)
+	}
+	checkAccounting(t, r.s)
+	if live := r.pool.Stats().Live; live != 0 {
+		t.Fatalf("%d batches held after the abort", live)
+	}
+}

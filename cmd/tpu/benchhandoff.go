@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -26,12 +29,13 @@ import (
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/trace/cpustage"
 	"github.com/tpugo/tpu/trace/procstats"
+	"github.com/tpugo/tpu/txview"
 )
 
 func init() {
 	register(command{
 		name:    "bench handoff",
-		summary: "compare the refcount and copy handoffs with 1, 2 and 3 consumers of each verified batch, on identical load",
+		summary: "compare the refcount and copy handoffs in CPU and throughput, by packet size and consumers of each verified batch",
 		run:     runBenchHandoff,
 	})
 }
@@ -39,19 +43,27 @@ func init() {
 const benchHandoffHelp = `Usage: tpu bench handoff [flags]
 
 Runs tpu run's pipeline in this process with --handoff refcount and with
---handoff copy, on identical load, at 1, 2 and 3 consumers of each
-verified batch: 1 is banking alone; 2 adds the banking trace's recorder
-(to a temporary directory); 3 adds the forwarder, sending every verified
-packet (no rate limit) to a UDP socket on 127.0.0.1 that the bench reads
-and counts. The load is signed once (--count transfers between genesis
-accounts, all valid) and sent open-loop at --rate in every run (--rate 0:
-closed-loop, as fast as the pipeline accepts: saturation throughput,
-without latency figures); each run
-has a fresh ledger in a temporary directory with one genesis, so every
-run offers the same packets and none is a duplicate of an earlier run's.
-Rounds are interleaved: each round runs every consumer count in both
-modes (which mode goes first alternates), so that drift of the machine
-falls on both.
+--handoff copy, on identical load, at each of --sizes and --consumers
+(consumers of each verified batch): 1 is banking alone; 2 adds the
+banking trace's recorder (to a temporary directory); 3 adds the
+forwarder, sending every verified packet (no rate limit) to a UDP socket
+on 127.0.0.1 that the bench reads and counts; 4 and more add taps, each a
+goroutine that reads every packet's bytes (a byte per 64) and releases
+the batch (a queue of 64 batches; a batch that finds it full is dropped,
+counted). The load is signed once per size (--count transfers between
+genesis accounts, all valid; "transfer" is a transfer as tpu run sends
+it, a number pads each transfer with a memo to that many bytes, 1232 the
+most a packet holds: they still verify and execute) and sent closed-loop
+in every run (--rate 0, the default: as fast as the pipeline accepts,
+its saturation throughput, without latency figures) or open-loop at
+--rate. The block cost limit is lifted (to 10^12 units) so that the
+cost model caps no run: a 1232-byte transfer costs ~5,000 units, which
+would cap a default block at ~30k tx/s. Each run has a fresh ledger in a
+temporary directory with one genesis, so every run offers the same
+packets and none is a duplicate of an earlier run's. A warm-up
+run, not counted, goes first. Rounds are interleaved: each round runs
+every size and consumer count in both modes (which mode goes first
+alternates), so that drift of the machine falls on both.
 
 For each run it measures, over the time from the first send to the end
 of the drain: executed transactions and tx/s (to the last execution);
@@ -65,18 +77,41 @@ each batch to its consumers, the copies included), with its share of
 the process's CPU; and the latency from each transaction's
 scheduled send to its execution (p50, p99). It prints a table per
 consumer count with the median of the rounds for each mode, the
-copy/refcount ratio and the spread (min-max) across rounds; --json prints
-one JSON object per mode, consumer count and round instead; --html FILE
-draws the medians against the consumer count.
+copy/refcount ratio and the spread (min-max) across rounds, after a
+table of CPU per packet for every size and consumer count with what the
+copies cost (the fan-out's CPU in copy mode less refcount's, as a share
+of the process's CPU); --json prints one JSON object per mode, size,
+consumer count and round instead; --html FILE draws the medians against
+the consumer count, a line per mode and size.
 
 Flags:`
+
+// handoffBlockCostLimit is the bench's block cost limit: high enough
+// that no run's throughput is the cost model's.
+const handoffBlockCostLimit = 1e12
 
 // handoffModes are the handoffs compared, in the order of a round's
 // first run.
 var handoffModes = [2]scheduler.Handoff{scheduler.HandoffRefcount, scheduler.HandoffCopy}
 
+// maxHandoffConsumers bounds --consumers: banking, the recorder, the
+// forwarder and up to 13 taps.
+const maxHandoffConsumers = 16
+
 // handoffConsumers names the consumers of a verified batch by count.
-var handoffConsumers = [...]string{1: "banking", 2: "banking + recorder", 3: "banking + recorder + forwarder"}
+func handoffConsumers(n int) string {
+	switch {
+	case n <= 1:
+		return "banking"
+	case n == 2:
+		return "banking + recorder"
+	case n == 3:
+		return "banking + recorder + forwarder"
+	case n == 4:
+		return "banking + recorder + forwarder + 1 tap"
+	}
+	return fmt.Sprintf("banking + recorder + forwarder + %d taps", n-3)
+}
 
 // handoffFlags are tpu bench handoff's settings.
 type handoffFlags struct {
@@ -85,6 +120,10 @@ type handoffFlags struct {
 	seed, syncMode, method                      string
 	asJSON                                      bool
 	htmlPath                                    string
+	sizes, consumers                            string
+	// From sizes and consumers, by validate: a size of 0 is a transfer
+	// as it is.
+	sizeList, consumerList []int
 }
 
 // handoffResult is one run: a mode, a consumer count, a round. The JSON
@@ -92,10 +131,14 @@ type handoffFlags struct {
 type handoffResult struct {
 	Mode      string `json:"mode"` // "refcount" or "copy"
 	Consumers int    `json:"consumers"`
-	Round     int    `json:"round"` // from 1
-	Offered   int    `json:"offered"`
-	Received  uint64 `json:"received"` // datagrams fetch read
-	Executed  uint64 `json:"executed"`
+	// Size is the bytes of each transaction offered (their mean), Padded
+	// whether a memo made them that size.
+	Size     int    `json:"tx_bytes"`
+	Padded   bool   `json:"padded"`
+	Round    int    `json:"round"` // from 1
+	Offered  int    `json:"offered"`
+	Received uint64 `json:"received"` // datagrams fetch read
+	Executed uint64 `json:"executed"`
 	// SocketDropped is what the kernel dropped before fetch read it
 	// (Linux; 0 elsewhere), Dropped the other packets not executed, by
 	// outcome: executed < offered on a machine too busy for the rate.
@@ -135,14 +178,20 @@ type handoffResult struct {
 	RecorderDropped uint64 `json:"recorder_dropped,omitempty"`
 	Forwarded       uint64 `json:"forwarded,omitempty"`
 	SinkReceived    uint64 `json:"sink_received,omitempty"`
+	// TapPackets is what the taps read (4 consumers and more), all taps
+	// together; TapDropped the batches they dropped, their queue full.
+	TapPackets uint64 `json:"tap_packets,omitempty"`
+	TapDropped uint64 `json:"tap_dropped_batches,omitempty"`
 }
 
 func runBenchHandoff(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu bench handoff", benchHandoffHelp)
 	var f handoffFlags
 	fs.IntVar(&f.count, "count", 30_000, "transactions each run offers")
-	fs.Float64Var(&f.rate, "rate", 10_000, "transactions per second, open-loop (0: closed-loop, as fast as the pipeline accepts: saturation throughput, no latency figures)")
-	fs.IntVar(&f.rounds, "rounds", 3, "rounds; each runs every consumer count in both modes")
+	fs.Float64Var(&f.rate, "rate", 0, "transactions per second, open-loop (0: closed-loop, as fast as the pipeline accepts: saturation throughput, no latency figures)")
+	fs.IntVar(&f.rounds, "rounds", 3, "rounds; each runs every size and consumer count in both modes")
+	fs.StringVar(&f.sizes, "sizes", "transfer,1232", "transaction sizes, comma-separated: transfer (as tpu run sends it), or bytes to pad each transfer to with a memo (at most 1232)")
+	fs.StringVar(&f.consumers, "consumers", "1,2,3,4,8", fmt.Sprintf("consumers of each verified batch, comma-separated, 1 to %d (see above)", maxHandoffConsumers))
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts the load transfers between")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
 	fs.IntVar(&f.sendBatch, "send-batch", 64, "datagrams per sendmmsg call of the load generator")
@@ -183,9 +232,32 @@ func runBenchHandoff(env *cliEnv, args []string) int {
 	return 0
 }
 
-// validate checks the flags; nargs is the arguments left after them.
-func (f handoffFlags) validate(nargs int) error {
+// validate checks the flags, and parses the lists; nargs is the
+// arguments left after them.
+func (f *handoffFlags) validate(nargs int) error {
 	var errs []error
+	var err error
+	if f.sizeList, err = parseList(f.sizes, "--sizes", func(s string) (int, error) {
+		if s == "transfer" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > txview.PacketSize {
+			return 0, fmt.Errorf("%q: transfer or a size in bytes up to %d", s, txview.PacketSize)
+		}
+		return n, nil
+	}); err != nil {
+		errs = append(errs, err)
+	}
+	if f.consumerList, err = parseList(f.consumers, "--consumers", func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxHandoffConsumers {
+			return 0, fmt.Errorf("%q: 1 to %d", s, maxHandoffConsumers)
+		}
+		return n, nil
+	}); err != nil {
+		errs = append(errs, err)
+	}
 	if nargs > 0 {
 		errs = append(errs, errors.New("unexpected arguments"))
 	}
@@ -213,7 +285,31 @@ func (f handoffFlags) validate(nargs int) error {
 	return errors.Join(errs...)
 }
 
-// benchHandoff signs the load once and runs every round.
+// parseList parses a comma-separated list of distinct values, in order.
+func parseList(s, flag string, parse func(string) (int, error)) ([]int, error) {
+	var out []int
+	for _, v := range strings.Split(s, ",") {
+		n, err := parse(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", flag, err)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%s: %q given twice", flag, v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// handoffLoad is one size's load, signed once for every run.
+type handoffLoad struct {
+	size   int // the bytes of each transaction, their mean
+	padded bool
+	load   *loadgen.Load
+	idx    *loadgen.Index
+}
+
+// benchHandoff signs the loads once and runs every round.
 func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 	dir, err := os.MkdirTemp("", "tpu-bench-handoff-")
 	if err != nil {
@@ -230,37 +326,55 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 	if err := bank.Close(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(env.stderr, "signing %d transactions...\n", f.count)
-	load, err := loadgen.Build(loadgen.Config{Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Count: f.count,
-		BatchSize: f.sendBatch, RandSeed: 1})
-	if err != nil {
-		return nil, err
+	var loads []handoffLoad
+	for _, size := range f.sizeList {
+		fmt.Fprintf(env.stderr, "signing %d transactions (%s)...\n", f.count, map[bool]string{true: fmt.Sprintf("%d bytes", size), false: "transfers"}[size > 0])
+		load, err := loadgen.Build(loadgen.Config{Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Count: f.count,
+			BatchSize: f.sendBatch, RandSeed: 1, Size: size})
+		if err != nil {
+			return nil, err
+		}
+		bytes := 0
+		for _, tx := range load.Txs {
+			bytes += len(tx)
+		}
+		loads = append(loads, handoffLoad{size: bytes / len(load.Txs), padded: size > 0, load: load, idx: load.Index()})
 	}
 	// The default backend, as tpu run's: looked up once for every run.
 	backend, err := sigverify.NewBackend(sigverify.DefaultBackend)
 	if err != nil {
 		return nil, err
 	}
-	idx := load.Index()
-	runs := f.rounds * 2 * (len(handoffConsumers) - 1)
+	runs := f.rounds * 2 * len(loads) * len(f.consumerList)
+	// A warm-up run, not counted: the first run of a process grows the
+	// heap and the pool that every later one finds grown.
+	fmt.Fprintf(env.stderr, "warm-up run...\n")
+	wd := filepath.Join(dir, "warm-up")
+	_, err = handoffRun(f, genesis, backend, loads[0], handoffModes[0], f.consumerList[0], wd)
+	os.RemoveAll(wd)
+	if err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
 	var out []handoffResult
 	for round := 1; round <= f.rounds; round++ {
-		for consumers := 1; consumers < len(handoffConsumers); consumers++ {
-			modes := handoffModes
-			if (round+consumers)%2 == 0 {
-				modes[0], modes[1] = modes[1], modes[0]
-			}
-			for _, mode := range modes {
-				fmt.Fprintf(env.stderr, "run %d of %d: round %d, %s, consumers %d (%s)...\n",
-					len(out)+1, runs, round, mode, consumers, handoffConsumers[consumers])
-				rd := filepath.Join(dir, fmt.Sprintf("run-%d", len(out)+1))
-				r, err := handoffRun(f, genesis, backend, load, idx, mode, consumers, rd)
-				os.RemoveAll(rd)
-				if err != nil {
-					return nil, fmt.Errorf("round %d, %s, %d consumers: %w", round, mode, consumers, err)
+		for li, l := range loads {
+			for ci, consumers := range f.consumerList {
+				modes := handoffModes
+				if (round+li+ci)%2 == 0 {
+					modes[0], modes[1] = modes[1], modes[0]
 				}
-				r.Round = round
-				out = append(out, r)
+				for _, mode := range modes {
+					fmt.Fprintf(env.stderr, "run %d of %d: round %d, %d-byte transactions, %s, consumers %d (%s)...\n",
+						len(out)+1, runs, round, l.size, mode, consumers, handoffConsumers(consumers))
+					rd := filepath.Join(dir, fmt.Sprintf("run-%d", len(out)+1))
+					r, err := handoffRun(f, genesis, backend, l, mode, consumers, rd)
+					os.RemoveAll(rd)
+					if err != nil {
+						return nil, fmt.Errorf("round %d, %d bytes, %s, %d consumers: %w", round, l.size, mode, consumers, err)
+					}
+					r.Round = round
+					out = append(out, r)
+				}
 			}
 		}
 	}
@@ -269,9 +383,10 @@ func benchHandoff(env *cliEnv, f handoffFlags) ([]handoffResult, error) {
 
 // handoffRun runs the pipeline once with mode and consumers, its ledger
 // and trace under dir, and sends load at f.rate.
-func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Backend, load *loadgen.Load, idx *loadgen.Index,
+func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Backend, l handoffLoad,
 	mode scheduler.Handoff, consumers int, dir string) (handoffResult, error) {
-	r := handoffResult{Mode: mode.String(), Consumers: consumers, Offered: len(load.Txs)}
+	load, idx := l.load, l.idx
+	r := handoffResult{Mode: mode.String(), Consumers: consumers, Size: l.size, Padded: l.padded, Offered: len(load.Txs)}
 	_, workers, restore := pipelineProcs(0) // as tpu run
 	defer restore()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -287,6 +402,7 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 	bc := &cfg.Banking
 	bc.Bank = bank.Config{Dir: filepath.Join(dir, "ledger"), Genesis: genesis}
 	bc.Bank.Sync, _ = ledger.ParseSyncMode(f.syncMode) // validated
+	bc.Bank.BlockCostLimit = handoffBlockCostLimit
 	bc.Scheduler = scheduler.Config{Workers: f.workers, Handoff: mode}
 	bc.Scheduler.Method, _ = scheduler.ParseMethod(f.method)
 	var sched fromSchedule
@@ -299,8 +415,9 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 	}
 	nc := nodeConfig{Graph: cfg, Trace: prov, Log: log}
 	if consumers >= 2 {
-		nc.OpenRecorder = func(bank *bank.Config) (*bankingtrace.Recorder, error) {
-			return bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: *bank, Logger: log})
+		nc.OpenRecorder = func(banking *stages.BankingConfig) (*bankingtrace.Recorder, error) {
+			return bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: banking.Bank,
+				Scheduler: banking.Scheduler, Driven: true, Logger: log})
 		}
 	}
 	var sink *udpSink
@@ -310,6 +427,13 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 		}
 		defer sink.close()
 		nc.Graph.Forward = stages.ForwardConfig{To: sink.addr, Rate: stages.MaxForwardRate}
+	}
+	var taps []*tapSink
+	for range consumers - 3 {
+		t := newTapSink()
+		defer t.close() // on the early returns
+		taps = append(taps, t)
+		nc.Graph.Taps = append(nc.Graph.Taps, t.batch)
 	}
 	n, err := startNode(nc)
 	if err != nil {
@@ -382,6 +506,10 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 	}
 	if sink != nil {
 		r.SinkReceived = sink.close()
+	}
+	for _, t := range taps {
+		p, d := t.close()
+		r.TapPackets, r.TapDropped = r.TapPackets+p, r.TapDropped+d
 	}
 	// The recorder holds its queue until it is closed (above), so the
 	// pool is read now rather than in the snapshot Stop took.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,8 @@ func TestBenchHandoff(t *testing.T) {
 	}
 	const count = 1000
 	page := filepath.Join(t.TempDir(), "handoff.html")
-	code, out, errOut := run(t, "", "bench", "handoff", "--count", "1000", "--rate", "500", "--rounds", "1", "--json", "--html", page)
+	code, out, errOut := run(t, "", "bench", "handoff", "--count", "1000", "--rate", "500", "--rounds", "1", "--sizes", "transfer", "--consumers", "1,2,3",
+		"--json", "--html", page)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -30,7 +32,7 @@ func TestBenchHandoff(t *testing.T) {
 	for _, o := range raw {
 		for _, k := range []string{"mode", "consumers", "round", "executed", "tps", "allocs_per_packet", "bytes_per_packet",
 			"gc_cpu", "heap_peak_bytes", "heap_mean_bytes", "p50_us", "p99_us", "copies",
-			"cpu_per_packet_us", "fanout_per_packet_us", "fanout_share"} {
+			"cpu_per_packet_us", "fanout_per_packet_us", "fanout_share", "tx_bytes", "padded"} {
 			if _, ok := o[k]; !ok {
 				t.Errorf("field %s missing: %v", k, o)
 			}
@@ -43,7 +45,8 @@ func TestBenchHandoff(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range res {
 		key := r.Mode + "/" + string(rune('0'+r.Consumers))
-		if seen[key] || r.Round != 1 || r.Consumers < 1 || r.Consumers > 3 || (r.Mode != "refcount" && r.Mode != "copy") {
+		if seen[key] || r.Round != 1 || r.Consumers < 1 || r.Consumers > 3 || (r.Mode != "refcount" && r.Mode != "copy") ||
+			r.Padded || r.Size < 200 || r.Size > 400 {
 			t.Errorf("run %s round %d: unexpected (seen %v)", key, r.Round, seen[key])
 		}
 		seen[key] = true
@@ -90,7 +93,9 @@ func TestBenchHandoff(t *testing.T) {
 
 	var tables bytes.Buffer
 	writeHandoffTables(&tables, res, handoffFlags{count: count, rate: 500, rounds: 1, workers: 2, method: "greedy", syncMode: "nosync"})
-	for _, want := range []string{"### 1 consumer: banking", "### 3 consumers: banking + recorder + forwarder",
+	label := sizeLabel(res[0].Size, false)
+	for _, want := range []string{"### " + label + ", 1 consumer: banking", "### " + label + ", 3 consumers: banking + recorder + forwarder",
+		"| " + label + " | 3 | ", "copies' CPU",
 		"| tps (tx/s) | ", "| allocs_per_packet", "| cpu_per_packet (us)", "| fanout_cpu_per_packet (us)", "| heap_peak (MB)", "| p99 (us)", "copy / refcount"} {
 		if !strings.Contains(tables.String(), want) {
 			t.Errorf("tables lack %q:\n%s", want, tables.String())
@@ -120,6 +125,12 @@ func TestBenchHandoffFlagErrors(t *testing.T) {
 		{[]string{"--block-production-method", "fifo"}, "fifo"},
 		{[]string{"--sync", "maybe"}, "maybe"},
 		{[]string{"extra"}, "unexpected"},
+		{[]string{"--sizes", "1233"}, "--sizes"},
+		{[]string{"--sizes", "transfer,big"}, "--sizes"},
+		{[]string{"--sizes", "1232,1232"}, "twice"},
+		{[]string{"--consumers", "0"}, "--consumers"},
+		{[]string{"--consumers", "1,17"}, "--consumers"},
+		{[]string{"--consumers", ""}, "--consumers"},
 		{[]string{"--nope"}, "nope"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"bench", "handoff"}, c.args...)...)
@@ -130,13 +141,17 @@ func TestBenchHandoffFlagErrors(t *testing.T) {
 }
 
 // TestBenchHandoffClosedLoop: --rate 0 sends closed-loop, as fast as the
-// pipeline accepts: every run executes its load, with a tx/s and CPU
-// figures and no latency (nothing is scheduled).
+// pipeline accepts, at both sizes and past 3 consumers: every run
+// executes its load, with a tx/s and CPU figures and no latency (nothing
+// is scheduled); the padded load is 1232 bytes a transaction; the taps
+// read what the fan-out hands them; copy mode copies for every consumer.
 func TestBenchHandoffClosedLoop(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the pipeline six times")
+		t.Skip("runs the pipeline 13 times")
 	}
-	code, out, errOut := run(t, "", "bench", "handoff", "--count", "2000", "--rate", "0", "--rounds", "1", "--json")
+	const count = 1000
+	code, out, errOut := run(t, "", "bench", "handoff", "--count", "1000", "--rate", "0", "--rounds", "1",
+		"--sizes", "transfer,1232", "--consumers", "1,4,8", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -144,13 +159,130 @@ func TestBenchHandoffClosedLoop(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 6 {
-		t.Fatalf("%d runs, want 6", len(res))
+	if len(res) != 12 {
+		t.Fatalf("%d runs, want 12", len(res))
 	}
+	seen := map[handoffKey]bool{}
 	for _, r := range res {
-		if r.Executed < 1000 || r.TPS <= 0 || r.CPUPerPacket <= 0 || r.FanoutPerPacket <= 0 || r.P50 != 0 {
-			t.Errorf("%s/%d: executed %d, tps %.0f, CPU %.2f us, fan-out %.3f us, p50 %v",
-				r.Mode, r.Consumers, r.Executed, r.TPS, r.CPUPerPacket, r.FanoutPerPacket, r.P50)
+		k := handoffKey{r.Mode, r.Size, r.Consumers}
+		seen[k] = true
+		if r.Padded != (r.Size == 1232) || r.Size < 200 {
+			t.Errorf("%+v: size %d, padded %v", k, r.Size, r.Padded)
+		}
+		if r.Executed < count/2 || r.TPS <= 0 || r.CPUPerPacket <= 0 || r.FanoutPerPacket <= 0 || r.P50 != 0 {
+			t.Errorf("%+v: executed %d, tps %.0f, CPU %.2f us, fan-out %.3f us, p50 %v",
+				k, r.Executed, r.TPS, r.CPUPerPacket, r.FanoutPerPacket, r.P50)
+		}
+		// Each tap is handed every batch banking is: it reads those
+		// packets unless it dropped the batch (at most 64 packets).
+		taps := uint64(max(r.Consumers-3, 0))
+		if r.TapPackets > taps*r.Received || r.TapPackets+64*r.TapDropped < taps*r.Executed || (taps > 0) != (r.TapPackets > 0) {
+			t.Errorf("%+v: taps read %d packets, dropped %d batches; received %d, executed %d", k, r.TapPackets, r.TapDropped, r.Received, r.Executed)
+		}
+		if r.Mode == "refcount" && r.Copies != 0 || r.Mode == "copy" && r.Copies < uint64(r.Consumers)*count/64 {
+			t.Errorf("%+v: %d copies", k, r.Copies)
+		}
+	}
+	if len(seen) != 12 {
+		t.Errorf("%d distinct runs, want both modes at 2 sizes and 3 consumer counts", len(seen))
+	}
+}
+
+// handoffMatrix is a made-up bench's results: both modes at two sizes,
+// consumers 1, 2, 3, 4 and 8, 3 rounds, each figure a known function of
+// the cell and the round.
+func handoffMatrix() []handoffResult {
+	var res []handoffResult
+	for round := 1; round <= 3; round++ {
+		for _, size := range []int{275, 1232} {
+			for _, c := range []int{1, 2, 3, 4, 8} {
+				for _, mode := range []string{"refcount", "copy"} {
+					cpu := 30 + float64(c) + float64(round) // rounds 1, 2, 3: the median is round 2's
+					fan := 0.1 * float64(c)
+					if mode == "copy" {
+						fan = float64(size) / 1000 * float64(c)
+						cpu += fan
+					}
+					res = append(res, handoffResult{Mode: mode, Size: size, Padded: size == 1232, Consumers: c, Round: round,
+						CPUPerPacket: cpu, FanoutPerPacket: fan, TPS: 1e6 / cpu, Executed: 1000, Offered: 1000})
+				}
+			}
+		}
+	}
+	return res
+}
+
+// TestHandoffChartData: the charts' data has a series per mode and size,
+// none empty, each a median per consumer count (the middle round's) and
+// a point per round; the copies' cost is the fan-out's difference over
+// refcount's CPU; the page names every series in the CPU chart.
+func TestHandoffChartData(t *testing.T) {
+	res := handoffMatrix()
+	var cpu handoffStat
+	for _, st := range handoffStats {
+		if st.name == "cpu_per_packet" {
+			cpu = st
+		}
+	}
+	series := handoffChartData(res, cpu)
+	want := []string{"refcount, 275 B transfers", "copy, 275 B transfers", "refcount, 1232 B (memo)", "copy, 1232 B (memo)"}
+	if len(series) != len(want) {
+		t.Fatalf("%d series, want %d", len(series), len(want))
+	}
+	for i, s := range series {
+		if s.label != want[i] {
+			t.Errorf("series %d: %q, want %q", i, s.label, want[i])
+		}
+		if len(s.med) != 5 || len(s.pts) != 15 {
+			t.Fatalf("%s: %d medians, %d points; want 5 and 15", s.label, len(s.med), len(s.pts))
+		}
+		for j, c := range []float64{1, 2, 3, 4, 8} {
+			wantY := 32 + c
+			if s.mode == "copy" {
+				wantY += float64(s.size) / 1000 * c
+			}
+			if s.med[j].X != c || math.Abs(s.med[j].Y-wantY) > 1e-9 {
+				t.Errorf("%s: median %d at (%v, %v), want (%v, %v)", s.label, j, s.med[j].X, s.med[j].Y, c, wantY)
+			}
+		}
+	}
+	// 1232 bytes at 8 consumers: fan-out 9.856 us with copy, 0.8 with
+	// refcount, over refcount's 40 us.
+	if got, ok := copyCost(res, 1232, 8); !ok || math.Abs(got-(9.856-0.8)/40) > 1e-9 {
+		t.Errorf("copy cost %v (%v), want %v", got, ok, (9.856-0.8)/40)
+	}
+	// A mode that did not run has no series, and no cost.
+	var refOnly []handoffResult
+	for _, r := range res {
+		if r.Mode == "refcount" {
+			refOnly = append(refOnly, r)
+		}
+	}
+	if s := handoffChartData(refOnly, cpu); len(s) != 2 || s[0].mode != "refcount" || s[1].mode != "refcount" {
+		t.Errorf("refcount alone: %d series", len(s))
+	}
+	if _, ok := copyCost(refOnly, 1232, 8); ok {
+		t.Error("a copy cost without copy runs")
+	}
+
+	var page bytes.Buffer
+	if err := writeHandoffHTML(&page, res, handoffFlags{rounds: 3, count: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	fig := page.String()
+	i := strings.Index(fig, `<figure id="cpu_per_packet">`)
+	if i < 0 {
+		t.Fatal("no cpu_per_packet figure")
+	}
+	fig = fig[i : i+strings.Index(fig[i:], "</figure>")]
+	for _, l := range want {
+		if !strings.Contains(fig, ">"+l+"<") {
+			t.Errorf("the CPU chart's legend lacks %q", l)
+		}
+	}
+	for _, tick := range []string{">1<", ">4<", ">8<"} {
+		if !strings.Contains(fig, tick) {
+			t.Errorf("the CPU chart's x axis lacks the tick %s", tick)
 		}
 	}
 }

@@ -131,8 +131,10 @@ func expected(t *testing.T, traceFile string) (hops []string, tracers, complete 
 // CDF, throughput and p99 charts name every hop of the trace in their
 // legends and draw a line per hop; the share chart a bar per hop and
 // one between them; a waterfall per slow tracer (at most slowest) with
-// a labelled bar per interval between steps.
-func checkPage(t *testing.T, page, traceFile string, slowest int) {
+// a labelled bar per interval between steps; with stageCPU (the
+// summary's figures, as its legend must give them) the CPU by stage chart,
+// a bar per stage.
+func checkPage(t *testing.T, page, traceFile string, slowest int, stageCPU []string) {
 	browser := findBrowser(t)
 	hops, withSteps, complete := expected(t, traceFile)
 	waterfalls := min(withSteps, slowest)
@@ -233,6 +235,9 @@ func checkPage(t *testing.T, page, traceFile string, slowest int) {
 		}
 		want = append(want, report.IDE2E, report.IDSegments, report.IDSegmentCDF, report.IDSegmentTime)
 	}
+	if stageCPU != nil {
+		want = append(want, report.IDStageCPU)
+	}
 	want = append(want, report.IDCDF, report.IDThroughput, report.IDP99, report.IDShare)
 	for i := 1; i <= waterfalls; i++ {
 		want = append(want, report.WaterfallID(i))
@@ -271,6 +276,20 @@ func checkPage(t *testing.T, page, traceFile string, slowest int) {
 	}
 	if complete > 0 {
 		checkSegments(t, byID)
+	}
+	if stageCPU != nil {
+		c := byID[report.IDStageCPU]
+		if strings.Join(c.Legend, "|") != strings.Join(stageCPU, "|") {
+			t.Errorf("CPU by stage chart: legend %q, want the summary's %q", c.Legend, stageCPU)
+		}
+		for _, l := range stageCPU {
+			if !has(c, l) {
+				t.Errorf("CPU by stage chart: no bar labelled %q in %q", l, c.Texts)
+			}
+		}
+		if c.Drawn < 2 {
+			t.Errorf("CPU by stage chart: %d drawn paths", c.Drawn)
+		}
 	}
 	for i := 1; i <= waterfalls; i++ {
 		c := byID[report.WaterfallID(i)]

@@ -4,12 +4,16 @@ import (
 	"net"
 	"net/netip"
 	rtmetrics "runtime/metrics"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tpugo/tpu/packet"
 )
 
 // The instruments of tpu bench handoff besides the graph's own counters:
-// the heap sampler, and the UDP sink the forwarder sends to.
+// the heap sampler, the UDP sink the forwarder sends to, and the taps
+// (the consumers past the third).
 
 // heapSampler samples the heap's object bytes until stop.
 type heapSampler struct {
@@ -89,4 +93,59 @@ func (s *udpSink) close() uint64 {
 	s.conn.Close()
 	<-s.done
 	return s.n.Load()
+}
+
+// tapQueue is a tap's queue, in batches.
+const tapQueue = 64
+
+// tapSink is a consumer of every verified batch past banking, the
+// recorder and the forwarder (stages.Config.Taps): a goroutine that
+// reads a byte of every 64 of each packet, as a consumer that looks at
+// what it is handed would touch its memory, and releases the batch. The
+// fan-out never waits on it: a batch that finds its queue full is
+// released at once and counted.
+type tapSink struct {
+	q       chan *packet.Batch
+	packets atomic.Uint64
+	dropped atomic.Uint64
+	sum     byte // what the reads found, so that they are not optimized away
+	done    chan struct{}
+	once    sync.Once
+}
+
+func newTapSink() *tapSink {
+	t := &tapSink{q: make(chan *packet.Batch, tapQueue), done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		for b := range t.q {
+			for i := range b.Packets() {
+				d := b.At(i).Data()
+				for j := 0; j < len(d); j += 64 {
+					t.sum += d[j]
+				}
+			}
+			t.packets.Add(uint64(b.Len()))
+			b.Release()
+		}
+	}()
+	return t
+}
+
+// batch consumes b's reference: queued, or released and counted.
+func (t *tapSink) batch(b *packet.Batch) {
+	select {
+	case t.q <- b:
+	default:
+		t.dropped.Add(1)
+		b.Release()
+	}
+}
+
+// close drains the queue and returns the packets read and the batches
+// dropped. The graph must have stopped calling batch. It may be called
+// more than once.
+func (t *tapSink) close() (packets, dropped uint64) {
+	t.once.Do(func() { close(t.q) })
+	<-t.done
+	return t.packets.Load(), t.dropped.Load()
 }

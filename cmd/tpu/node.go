@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tpugo/tpu/banking/bank"
-
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/rpc"
 	"github.com/tpugo/tpu/rpc/pubsub"
@@ -55,9 +53,10 @@ type nodeConfig struct {
 	Trace *trace.Provider
 	Log   *slog.Logger
 	// OpenRecorder, when not nil, opens the banking trace for the
-	// graph's bank config, which it may change (a replay needs a
-	// reproducible genesis blockhash). It returning nil means none.
-	OpenRecorder func(bank *bank.Config) (*bankingtrace.Recorder, error)
+	// graph's banking config, whose bank config it may change (a replay
+	// needs a reproducible genesis blockhash). It returning nil means
+	// none.
+	OpenRecorder func(banking *stages.BankingConfig) (*bankingtrace.Recorder, error)
 	// RPC, when not nil, configures the JSON-RPC server; startNode sets
 	// its TPU, Bank, Verifier and Logger.
 	RPC *rpc.Config
@@ -80,7 +79,7 @@ func startNode(cfg nodeConfig) (_ *node, err error) {
 	gc.Logger, gc.Trace = cfg.Log, cfg.Trace // protoactor's own lines reach it at debug level
 	gc.Banking.Bank.Logger = cfg.Log
 	if cfg.OpenRecorder != nil {
-		if n.rec, err = cfg.OpenRecorder(&gc.Banking.Bank); err != nil {
+		if n.rec, err = cfg.OpenRecorder(&gc.Banking); err != nil {
 			return nil, err
 		}
 		if n.rec != nil {

@@ -34,8 +34,9 @@ func testNodeConfig(t *testing.T, dir, pubsubAddr string, log *slog.Logger, recs
 	cfg.Banking.Bank = bank.Config{Dir: filepath.Join(dir, "ledger"), Sync: ledger.NoSync,
 		Genesis: bank.GenesisConfig{Seed: "tpu", Accounts: 8, BlockhashSeed: "node-test"}}
 	return nodeConfig{Graph: cfg, Log: log, RPC: &rpc.Config{Addr: "127.0.0.1:0", Seed: "tpu"}, PubSubAddr: pubsubAddr,
-		OpenRecorder: func(bank *bank.Config) (*bankingtrace.Recorder, error) {
-			r, err := bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: *bank, Logger: log})
+		OpenRecorder: func(banking *stages.BankingConfig) (*bankingtrace.Recorder, error) {
+			r, err := bankingtrace.NewRecorder(bankingtrace.Config{Dir: filepath.Join(dir, "trace"), Bank: banking.Bank,
+				Scheduler: banking.Scheduler, Driven: true, Logger: log})
 			if err == nil {
 				*recs = append(*recs, r)
 			}

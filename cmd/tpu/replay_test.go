@@ -94,8 +94,13 @@ func TestReplayCommand(t *testing.T) {
 			sum.Packets, discarded, sum.Received); !strings.Contains(out, want) {
 			t.Fatalf("%s: summary lacks %q:\n%s", method, want, out)
 		}
-		if l := sum.Latency; l.P99 <= 0 || l.P999 < l.P99 || l.Max < l.P999 {
-			t.Fatalf("%s: latency %v", method, l)
+		// Its own scheduler, as fast as it can: not the run's calls, and
+		// no latency to give, with the reason.
+		if sum.Exact || !strings.Contains(sum.Inexact, "its own scheduler") {
+			t.Fatalf("%s: exact %v (%q)", method, sum.Exact, sum.Inexact)
+		}
+		if sum.Latency != nil || !strings.HasPrefix(sum.LatencyNote, "not measured") || !strings.Contains(out, "latency socket to executed: not measured") {
+			t.Fatalf("%s: latency %v, note %q:\n%s", method, sum.Latency, sum.LatencyNote, out)
 		}
 		hashes = append(hashes, sum.AccountsHash)
 	}
@@ -147,11 +152,25 @@ func TestReplaySummaryLatency(t *testing.T) {
 	for range 10 {
 		lat.Record(500 * time.Millisecond)
 	}
-	got := replaySummaryOf(bankingtrace.ReplayResult{}, &lat, "greedy").Latency
+	rs := replaySummaryOf(bankingtrace.ReplayResult{}, &lat)
+	if rs.Latency == nil || *rs.Latency != rs.summary.Latency {
+		t.Fatalf("latency %v, printed %v", rs.Latency, rs.summary.Latency)
+	}
+	got := *rs.Latency
 	if want := latencyOf(&lat); got != want {
 		t.Fatalf("latency %v\nwant %v", got, want)
 	}
 	if !within(got.P99, 1000) || !within(got.P999, 500_000) || got.Max != 500_000 {
 		t.Fatalf("latency %v: want p99 1000 us, p99.9 500000 us, max 500000 us", got)
+	}
+	// Not measured: absent from the JSON, and the summary says why
+	// instead of printing zeros.
+	const why = "not measured: the replay is not exact"
+	rs = replaySummaryOf(bankingtrace.ReplayResult{LatencyNote: why}, new(trace.Histogram))
+	var out strings.Builder
+	rs.print(&out, -1)
+	js, _ := json.Marshal(rs)
+	if rs.Latency != nil || strings.Contains(string(js), `"latency_us"`) || !strings.Contains(out.String(), "latency socket to executed: "+why+"\n") {
+		t.Fatalf("latency not measured: JSON %s\nprinted:\n%s", js, out.String())
 	}
 }

@@ -184,6 +184,11 @@ type summary struct {
 	// Remote is the remote verifiers' dispatcher's counts (--verifiers),
 	// absent without them.
 	Remote *remoteSummary `json:"remote,omitempty"`
+	// SentByKind is the load generator's transactions by kind (valid,
+	// bad_signature, duplicate, ...: loadgen.Kind), absent unless it
+	// sent the whole load: with nothing lost before sigverify,
+	// outcomes.bad_signature is SentByKind.bad_signature.
+	SentByKind map[string]uint64 `json:"sent_by_kind,omitempty"`
 	// QUIC is the QUIC TPU's events and peers, absent when it is off.
 	QUIC *quicSummary `json:"quic,omitempty"`
 	// BankingTrace is the recorder's counts (--banking-trace), absent
@@ -205,6 +210,9 @@ type summary struct {
 
 	offered                    // when the load ran out (runsize.go)
 	breakdown *trace.Breakdown // Tracers' source, for print
+	// latencyAbsent, when not empty, is why Latency was not measured
+	// (a replay that is not exact, as fast as it could): print says it.
+	latencyAbsent string
 }
 
 // addTracers records where the tracer packets' time went: spans are
@@ -389,7 +397,11 @@ func (s summary) print(w io.Writer, sent int) {
 	if s.FromScheduled != nil {
 		fmt.Fprintf(w, "latency scheduled send to executed: %s\n", s.FromScheduled)
 	}
-	fmt.Fprintf(w, "latency socket to executed: %s\n", s.Latency)
+	if s.latencyAbsent != "" {
+		fmt.Fprintf(w, "latency socket to executed: %s\n", s.latencyAbsent)
+	} else {
+		fmt.Fprintf(w, "latency socket to executed: %s\n", s.Latency)
+	}
 	if s.breakdown != nil {
 		printBreakdown(w, *s.breakdown)
 	}

@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tpugo/tpu/banking/bank"
-
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
@@ -101,7 +99,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	cores, workers, restore := pipelineProcs(f.procs)
 	defer restore()
 	cfg.Sigverify.Verify.Workers = workers
-	disp, err := startDispatcher(f, &cfg, log)
+	disp, err := startDispatcher(f, &cfg, prov, log)
 	if err != nil {
 		return 1, err
 	}
@@ -127,7 +125,9 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	}
 	warnExposure(log, f, ws)
 	n, err := startNode(nodeConfig{Graph: cfg, Trace: prov, Log: log, RPC: rpcConfig(f), PubSubAddr: ws,
-		OpenRecorder: func(bank *bank.Config) (*bankingtrace.Recorder, error) { return openRecorder(f, bank, log) }})
+		OpenRecorder: func(banking *stages.BankingConfig) (*bankingtrace.Recorder, error) {
+			return openRecorder(f, banking, log)
+		}})
 	if err != nil {
 		return 1, err
 	}
@@ -177,6 +177,12 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	before := procstats.Read()
 	r.cpu = startStageCPU(f, cores, workers, prov, log)
 	r.live = drive(env, g, f, load, &sched, r.cpu, stop, log)
+	if load != nil && r.live.sent == len(load.Txs) {
+		r.kinds = map[string]uint64{}
+		for _, k := range load.Kinds {
+			r.kinds[k.String()]++
+		}
+	}
 	// The load is stopped (its end, or a signal): what is in flight now
 	// drains. Logged so that the time from a signal to the drain shows.
 	log.Info("load stopped: draining the pipeline")

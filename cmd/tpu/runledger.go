@@ -9,7 +9,7 @@ import (
 	"net"
 	"os"
 
-	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/stages"
 
 	"github.com/tpugo/tpu/banking/bankingtrace"
 )
@@ -19,12 +19,13 @@ import (
 // ledger.
 
 // openRecorder opens the banking trace (--banking-trace) of a run whose
-// bank is bank, or returns nil without one. A replay rebuilds the bank
+// banking stage is banking, or returns nil without one. A replay rebuilds the bank
 // from genesis, so the ledger must be new (--reset, or a directory that
 // is missing or empty), and its genesis blockhash reproducible: without
 // --genesis-seed, a random blockhash seed is drawn here, given to the new
 // ledger in bank, and recorded in the trace's header.
-func openRecorder(f runFlags, bank *bank.Config, log *slog.Logger) (*bankingtrace.Recorder, error) {
+func openRecorder(f runFlags, banking *stages.BankingConfig, log *slog.Logger) (*bankingtrace.Recorder, error) {
+	bank := &banking.Bank
 	if f.bankingTrace == "" {
 		return nil, nil
 	}
@@ -44,8 +45,10 @@ func openRecorder(f runFlags, bank *bank.Config, log *slog.Logger) (*bankingtrac
 		}
 		bank.Genesis.BlockhashSeed = hex.EncodeToString(salt[:])
 	}
+	// Driven: the stage records every call to its driver, so that a
+	// replay with this scheduler makes the same ones.
 	rec, err := bankingtrace.NewRecorder(bankingtrace.Config{Dir: f.bankingTrace, MaxBytes: f.bankingTraceMax,
-		Bank: *bank, Logger: log})
+		Bank: *bank, Scheduler: banking.Scheduler, Driven: true, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("--banking-trace: %w", err)
 	}

@@ -7,16 +7,17 @@ import (
 
 	"github.com/tpugo/tpu/remote"
 	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/trace"
 )
 
 // tpu run's remote verifiers (--verifiers): the dispatcher that sends
 // sigverify passes to them, and its counts in the summary.
 
 // startDispatcher starts the dispatcher of --verifiers and
-// --cluster-seeds and hands it to cfg's sigverify stage; nil without
-// either. The caller closes it
-// after the graph stops.
-func startDispatcher(f runFlags, cfg *stages.Config, log *slog.Logger) (*remote.Dispatcher, error) {
+// --cluster-seeds, exports its counts on prov's meter (/metrics) and
+// hands it to cfg's sigverify stage; nil without either. The caller
+// closes it after the graph stops.
+func startDispatcher(f runFlags, cfg *stages.Config, prov *trace.Provider, log *slog.Logger) (*remote.Dispatcher, error) {
 	if f.verifiers == "" && f.clusterSeeds == "" {
 		return nil, nil
 	}
@@ -34,6 +35,12 @@ func startDispatcher(f runFlags, cfg *stages.Config, log *slog.Logger) (*remote.
 	d, err := remote.NewDispatcher(lc)
 	if err != nil {
 		return nil, fmt.Errorf("--verifiers: %w", err)
+	}
+	if prov != nil {
+		if err := d.RegisterMetrics(prov.Meter()); err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
 	log.Info("remote verifiers", "leader", d.Addr(), "verifiers", f.verifiers, "cluster", f.clusterSeeds, "credits", f.remoteCredits, "audit", f.remoteAudit)
 	cfg.Sigverify.Offload = d

@@ -15,11 +15,12 @@ type ran struct {
 	live    driven
 	spent   procstats.Stats // from the load's start to the end of the drain
 	sched   *fromSchedule
-	loaded  bool          // there was a load (not --no-gen, not stopped while signing)
-	ceiling [2]float64    // sigverify's, before and after the load; 0: not measured
-	stopErr error         // the node's Stop's
-	cpu     *stageCPU     // the CPU by stage, stopped
-	remote  *remote.Stats // the remote verifiers' dispatcher's, after the stop; nil: none
+	loaded  bool              // there was a load (not --no-gen, not stopped while signing)
+	ceiling [2]float64        // sigverify's, before and after the load; 0: not measured
+	stopErr error             // the node's Stop's
+	cpu     *stageCPU         // the CPU by stage, stopped
+	remote  *remote.Stats     // the remote verifiers' dispatcher's, after the stop; nil: none
+	kinds   map[string]uint64 // the load's transactions by kind, when all were sent; nil otherwise
 }
 
 // reportRun prints the summary of a run on n, stopped and closed, writes
@@ -52,6 +53,7 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	if r.remote != nil {
 		sum.Remote = newRemoteSummary(*r.remote)
 	}
+	sum.SentByKind = r.kinds
 	if r.ceiling[0] > 0 {
 		sum.addCeiling(r.ceiling[0], r.ceiling[1])
 	}

@@ -45,8 +45,15 @@ type child struct {
 // if the test has not stopped it.
 func startChild(t *testing.T, args ...string) *child {
 	t.Helper()
+	return startChildEnv(t, nil, args...)
+}
+
+// startChildEnv is startChild with env (KEY=value) added to the child's
+// environment.
+func startChildEnv(t *testing.T, env []string, args ...string) *child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\n"))
+	cmd.Env = append(append(os.Environ(), env...), childArgsEnv+"="+strings.Join(args, "\n"))
 	c := &child{cmd: cmd, more: make(chan struct{}, 1), drained: make(chan struct{})}
 	cmd.Stdout = &c.stdout
 	stderr, err := cmd.StderrPipe()

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/trace/cpustage"
 	"github.com/tpugo/tpu/trace/report"
 )
 
@@ -19,7 +21,7 @@ func init() {
 	})
 }
 
-const traceReportHelp = `Usage: tpu trace report [--html OUT] [--bin D] [--slowest N] FILE
+const traceReportHelp = `Usage: tpu trace report [--html OUT] [--summary JSON] [--bin D] [--slowest N] FILE
 
 Prints what tpu trace analyze prints for FILE (spans tpu run wrote with
 --trace-out). With --html, also writes OUT: one self-contained HTML page
@@ -34,6 +36,8 @@ the answer, where the tracer packets' time went (tpu run --tracer-every):
     coalescing, sigverify's queue, banking's buffer until scheduled, the
     worker queue, the wait for the commit, ...; they add up),
   - each segment's CDF and its p99 over time (from the first packet),
+  - with --summary (the run's --summary-json), the CPU each stage spent
+    per transaction executed (its stage_cpu), a bar per stage,
 
 then the hops' own span charts (durations as CDFs, throughput and p99
 over time in bins of --bin from the first packet, the y-axis clipped
@@ -42,7 +46,8 @@ within traces), the --slowest tracer packets as waterfalls (one bar per
 interval between consecutive steps), and last, folded, the text summary.
 
 Exit status 1 if FILE cannot be read, holds no span, or is not a trace
-file; 2 on a usage error.
+file, or if --summary cannot be read or holds no stage_cpu; 2 on a usage
+error.
 
 Flags:`
 
@@ -51,6 +56,7 @@ func runTraceReport(env *cliEnv, args []string) int {
 	out := fs.String("html", "", "write the HTML report to this file")
 	bin := fs.Duration("bin", report.DefaultBin, "width of the time bins of the over-time charts")
 	slowest := fs.Int("slowest", report.DefaultSlowest, "tracer packets drawn as waterfalls, the slowest first")
+	sumPath := fs.String("summary", "", "the run's --summary-json: draw its CPU by stage (stage_cpu) too")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -67,6 +73,12 @@ func runTraceReport(env *cliEnv, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.stderr, "tpu trace report: %v\n", err)
 		return 1
+	}
+	if *sumPath != "" {
+		if cfg.StageCPU, err = readStageCPU(*sumPath); err != nil {
+			fmt.Fprintf(env.stderr, "tpu trace report: --summary: %v\n", err)
+			return 1
+		}
 	}
 	// The summary is tpu trace analyze's own output, printed and put in
 	// the page as it is.
@@ -114,4 +126,32 @@ func readTrace(path string) ([]trace.SpanRecord, error) {
 		}
 	}
 	return spans, nil
+}
+
+// readStageCPU reads the CPU by stage of a run's --summary-json file, in
+// the stages' order (trace/cpustage).
+func readStageCPU(path string) ([]report.StageCPU, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var sum struct {
+		StageCPU *stageCPUSummary `json:"stage_cpu"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if sum.StageCPU == nil || len(sum.StageCPU.Stages) == 0 {
+		return nil, fmt.Errorf("%s: no stage_cpu (tpu run --summary-json writes it, unless another CPU profile ran)", path)
+	}
+	var out []report.StageCPU
+	for st := range cpustage.NumStages {
+		if f, ok := sum.StageCPU.Stages[st.String()]; ok {
+			out = append(out, report.StageCPU{Stage: st.String(), USPerTx: f.USPerTx, Share: f.Share})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: stage_cpu names no stage tpu knows", path)
+	}
+	return out, nil
 }

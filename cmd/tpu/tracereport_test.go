@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 func TestTraceReportErrors(t *testing.T) {
@@ -23,6 +26,10 @@ func TestTraceReportErrors(t *testing.T) {
 	blank := write("blank.jsonl", "\n\n")
 	text := write("text.txt", "hello, world\n")
 	notSpans := write("other.jsonl", `{"level":"info","msg":"a log line"}`+"\n")
+	// One span as tpu run's exporter writes it.
+	oneSpan := write("one.jsonl", `{"Name":"fetch","SpanContext":{"TraceID":"0af7651916cd43dd8448eb211c80319c","SpanID":"b7ad6b7169203331"},`+
+		`"StartTime":"2026-12-06T00:00:00Z","EndTime":"2026-12-06T00:00:00.001Z"}`+"\n")
+	noStageCPU := write("summary.json", `{"received": 10}`)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -40,6 +47,9 @@ func TestTraceReportErrors(t *testing.T) {
 		{"slowest -1", []string{"--slowest", "-1", empty}, 2, "--bin and --slowest must be more than 0"},
 		{"bad flag", []string{"--no-such-flag", empty}, 2, "flag provided but not defined: -no-such-flag"},
 		{"help", []string{"--help"}, 0, "Usage: tpu trace report"},
+		{"summary missing", []string{"--summary", filepath.Join(dir, "nope.json"), oneSpan}, 1, "--summary: open"},
+		{"summary not JSON", []string{"--summary", text, oneSpan}, 1, "--summary: " + text},
+		{"summary without stage_cpu", []string{"--summary", noStageCPU, "--html", filepath.Join(dir, "x.html"), oneSpan}, 1, "no stage_cpu"},
 	} {
 		code, out, errOut := run(t, "", append([]string{"trace", "report"}, c.args...)...)
 		if code != c.code || !strings.Contains(errOut, c.want) {
@@ -55,29 +65,60 @@ func TestTraceReportErrors(t *testing.T) {
 }
 
 // pipelineTrace runs tpu run for a moment with every batch sampled and
-// one packet in 100 a tracer, and returns its --trace-out file.
-func pipelineTrace(t *testing.T, dir string) string {
+// one packet in 100 a tracer, and returns its --trace-out file and its
+// --summary-json file.
+func pipelineTrace(t *testing.T, dir string) (traceOut, summary string) {
 	t.Helper()
-	traceOut := filepath.Join(dir, "spans.jsonl")
+	traceOut, summary = filepath.Join(dir, "spans.jsonl"), filepath.Join(dir, "summary.json")
 	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", filepath.Join(dir, "ledger"),
 		"--duration", "1s", "--rate", "2000", "--accounts", "64", "--sync", "nosync",
-		"--trace-sample", "1", "--tracer-every", "100", "--trace-out", traceOut)
+		"--trace-sample", "1", "--tracer-every", "100", "--trace-out", traceOut, "--summary-json", summary)
 	if code != 0 {
 		t.Fatalf("tpu run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	return traceOut
+	return traceOut, summary
+}
+
+// stageCPULegend reads a run's --summary-json and returns what the CPU
+// by stage chart must say of each stage, in the stages' order.
+func stageCPULegend(t *testing.T, summary string) []string {
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		StageCPU struct {
+			Stages map[string]struct {
+				USPerTx float64 `json:"us_per_tx"`
+				Share   float64 `json:"share"`
+			} `json:"stages"`
+		} `json:"stage_cpu"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for st := range cpustage.NumStages {
+		f, ok := s.StageCPU.Stages[st.String()]
+		if !ok {
+			t.Fatalf("the summary has no stage_cpu for %s: %s", st, b)
+		}
+		out = append(out, fmt.Sprintf("%s %.2f us (%.1f%%)", st, f.USPerTx, 100*f.Share))
+	}
+	return out
 }
 
 var tracerCount = regexp.MustCompile(`(?m)^(\d+) tracer packets`)
 
-// TestTraceReport makes a report of a real run's trace: the text is
-// tpu trace analyze's, and the page is checked in a headless browser
-// (TestTraceReportBrowser's checks) when one is found.
+// TestTraceReport makes a report of a real run's trace and its summary's
+// CPU by stage: the text is tpu trace analyze's, and the page is checked
+// in a headless browser (checkPage) when one is found, its CPU by stage
+// chart against the summary's figures.
 func TestTraceReport(t *testing.T) {
 	dir := t.TempDir()
-	traceOut := pipelineTrace(t, dir)
+	traceOut, summary := pipelineTrace(t, dir)
 	page := filepath.Join(dir, "report.html")
-	code, out, errOut := run(t, "", "trace", "report", "--html", page, traceOut)
+	code, out, errOut := run(t, "", "trace", "report", "--html", page, "--summary", summary, traceOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -98,5 +139,5 @@ func TestTraceReport(t *testing.T) {
 	if want := fmt.Sprintf("tracers: %d tracer packets: socket to executed p50 ", tracers); !strings.HasPrefix(analyzed, want) {
 		t.Errorf("analyze does not lead with the tracers' breakdown %q:\n%s", want, analyzed)
 	}
-	checkPage(t, page, traceOut, min(tracers, 5))
+	checkPage(t, page, traceOut, min(tracers, 5), stageCPULegend(t, summary))
 }

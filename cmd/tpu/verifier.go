@@ -65,6 +65,11 @@ func (t tlsFlags) load() (*remote.TLS, error) {
 	return remote.LoadTLS(t.cert, t.key, t.ca)
 }
 
+// tamperVerdicts is remote.ServerConfig.Tamper for tpu verifier: nil,
+// but in tpu's test binary when its test asks for a lying verifier
+// (verifier_test.go). No flag sets it.
+var tamperVerdicts func(verdicts []byte)
+
 func runVerifier(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu verifier", verifierHelp)
 	var f verifierFlags
@@ -75,7 +80,7 @@ func runVerifier(env *cliEnv, args []string) int {
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send this verifier's spans over OTLP gRPC to host:port (service name tpu-verifier)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.clusterSeeds, "cluster-seeds", "", "join a verifier cluster (protoactor's automanaged provider): the members' membership endpoints, host:port comma-separated, this one's among them; leaders find it there (tpu run --cluster-seeds)")
-	fs.IntVar(&f.clusterPort, "cluster-port", 0, "the port of this member's membership endpoint (HTTP /_health, bound on every interface by the provider); needed with --cluster-seeds")
+	fs.IntVar(&f.clusterPort, "cluster-port", 0, "the port of this member's membership endpoint (HTTP /_health, on --listen's host); needed with --cluster-seeds")
 	fs.StringVar(&f.clusterName, "cluster-name", remote.DefaultClusterName, "the cluster's name: leaders and verifiers must agree")
 	f.tls.define(fs)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -112,7 +117,11 @@ func runVerifier(env *cliEnv, args []string) int {
 		return 1
 	}
 	defer closeTrace()
-	cfg := remote.ServerConfig{Listen: f.listen, Verify: sigverify.VerifyConfig{Backend: backend, Workers: f.workers}, TLS: tlsCfg, Trace: prov, Logger: log}
+	cfg := remote.ServerConfig{Listen: f.listen, Verify: sigverify.VerifyConfig{Backend: backend, Workers: f.workers}, TLS: tlsCfg, Trace: prov, Logger: log,
+		Tamper: tamperVerdicts}
+	if tamperVerdicts != nil {
+		log.Warn("verifier: a test build that tampers with its verdicts")
+	}
 	if f.clusterSeeds != "" {
 		if f.clusterPort <= 0 {
 			fmt.Fprintln(env.stderr, "tpu verifier: --cluster-seeds needs --cluster-port")

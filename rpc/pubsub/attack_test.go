@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 	solana "github.com/gagliardetto/solana-go"
 
+	"github.com/tpugo/tpu/httpguard"
 	"github.com/tpugo/tpu/rpc/pubsub"
 )
 
@@ -211,4 +213,24 @@ func TestConnectionsPerIP(t *testing.T) {
 		t.Fatalf("another address: %v", err)
 	}
 	ws.CloseNow()
+}
+
+// The upgrade request's header is bounded as RPC's is
+// (httpguard.DefaultMaxHeaderBytes): a larger one is refused with 431
+// before any websocket is made, so 1 MB headers cannot pile up.
+func TestHeaderLimit(t *testing.T) {
+	n := startNode(t, pubsub.Config{}, ledger.SyncEachSlot)
+	req, err := http.NewRequest(http.MethodGet, "http://"+n.ps.Addr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Big", strings.Repeat("a", 2*httpguard.DefaultMaxHeaderBytes))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("a %d-byte header: HTTP %d, want 431", 2*httpguard.DefaultMaxHeaderBytes, resp.StatusCode)
+	}
 }

@@ -247,11 +247,14 @@ func Start(cfg Config) (*Server, error) {
 		defer close(s.fed)
 		s.feed.run(s.feedDone)
 	}()
+	// RPC's header limits (httpguard's, one source for both). Not its
+	// read, write and idle timeouts: a websocket outlives a request, and
+	// the upgrade hands its connection over with any deadline set.
 	s.srv = &http.Server{
 		Handler:           s,
 		ConnState:         ln.ConnState,
-		ReadHeaderTimeout: 5 * time.Second,
-		MaxHeaderBytes:    32 << 10,
+		ReadHeaderTimeout: httpguard.DefaultReadHeaderTimeout,
+		MaxHeaderBytes:    httpguard.DefaultMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	go s.srv.Serve(ln)

@@ -25,6 +25,7 @@ const (
 	IDThroughput  = "throughput"
 	IDP99         = "p99"
 	IDShare       = "share"
+	IDStageCPU    = "stage-cpu" // Config.StageCPU, when given
 )
 
 // IDAnswer is the id of the page's first paragraph: the answer
@@ -63,7 +64,7 @@ type figure struct {
 // WriteHTML writes the report of spans, which it borrows, to w: the
 // answer first (where the tracers' time went), then the end-to-end CDF
 // beside the segments' shares, each segment's CDF and p99 over time, the
-// hops' span charts, the slowest tracers' waterfalls, and last the text
+// CPU by stage (with Config.StageCPU), the hops' span charts, the slowest tracers' waterfalls, and last the text
 // summary (as given, folded). The charts are inline SVG, in one page
 // that loads nothing else and runs no script.
 func WriteHTML(w io.Writer, spans []trace.SpanRecord, summary string, cfg Config) error {
@@ -121,6 +122,19 @@ svg { max-width: 100%%; height: auto; }
 			{IDSegmentTime, "Each segment's p99 over time",
 				"The 99th percentile of each segment, by the tracers' socket receive time in bins, from the first packet.",
 				func() (chart, error) { return segmentTimePlot(d, cfg.Bin) }},
+		}); err != nil {
+			return err
+		}
+	}
+	if len(cfg.StageCPU) > 0 {
+		var total float64
+		for _, st := range cfg.StageCPU {
+			total += st.USPerTx
+		}
+		if err := writeFigures(&b, "", []figure{
+			{IDStageCPU, "CPU by stage, per transaction",
+				fmt.Sprintf("The run's CPU by stage (its summary's stage_cpu: a CPU profile by pprof label, scaled to the process's CPU), in microseconds per transaction executed, with each stage's share of the process's CPU; %.2f us in all.", total),
+				func() (chart, error) { return stageCPUPlot(cfg.StageCPU) }},
 		}); err != nil {
 			return err
 		}

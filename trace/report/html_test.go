@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -82,5 +83,57 @@ func TestWriteHTMLNoTracers(t *testing.T) {
 	}
 	if n := strings.Count(b.String(), "<figure "); n != 4 || !strings.Contains(b.String(), `id="no-tracers"`) {
 		t.Errorf("%d figures, no-tracers note %v", n, strings.Contains(b.String(), "no-tracers"))
+	}
+}
+
+// TestWriteHTMLStageCPU: Config.StageCPU adds the CPU by stage chart
+// before the hops' charts, with a bar and a legend entry per stage that
+// give the figures as given, and their total in the caption; a figure
+// that is not a finite non-negative number is refused.
+func TestWriteHTMLStageCPU(t *testing.T) {
+	stages := []StageCPU{{"fetch", 3.25, 0.1}, {"sigverify", 17.5, 0.54}, {"banking", 6, 0.185}, {"rest", 5.75, 0.175}}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, twoTraces(), "", Config{Slowest: 1, StageCPU: stages}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	figures := regexp.MustCompile(`(?s)<figure id="([^"]+)">(.*?)</figure>`).FindAllStringSubmatch(page, -1)
+	var ids []string
+	var body string
+	for _, f := range figures {
+		ids = append(ids, f[1])
+		if f[1] == IDStageCPU {
+			body = f[2]
+		}
+	}
+	want := []string{IDStageCPU, IDCDF, IDThroughput, IDP99, IDShare, WaterfallID(1)}
+	if strings.Join(ids, " ") != strings.Join(want, " ") {
+		t.Fatalf("figures %v, want %v", ids, want)
+	}
+	if !strings.Contains(body, "32.50 us in all") {
+		t.Errorf("the caption does not give the total, 32.50 us")
+	}
+	legend := regexp.MustCompile(`<li><span class="sw"[^>]*></span>([^<]*)</li>`).FindAllStringSubmatch(body, -1)
+	wantLegend := []string{"fetch 3.25 us (10.0%)", "sigverify 17.50 us (54.0%)", "banking 6.00 us (18.5%)", "rest 5.75 us (17.5%)"}
+	if len(legend) != len(wantLegend) {
+		t.Fatalf("legend %q, want %q", legend, wantLegend)
+	}
+	for i, l := range legend {
+		if l[1] != wantLegend[i] {
+			t.Errorf("legend %d: %q, want %q", i, l[1], wantLegend[i])
+		}
+		// The bar's axis label says the same.
+		if !strings.Contains(body, ">"+wantLegend[i]+"</text>") {
+			t.Errorf("no axis label %q", wantLegend[i])
+		}
+	}
+	if n := strings.Count(body, "<path"); n < len(stages) {
+		t.Errorf("%d paths drawn for %d bars", n, len(stages))
+	}
+
+	for _, bad := range []StageCPU{{"fetch", math.NaN(), 0}, {"fetch", -1, 0}, {"fetch", 1, math.Inf(1)}} {
+		if err := WriteHTML(&b, twoTraces(), "", Config{StageCPU: []StageCPU{bad}}); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
 	}
 }

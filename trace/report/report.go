@@ -21,6 +21,17 @@ type Config struct {
 	Slowest int
 	// Title heads the page. Empty means "tpu trace report".
 	Title string
+	// StageCPU is the run's CPU by stage (tpu run's summary, stage_cpu),
+	// drawn as a bar per stage in the order given. Nil: no such chart
+	// (a trace file does not hold it).
+	StageCPU []StageCPU
+}
+
+// StageCPU is one stage's CPU over a run, as the run's summary gives it.
+type StageCPU struct {
+	Stage   string
+	USPerTx float64 // CPU microseconds per transaction executed
+	Share   float64 // of the process's CPU, 0 to 1
 }
 
 // Default values of Config's zero fields.
@@ -32,13 +43,19 @@ const (
 // ErrNoSpans is returned for a trace holding no span.
 var ErrNoSpans = errors.New("report: no spans in the trace")
 
-// Validate reports a negative field.
+// Validate reports a negative field, or a stage's figure that is not a
+// finite non-negative number.
 func (c Config) Validate() error {
 	if c.Bin < 0 {
 		return fmt.Errorf("report: Bin %v is negative", c.Bin)
 	}
 	if c.Slowest < 0 {
 		return fmt.Errorf("report: Slowest %d is negative", c.Slowest)
+	}
+	for _, s := range c.StageCPU {
+		if !(s.USPerTx >= 0 && s.Share >= 0) || math.IsInf(s.USPerTx, 0) || math.IsInf(s.Share, 0) {
+			return fmt.Errorf("report: StageCPU %s: %v us, share %v: want finite figures, not negative", s.Stage, s.USPerTx, s.Share)
+		}
 	}
 	return nil
 }
