@@ -6,6 +6,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // No path migration: a connection's packets must keep coming from the
@@ -21,8 +24,11 @@ import (
 // Handshake) pass: they are the handshake's, and the gate and quic-go
 // deal with them.
 //
-// The wrapper costs quic-go its batched reads (recvmmsg) and GSO: it
-// sees a plain net.PacketConn (docs/BENCHMARKS.md has the price).
+// To quic-go the wrapper is a plain net.PacketConn, which it reads one
+// packet a call and writes without GSO; the wrapper itself reads the
+// socket in batches (recvmmsg, as quic-go would), so that a flood does
+// not overrun the socket while the one goroutine reading it makes a
+// system call per packet.
 
 // pendingFor is how long an address that opened a handshake may send
 // 1-RTT packets before its connection is admitted: the handshake
@@ -35,10 +41,29 @@ const pendingFor = 2 * HandshakeTimeout
 // client retransmits them).
 const maxPending = 1 << 16
 
-// pathGuard is the server's socket as quic-go sees it.
+// readBatch is the packets the guard reads from the socket at once;
+// batchBuf each one's room (more than any QUIC packet quic-go sends or
+// takes).
+const (
+	readBatch = 16
+	batchBuf  = 2048
+)
+
+// batchReader reads several datagrams a system call: x/net's ipv4 or
+// ipv6 PacketConn.
+type batchReader interface {
+	ReadBatch(ms []ipv4.Message, flags int) (int, error)
+}
+
+// pathGuard is the server's socket as quic-go sees it. quic-go reads it
+// from one goroutine: the batch (msgs, n, next) is that goroutine's.
 type pathGuard struct {
 	udp     *net.UDPConn
 	refused func() // counts a packet dropped
+
+	batch   batchReader
+	msgs    []ipv4.Message
+	n, next int
 
 	mu      sync.RWMutex
 	pending map[netip.AddrPort]time.Time // handshaking: until when
@@ -52,7 +77,20 @@ type liveAddr struct {
 }
 
 func newPathGuard(udp *net.UDPConn, refused func()) *pathGuard {
-	return &pathGuard{udp: udp, refused: refused, pending: map[netip.AddrPort]time.Time{}, live: map[netip.AddrPort]*liveAddr{}}
+	g := &pathGuard{udp: udp, refused: refused, pending: map[netip.AddrPort]time.Time{}, live: map[netip.AddrPort]*liveAddr{}}
+	if udp == nil { // tests of the address book alone
+		return g
+	}
+	if la, ok := udp.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() != nil {
+		g.batch = ipv4.NewPacketConn(udp)
+	} else {
+		g.batch = ipv6.NewPacketConn(udp)
+	}
+	g.msgs = make([]ipv4.Message, readBatch)
+	for i := range g.msgs {
+		g.msgs[i].Buffers = [][]byte{make([]byte, batchBuf)}
+	}
+	return g
 }
 
 func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }
@@ -119,14 +157,25 @@ func (g *pathGuard) allowed(a netip.AddrPort, now time.Time) (addr net.Addr, ok 
 	return nil, false
 }
 
-// ReadFrom reads the next packet quic-go may have.
+// ReadFrom copies the next packet quic-go may have into b.
 func (g *pathGuard) ReadFrom(b []byte) (int, net.Addr, error) {
 	for {
-		n, ap, err := g.udp.ReadFromUDPAddrPort(b)
-		if err != nil {
-			return n, nil, err
+		if g.next == g.n {
+			n, err := g.batch.ReadBatch(g.msgs, 0)
+			if err != nil {
+				return 0, nil, err
+			}
+			g.n, g.next = n, 0
+			continue
 		}
-		ap = unmap(ap)
+		m := &g.msgs[g.next]
+		g.next++
+		ua, ok := m.Addr.(*net.UDPAddr)
+		if !ok {
+			continue
+		}
+		ap := unmap(ua.AddrPort())
+		n := copy(b, m.Buffers[0][:m.N])
 		if n == 0 || b[0]&0x80 != 0 { // long header, or nothing to tell
 			return n, net.UDPAddrFromAddrPort(ap), nil
 		}
@@ -146,7 +195,7 @@ func (g *pathGuard) SetWriteDeadline(t time.Time) error           { return g.udp
 
 // SyscallConn lets quic-go set the don't-fragment bit and the socket's
 // buffers; it reads through ReadFrom all the same (pathGuard has no
-// ReadMsgUDP, so quic-go does not batch its reads on the raw socket).
+// ReadMsgUDP, so quic-go does not read the raw socket itself).
 func (g *pathGuard) SyscallConn() (syscall.RawConn, error) { return g.udp.SyscallConn() }
 
 // SetReadBuffer and SetWriteBuffer are the socket's.
