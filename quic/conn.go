@@ -327,10 +327,8 @@ const readerIdle = time.Second
 func (cs *connStreams) read(r *streamReader) {
 	defer cs.wg.Done()
 	str := r.str
-	ev := cs.readStream(r)
-	cs.s.counts.add(ev)
-	if ev == EventStreamReceived {
-		cs.s.peers.received(cs.e)
+	if ev := cs.readStream(r); ev != EventStreamReceived {
+		cs.s.counts.add(ev) // a received stream is counted before its packet is handed on
 	}
 	// Credit: the first (MaxStreams - this connection's limit) streams'
 	// are kept, so that its concurrent streams settle at its limit.
@@ -387,6 +385,10 @@ func (cs *connStreams) readStream(r *streamReader) Event {
 				}
 				copy(p.Buffer(), own[:n])
 			}
+			// Counted before the packet can reach the sink: whoever
+			// sees the packet sees it counted.
+			cs.s.counts.add(EventStreamReceived)
+			cs.s.peers.received(cs.e)
 			a.commit(f, slot, n, cs.meta)
 			return EventStreamReceived
 		case errors.Is(err, os.ErrDeadlineExceeded):

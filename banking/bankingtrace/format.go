@@ -18,8 +18,8 @@ import (
 // added the genesis blockhash seed to the header. Version 3 records the
 // batches when banking's driver takes them, not when sigverify sends
 // them, with every other driver call (step records) and the scheduler's
-// config in the header, so that a replay makes the same calls in the same
-// order. Older traces are refused (ErrVersion): version 1 cannot name its
+// config and the genesis validators in the header, so that a replay
+// makes the same calls in the same order on the same genesis. Older traces are refused (ErrVersion): version 1 cannot name its
 // genesis blockhash, version 2 puts slot ends out of order with the
 // batches.
 const Version = 3
@@ -181,8 +181,7 @@ func appendHeader(b []byte, h Header) []byte {
 	b = append(b, h.Genesis.Seed...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(h.Genesis.BlockhashSeed)))
 	b = append(b, h.Genesis.BlockhashSeed...)
-	// The genesis validators, after the fields of the first format (a
-	// header without them has none).
+	// The genesis validators.
 	b = binary.LittleEndian.AppendUint64(b, uint64(h.Genesis.Validators))
 	return binary.LittleEndian.AppendUint64(b, h.Genesis.ValidatorStake)
 }
@@ -214,15 +213,12 @@ func decodeHeader(p []byte) (Header, error) {
 	h.Genesis.Seed = string(p[fixed+2 : fixed+2+n])
 	p = p[fixed+2+n:]
 	m := int(binary.LittleEndian.Uint16(p))
-	switch len(p) {
-	case 2 + m: // written before genesis validators were recorded
-	case 2 + m + 16:
-		v := p[2+m:]
-		h.Genesis.Validators = int(binary.LittleEndian.Uint64(v))
-		h.Genesis.ValidatorStake = binary.LittleEndian.Uint64(v[8:])
-	default:
-		return Header{}, fmt.Errorf("header blockhash seed of %d bytes in %d", m, len(p)-2)
+	if len(p) != 2+m+16 {
+		return Header{}, fmt.Errorf("header blockhash seed of %d bytes and validators in %d", m, len(p)-2)
 	}
+	v := p[2+m:]
+	h.Genesis.Validators = int(binary.LittleEndian.Uint64(v))
+	h.Genesis.ValidatorStake = binary.LittleEndian.Uint64(v[8:])
 	h.Genesis.BlockhashSeed = string(p[2 : 2+m])
 	if h.Genesis.Accounts < 0 || h.Genesis.Validators < 0 || h.Genesis.Validators > bank.MaxValidators {
 		return Header{}, errors.New("negative account count, or validators out of range")

@@ -20,8 +20,8 @@ type Stats struct {
 	Slots         uint64 // slot starts written
 	Steps         uint64 // other driver calls written (step records)
 	Bytes         int64  // bytes written, all files
-	// Dropped and DroppedSlots are the batches and slot starts not
-	// recorded because the queue was full.
+	// Dropped and DroppedSlots are the batches, and the slot starts and
+	// steps, not recorded because the queue was full.
 	Dropped, DroppedSlots uint64
 	// Abandoned is the batches released unrecorded because the
 	// recording had stopped (a write failed) or closed.

@@ -16,19 +16,8 @@ import (
 // executes the transactions the run executed, and both reach the run's
 // accounts hash.
 //
-// The load is 300 transactions, whose fees leave the collector less than
-// its rent-exempt minimum (300 x about 2,500 < 890,880 lamports), so
-// every slot's share is burned and the accounts depend only on what
-// executed, not on which slot it executed in. A replay ends each slot
-// where the recording started the next one, but the recording orders a
-// batch (recorded as sigverify sends it) and a slot start (recorded by
-// banking) as they happened, not as banking took them: a batch recorded
-// just before a slot start can have executed after it in the run, and
-// before it in the replay. Once a slot's share can make the collector
-// rent-exempt, the slot that first does so decides what was burned, and
-// such a batch can move it: the run's hash and the replay's then differ
-// in the collector alone (seen in 2 of 14 runs of 2,000 transactions at
-// 400 ms slots).
+// The load is small (300 transactions) and not backlogged: the replay's
+// exactness under a backlog, slot by slot, is TestReplayExactBacklog's.
 func TestRunBankingTrace(t *testing.T) {
 	dir := t.TempDir()
 	traceDir, runJSON := filepath.Join(dir, "trace"), filepath.Join(dir, "run.json")
