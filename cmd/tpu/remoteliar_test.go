@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tpugo/tpu/remote"
@@ -37,6 +38,24 @@ func flipVerdicts(vs []byte) {
 			vs[i] = byte(wire.Verdict_VERDICT_VERIFIED)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer for writers on several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // isolatedEnv names the test a child process runs on its own (isolate).
@@ -106,9 +125,12 @@ func TestRunWithLyingVerifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
-	env := &cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
-	log := slog.New(slog.NewTextHandler(&errOut, nil))
+	// protoactor's goroutines log to errOut after the run (the liar's
+	// connection lost when it stops): a buffer safe to share.
+	var out bytes.Buffer
+	errOut := &lockedBuffer{}
+	env := &cliEnv{stdout: &out, stderr: errOut, getenv: func(string) string { return "" }}
+	log := slog.New(slog.NewTextHandler(errOut, nil))
 	prov, closeTrace, err := startTrace(*f, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Issue 24's scaling check, one command: executed tx/s of a leader alone
+# on one core (GOMAXPROCS 1, checking its signatures itself) against the
+# same leader on one core with a verifier process on another core
+# (GOMAXPROCS 1, one worker) checking every signature
+# (--sigverify-local=false). Each process is pinned with taskset where
+# it is installed (leader and its load generator on core LEADER_CPU,
+# the verifier on VERIFIER_CPU); without taskset only GOMAXPROCS bounds
+# them, and the line says so. ROUNDS rounds, each running both
+# configurations back to back; prints every run's tx/s, the medians and
+# their ratio (the issue's goal: >= 1.7). The figure means something
+# only on cores nothing else uses: on a shared machine say so beside it.
+#
+#   ./scripts/remote-scaling.sh                 # ROUNDS=3 DURATION=10s LEADER_CPU=0 VERIFIER_CPU=1
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${ROUNDS:-3}
+duration=${DURATION:-10s}
+leader_cpu=${LEADER_CPU:-0}
+verifier_cpu=${VERIFIER_CPU:-1}
+port=${VERIFIER_PORT:-18031}
+
+work=$(mktemp -d)
+verifier_pid=
+cleanup() {
+	if [ -n "$verifier_pid" ]; then kill -TERM "$verifier_pid" 2>/dev/null || true; wait "$verifier_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== building tpu"
+go build -o "$work/tpu" ./cmd/tpu
+
+pin() { # pin CPU CMD...: run CMD on core CPU if taskset is here
+	local cpu=$1
+	shift
+	if command -v taskset >/dev/null; then taskset -c "$cpu" "$@"; else "$@"; fi
+}
+if command -v taskset >/dev/null; then
+	echo "== pinned: leader on core $leader_cpu, verifier on core $verifier_cpu ($(nproc) cores here)"
+else
+	echo "== taskset not found: processes are not pinned, only GOMAXPROCS=1 bounds each"
+fi
+
+# run NAME ARGS...: one tpu run of $duration, closed-loop; prints its tx/s.
+run() {
+	local name=$1
+	shift
+	pin "$leader_cpu" "$work/tpu" run --gomaxprocs 1 --duration "$duration" --sync nosync \
+		--ledger "$work/ledger" --reset --tpu-addr 127.0.0.1:0 --rpc-addr "" --ws-addr "" \
+		--summary-json "$work/$name.json" "$@" >"$work/$name.out" 2>"$work/$name.err" || {
+		echo "tpu run ($name) failed:" >&2
+		tail -20 "$work/$name.err" >&2
+		exit 1
+	}
+	# The summary is indented JSON: the top level's keys at two spaces.
+	grep -q '^  "accounting_ok": true' "$work/$name.json" || { echo "tpu run ($name): accounting failed" >&2; exit 1; }
+	sed -n 's/^  "tps": \([0-9.e+]*\),*$/\1/p' "$work/$name.json" | awk '{printf "%.0f\n", $1}'
+	sed -n 's/^  "\(received\|executed\|seconds\)": \([0-9.e+]*\),*$/\1 \2/p' "$work/$name.json" | tr '\n' ' ' >"$work/$name.figures"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+local_tps=()
+remote_tps=()
+for r in $(seq 1 "$rounds"); do
+	local_tps+=("$(run "local-$r")")
+	# Started directly (taskset execs it), so that $! is the verifier;
+	# stopped with SIGTERM (a background job ignores SIGINT).
+	if command -v taskset >/dev/null; then
+		GOMAXPROCS=1 taskset -c "$verifier_cpu" "$work/tpu" verifier --listen "127.0.0.1:$port" --workers 1 >"$work/verifier-$r.out" 2>"$work/verifier-$r.err" &
+	else
+		GOMAXPROCS=1 "$work/tpu" verifier --listen "127.0.0.1:$port" --workers 1 >"$work/verifier-$r.out" 2>"$work/verifier-$r.err" &
+	fi
+	verifier_pid=$!
+	for _ in $(seq 1 100); do
+		grep -q "verifier serving" "$work/verifier-$r.err" 2>/dev/null && break
+		sleep 0.1
+	done
+	remote_tps+=("$(run "remote-$r" --verifiers "127.0.0.1:$port" --sigverify-local=false)")
+	kill -TERM "$verifier_pid"
+	wait "$verifier_pid" || true
+	verifier_pid=
+	echo "round $r: leader alone ${local_tps[-1]} tx/s ($(cat "$work/local-$r.figures")); leader + verifier ${remote_tps[-1]} tx/s ($(cat "$work/remote-$r.figures"))"
+done
+lm=$(printf '%s\n' "${local_tps[@]}" | median)
+rm_=$(printf '%s\n' "${remote_tps[@]}" | median)
+echo "median: leader alone (1 core) $lm tx/s; leader (1 core) + verifier (1 core) $rm_ tx/s"
+awk -v a="$lm" -v b="$rm_" 'BEGIN { printf "ratio: %.2fx (goal >= 1.7x)\n", (a > 0 ? b / a : 0) }'
