@@ -56,7 +56,7 @@ var rules = []rule{
 	{dir: "banking/bank", internal: []string{"txview", "ed25519strict", "=banking", "banking/ledger"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking/ledger", internal: []string{"=banking"}, external: []string{"github.com/cockroachdb/pebble/"}},
 	{dir: "banking", internal: []string{"txview"}, external: []string{"github.com/mr-tron/base58"}},
-	{dir: "quic", internal: []string{"packet"}, external: []string{"github.com/quic-go/quic-go", "github.com/mr-tron/base58"}},
+	{dir: "quic", internal: []string{"packet"}, external: []string{"github.com/quic-go/quic-go", "github.com/mr-tron/base58", "golang.org/x/net/"}},
 	{dir: "stages", internal: []string{"packet", "txview", "trace", "banking", "ed25519strict", "quic"}, external: []string{
 		"github.com/asynkron/protoactor-go", "github.com/panjf2000/ants/", "github.com/cloudflare/circl",
 		"github.com/oasisprotocol/curve25519-voi", "go.opentelemetry.io/", "golang.org/x/net/", "golang.org/x/sys/",

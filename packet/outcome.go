@@ -63,10 +63,6 @@ const (
 	// being able to wait for it (a drain that timed out, an actor's
 	// panic).
 	OutcomeShutdown
-	// OutcomeLedgerFailed: still buffered, or received after, when the
-	// ledger failed (a full disk, a read-only file system): nothing more
-	// could commit, so it never ran.
-	OutcomeLedgerFailed
 
 	// banking: executed
 
@@ -75,6 +71,14 @@ const (
 	// OutcomeExecutedFailed: executed, failed with a Solana error, and the
 	// fee was charged.
 	OutcomeExecutedFailed
+
+	// banking: dropped, added last so that the numbers before keep
+	// their meaning (banking traces record a packet's outcome as a byte)
+
+	// OutcomeLedgerFailed: still buffered, or received after, when the
+	// ledger failed (a full disk, a read-only file system): nothing more
+	// could commit, so it never ran.
+	OutcomeLedgerFailed
 
 	// NumOutcomes is the number of outcomes, OutcomeNone included; use it to
 	// size counter arrays indexed by Outcome.
@@ -102,9 +106,9 @@ var outcomeNames = [NumOutcomes]string{
 	OutcomeLookupTableInvalidIndex: "lookup_table_invalid_index",
 	OutcomeEvicted:                 "evicted",
 	OutcomeShutdown:                "shutdown",
-	OutcomeLedgerFailed:            "ledger_failed",
 	OutcomeExecutedOK:              "executed_ok",
 	OutcomeExecutedFailed:          "executed_failed",
+	OutcomeLedgerFailed:            "ledger_failed",
 }
 
 // String returns the outcome's name as used in metrics and summaries

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // BenchmarkIngress: transactions through the QUIC TPU (a client's
@@ -70,14 +70,6 @@ func TestMain(m *testing.M) {
 func benchKey() ed25519.PrivateKey {
 	h := sha256.Sum256([]byte("tpu-quic-bench-sender"))
 	return ed25519.NewKeyFromSeed(h[:])
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchIngress(b *testing.B, proto string, size int) {
@@ -165,7 +157,7 @@ func benchIngress(b *testing.B, proto string, size int) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cpustage.ProcessCPU()
 	if _, err := stdin.Write([]byte{1}); err != nil { // go
 		b.Fatal(err)
 	}
@@ -191,7 +183,7 @@ wait:
 			}
 		}
 	}
-	cpu := processCPU() - cpu0
+	cpu := cpustage.ProcessCPU() - cpu0
 	delivered := got.Load()
 	b.StopTimer()
 	acks.Store(nil)
@@ -236,7 +228,7 @@ func sendIngress(task string, in io.Reader, out io.Writer) error {
 		if _, err := io.ReadFull(in, one[:]); err != nil {
 			return err
 		}
-		cpu0 = processCPU()
+		cpu0 = cpustage.ProcessCPU()
 		return nil
 	}
 	switch f[0] {
@@ -293,7 +285,7 @@ func sendIngress(task string, in io.Reader, out io.Writer) error {
 	default:
 		return fmt.Errorf("task %q", task)
 	}
-	cpu := processCPU() - cpu0
+	cpu := cpustage.ProcessCPU() - cpu0
 	io.Copy(io.Discard, in) // until the reader has it all
 	_, err = fmt.Fprintln(out, cpu.Nanoseconds())
 	return err

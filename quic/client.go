@@ -24,16 +24,21 @@ type Conn struct {
 // none, an unstaked client). It binds 127.0.0.1 for a loopback addr, all
 // interfaces otherwise.
 func Dial(ctx context.Context, addr netip.AddrPort, key ed25519.PrivateKey) (*Conn, error) {
-	tc, err := ClientTLS(key)
-	if err != nil {
-		return nil, err
-	}
 	local := &net.UDPAddr{}
 	if addr.Addr().IsLoopback() {
 		local.IP = net.IPv4(127, 0, 0, 1)
 		if addr.Addr().Is6() && !addr.Addr().Is4In6() {
 			local.IP = net.IPv6loopback
 		}
+	}
+	return dialFrom(ctx, local, addr, key)
+}
+
+// dialFrom is Dial from the local address local.
+func dialFrom(ctx context.Context, local *net.UDPAddr, addr netip.AddrPort, key ed25519.PrivateKey) (*Conn, error) {
+	tc, err := ClientTLS(key)
+	if err != nil {
+		return nil, err
 	}
 	udp, err := net.ListenUDP("udp", local)
 	if err != nil {

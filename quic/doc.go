@@ -12,8 +12,11 @@
 // stream over 1232 bytes, or empty, closes its connection with
 // application error 5 (invalid_stream); a stream that has not FINed 2 s
 // after its accept is cancelled. No bidirectional streams, no datagrams,
-// no 0-RTT. quic-go, which this package uses, has no switch for the
-// peer's path migration: a migrating client is served (not tested).
+// no 0-RTT, no path migration: quic-go, which this package uses, has no
+// switch for it, so the server's socket drops a 1-RTT packet from an
+// address no connection was admitted (or is handshaking) from, and
+// counts it (path.go, EventPathRefused), as Agave's quinn does with
+// migration disabled.
 //
 // Admission (Limits, Agave 4.x's numbers): new connections per IP and
 // overall are rate-limited before the handshake (refused: conn_refused);

@@ -82,6 +82,7 @@ type Server struct {
 	lim    Limits
 	log    *slog.Logger
 	udp    *net.UDPConn
+	guard  *pathGuard // the socket as quic-go sees it (path.go)
 	tr     *quicgo.Transport
 	ln     *quicgo.Listener
 	asm    *assembler
@@ -140,7 +141,8 @@ func Listen(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("quic: listen on %s: %w", cfg.Addr, err)
 	}
 	_ = s.udp.SetReadBuffer(8 << 20) // best effort, like fetch's UDP sockets
-	s.tr = &quicgo.Transport{Conn: s.udp}
+	s.guard = newPathGuard(s.udp, func() { s.counts.add(EventPathRefused) })
+	s.tr = &quicgo.Transport{Conn: s.guard}
 	tc := &tls.Config{
 		Certificates:     []tls.Certificate{cert},
 		NextProtos:       []string{ALPN},
@@ -172,9 +174,13 @@ func Listen(cfg Config) (*Server, error) {
 	// this one.
 	base := qc.Clone()
 	qc.GetConfigForClient = func(info *quicgo.ClientInfo) (*quicgo.Config, error) {
-		if !s.gate.allow(info.RemoteAddr, time.Now(), s.lim) {
+		now := time.Now()
+		if !s.gate.allow(info.RemoteAddr, now, s.lim) {
 			s.counts.add(EventConnRefused)
 			return nil, errors.New("quic: connection rate")
+		}
+		if ua, ok := info.RemoteAddr.(*net.UDPAddr); ok {
+			s.guard.handshaking(ua.AddrPort(), now)
 		}
 		return base, nil
 	}
@@ -282,6 +288,8 @@ func (s *Server) serve(c *quicgo.Conn) {
 		return
 	}
 	s.counts.add(EventConnAccepted)
+	s.guard.admit(e.addr)
+	defer func() { s.guard.release(e.addr, time.Now()) }()
 	if s.ctx.Err() != nil { // closed while admitting: Close may have missed it
 		c.CloseWithError(0, "server closing")
 	}

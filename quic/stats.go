@@ -49,6 +49,11 @@ const (
 	// EventRateLimited: a stream whose accept waited for its
 	// connection's next throttle window (its quota was used up).
 	EventRateLimited
+	// EventPathRefused: a 1-RTT packet from an address no live
+	// connection was admitted from and none is handshaking from: a peer
+	// that migrated (no path migration), or junk. Dropped before quic-go
+	// reads it (path.go); counted per packet.
+	EventPathRefused
 	// NumEvents is the number of events.
 	NumEvents
 )
@@ -67,6 +72,7 @@ var eventNames = [NumEvents]string{
 	EventStreamReset:    "stream_reset",
 	EventStreamLost:     "stream_lost",
 	EventRateLimited:    "rate_limited",
+	EventPathRefused:    "path_refused",
 }
 
 // String returns the event's name as metrics and summaries use it.

@@ -192,7 +192,7 @@ type child struct {
 	addr     string
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
-	received chan struct{} // a value per request that arrived
+	received chan struct{} // a value per request that arrived, while it has room
 	stats    chan ServerStats
 	exited   chan struct{}
 }
@@ -226,7 +226,13 @@ func startChild(t testing.TB, mode string, env ...string) *child {
 			case strings.HasPrefix(l, "addr "):
 				addr <- strings.TrimPrefix(l, "addr ")
 			case l == "received":
-				c.received <- struct{}{}
+				// Never blocks: a benchmark's thousands of requests
+				// would fill the channel, and stall this reader and the
+				// cleanup waiting for it.
+				select {
+				case c.received <- struct{}{}:
+				default:
+				}
 			case strings.HasPrefix(l, "stats "):
 				var st ServerStats
 				if json.Unmarshal([]byte(strings.TrimPrefix(l, "stats ")), &st) == nil {

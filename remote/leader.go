@@ -14,6 +14,7 @@ import (
 	"github.com/tpugo/tpu/remote/wire"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
+	"github.com/tpugo/tpu/txview"
 )
 
 // LeaderConfig configures the leader's side: the Dispatcher that sends
@@ -200,28 +201,37 @@ func (x *Dispatcher) TryStart(batches []*packet.Batch, span trace.SpanContext, d
 		return false
 	}
 	sigverify.Parse(batches...)
-	j := &job{batches: batches, done: done, req: &wire.VerifyRequest{}}
-	size := 0
+	n, data := 0, 0
 	for _, b := range batches {
 		for i := range b.Packets() {
 			if p := b.At(i); !p.Discarded() {
-				j.pkts = append(j.pkts, p)
-				size += int(p.Meta.Size) + len(p.Meta.Parsed) + 3 // the size's varint
+				n++
+				data += int(p.Meta.Size)
 			}
 		}
 	}
-	if size > MaxRequestBytes-1024 { // the request's other fields
+	size := data + n*(txview.LayoutSize+3) // 3: a size's varint
+	if size > MaxRequestBytes-1024 {       // the request's other fields
 		x.free.Add(1)
 		x.tooBig.Add(1)
 		return false
 	}
-	if len(j.pkts) == 0 {
+	if n == 0 {
 		x.free.Add(1)
 		done()
 		return true
 	}
-	for _, p := range j.pkts {
-		appendPacket(j.req, p)
+	// Every slice sized once: the request of a full pass is about a
+	// megabyte, which growing by appends would allocate twice over.
+	req := &wire.VerifyRequest{Data: make([]byte, 0, data), Sizes: make([]uint32, 0, n), Layouts: make([]byte, 0, n*txview.LayoutSize)}
+	j := &job{batches: batches, done: done, req: req, pkts: make([]*packet.Packet, 0, n)}
+	for _, b := range batches {
+		for i := range b.Packets() {
+			if p := b.At(i); !p.Discarded() {
+				j.pkts = append(j.pkts, p)
+				appendPacket(req, p)
+			}
+		}
 	}
 	x.nextID++
 	j.req.Id = x.nextID

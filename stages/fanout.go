@@ -42,12 +42,15 @@ type Recorder interface {
 // here. The copy is the experiment's variable: everything downstream
 // (banking holds its batch by reference in both modes) is the same.
 type fanout struct {
-	copy    bool
-	banking func(*BatchMsg)       // consumes the message's batch
-	forward func(*packet.Batch)   // nil: off; consumes b
-	taps    []func(*packet.Batch) // Config.Taps; each consumes b
-	copies  atomic.Uint64         // batches cloned
-	nanos   atomic.Int64          // time spent in send, both modes (Snapshot.FanoutTime)
+	copy     bool
+	banking  func(*BatchMsg)       // consumes the message's batch
+	forward  func(*packet.Batch)   // nil: off; consumes b
+	taps     []func(*packet.Batch) // Config.Taps; each consumes b
+	copies   atomic.Uint64         // batches cloned
+	nanos    atomic.Int64          // time spent in send, both modes (Snapshot.FanoutTime)
+	steps    atomic.Uint64         // sends (Snapshot.FanoutSteps)
+	clocked  atomic.Uint64         // sends timed by the thread's clock alone (Snapshot.FanoutClocked)
+	clockedN atomic.Int64          // their time (Snapshot.FanoutClockedTime)
 }
 
 // send hands m's batch to every consumer; it consumes m's reference.
@@ -55,7 +58,7 @@ type fanout struct {
 func (f *fanout) send(m *BatchMsg) {
 	t0 := time.Now()
 	c0, ok := threadCPU()
-	defer func() { f.nanos.Add(int64(stepTime(t0, c0, ok))) }()
+	defer f.timed(t0, c0, ok)
 	b := m.Batch
 	if f.copy {
 		m.Batch = f.clone(b)
@@ -86,6 +89,18 @@ func (f *fanout) send(m *BatchMsg) {
 	}
 }
 
+// timed adds a send that started at t0 (c0, ok: the thread's CPU clock
+// then) to the fan-out's time.
+func (f *fanout) timed(t0 time.Time, c0 time.Duration, ok bool) {
+	d, clocked := stepTime(t0, c0, ok)
+	f.nanos.Add(int64(d))
+	f.steps.Add(1)
+	if clocked {
+		f.clocked.Add(1)
+		f.clockedN.Add(int64(d))
+	}
+}
+
 func (f *fanout) clone(b *packet.Batch) *packet.Batch {
 	f.copies.Add(1)
 	return b.Clone()
@@ -97,14 +112,15 @@ func (f *fanout) clone(b *packet.Batch) *packet.Batch {
 // inside the step (preempted), whose clock is another's: a negative or
 // longer-than-wall difference is then replaced by the wall time. Without
 // the thread's clock it is the wall time, which counts preemption.
-func stepTime(t0 time.Time, c0 time.Duration, ok bool) time.Duration {
+// clocked says whether the thread's clock gave it.
+func stepTime(t0 time.Time, c0 time.Duration, ok bool) (d time.Duration, clocked bool) {
 	wall := time.Since(t0)
 	if !ok {
-		return wall
+		return wall, false
 	}
 	c1, ok := threadCPU()
 	if d := c1 - c0; ok && d >= 0 && d <= wall {
-		return d
+		return d, true
 	}
-	return wall
+	return wall, false
 }

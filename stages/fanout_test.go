@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -274,34 +275,52 @@ func TestForwarderDrops(t *testing.T) {
 
 func testLogger(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(t.Output(), nil)) }
 
-// BenchmarkFanout is what handing one full batch of transfer-sized
-// packets to its consumers costs sigverify's actor, by handoff and number
-// of consumers (banking, the forwarder), each consumer releasing its
-// reference at once.
+// BenchmarkFanout is what handing one full batch of packets to its
+// consumers costs sigverify's actor, by handoff, packet size (a transfer,
+// a full packet) and number of consumers (banking, the forwarder, then
+// taps; the banking trace's recorder takes its batches from banking, not
+// here), each consumer releasing its reference at once. cpu-ns/op is the
+// CPU time of the loop's thread per batch (Linux).
 func BenchmarkFanout(b *testing.B) {
 	pool, _ := packet.NewPool(packet.Config{})
 	release := func(b *packet.Batch) { b.Release() }
 	for _, mode := range []string{"refcount", "copy"} {
-		for consumers := 1; consumers <= 2; consumers++ {
-			b.Run(fmt.Sprintf("handoff=%s/consumers=%d", mode, consumers), func(b *testing.B) {
-				f := &fanout{copy: mode == "copy", banking: func(m *BatchMsg) { m.Batch.Release() }}
-				if consumers > 1 {
-					f.forward = release
-				}
-				m := &BatchMsg{}
-				src := pool.Get()
-				for p := src.Next(); p != nil; p = src.Next() {
-					p.SetSize(215)
-				}
-				b.ReportAllocs()
-				b.SetBytes(int64(src.Len() * 215))
-				for b.Loop() {
-					src.Retain()
-					m.Batch = src
-					f.send(m)
-				}
-				src.Release()
-			})
+		for _, size := range []int{215, packet.Size} {
+			for _, consumers := range []int{1, 2, 3, 4, 8} {
+				b.Run(fmt.Sprintf("handoff=%s/size=%d/consumers=%d", mode, size, consumers), func(b *testing.B) {
+					f := &fanout{copy: mode == "copy", banking: func(m *BatchMsg) { m.Batch.Release() }}
+					if consumers > 1 {
+						f.forward = release
+					}
+					for range consumers - 2 {
+						f.taps = append(f.taps, release)
+					}
+					m := &BatchMsg{}
+					src := pool.Get()
+					for p := src.Next(); p != nil; p = src.Next() {
+						p.SetSize(size)
+					}
+					b.ReportAllocs()
+					b.SetBytes(int64(src.Len() * size))
+					// The loop's thread's CPU time as well as the wall
+					// time: on a shared machine the wall time counts the
+					// waits for a core, the CPU time only the work.
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					c0, ok := threadCPU()
+					n := 0
+					for b.Loop() {
+						src.Retain()
+						m.Batch = src
+						f.send(m)
+						n++
+					}
+					if c1, ok1 := threadCPU(); ok && ok1 && n > 0 {
+						b.ReportMetric(float64(c1-c0)/float64(n), "cpu-ns/op")
+					}
+					src.Release()
+				})
+			}
 		}
 	}
 }
@@ -312,8 +331,9 @@ func BenchmarkFanout(b *testing.B) {
 // time the sends took.
 func TestFanoutTime(t *testing.T) {
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 4})
+	var f *fanout
 	measure := func(iters int) (time.Duration, time.Duration) {
-		f := &fanout{copy: true, banking: func(m *BatchMsg) {
+		f = &fanout{copy: true, banking: func(m *BatchMsg) {
 			x := uint64(1)
 			for i := 0; i < iters; i++ {
 				x = x*6364136223846793005 + 1442695040888963407
@@ -331,6 +351,21 @@ func TestFanoutTime(t *testing.T) {
 	busy, wall := measure(50_000_000)
 	if busy <= 10*idle || busy > wall {
 		t.Fatalf("fan-out time %v with consumers burning CPU (wall %v), %v without", busy, wall, idle)
+	}
+	// Every send is a step; those the thread's clock timed are part of
+	// the time, and FanoutCPU scales theirs to all.
+	s := Snapshot{FanoutTime: busy, FanoutSteps: f.steps.Load(), FanoutClocked: f.clocked.Load(), FanoutClockedTime: time.Duration(f.clockedN.Load())}
+	if s.FanoutSteps != 2 || s.FanoutClocked > 2 || s.FanoutClockedTime > busy {
+		t.Fatalf("%d steps, %d clocked in %v of %v", s.FanoutSteps, s.FanoutClocked, s.FanoutClockedTime, busy)
+	}
+	if s.FanoutClocked > 0 {
+		want := time.Duration(float64(s.FanoutClockedTime) * 2 / float64(s.FanoutClocked))
+		if s.FanoutCPU() != want || s.FanoutCPU() < s.FanoutClockedTime {
+			t.Fatalf("FanoutCPU %v, want %v", s.FanoutCPU(), want)
+		}
+	}
+	if (Snapshot{FanoutSteps: 5}).FanoutCPU() != 0 {
+		t.Fatal("FanoutCPU without a clocked step")
 	}
 	if live := pool.Stats().Live; live != 0 {
 		t.Fatalf("%d batches live", live)

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,6 +112,7 @@ type fetcher struct {
 	stopping atomic.Bool    // the readers are to return
 	closed   atomic.Bool    // the actor is stopping: readers drop what they read
 	wg       sync.WaitGroup // the readers
+	maxDrain time.Duration  // 0: maxDrain (a test sets its own)
 }
 
 // FetchReadBuffer is the receive buffer fetch asks for on each socket, in
@@ -287,7 +289,7 @@ func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 		draining := f.stopping.Load()
 		if draining {
 			if drainEnd.IsZero() {
-				drainEnd = time.Now().Add(maxDrain)
+				drainEnd = time.Now().Add(cmp.Or(f.maxDrain, maxDrain))
 			} else if time.Now().After(drainEnd) {
 				break
 			}

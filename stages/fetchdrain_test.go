@@ -39,7 +39,11 @@ func TestFetchDrainsAtStop(t *testing.T) {
 			}
 			msgs := make(chan any, 1024)
 			f := &fetcher{cfg: cfg, conns: conns, drops: make(socketDrops, len(conns)), pool: pool,
-				credits: NewCredits(64), hop: prov.Hop("fetch"), toActor: func(m any) { msgs <- m }}
+				credits: NewCredits(64), hop: prov.Hop("fetch"), toActor: func(m any) { msgs <- m },
+				// The drain's time bound is not under test: on a loaded
+				// machine under -race, reading 300 datagrams took over
+				// the 250 ms default (128 were read).
+				maxDrain: time.Minute}
 
 			const sent = 300 // several batches' worth
 			client, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(f.Addr()))

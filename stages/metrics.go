@@ -30,7 +30,8 @@ import (
 //	                                     conn_too_many, conn_dropped, conn_disallowed), streams received
 //	                                     (stream_received, in received too) or dropped (stream_too_large,
 //	                                     stream_empty, stream_timeout, stream_reset, stream_lost),
-//	                                     throttled accepts (rate_limited); quic.Event names them
+//	                                     throttled accepts (rate_limited), packets from a new address
+//	                                     (path_refused: no migration); quic.Event names them
 //	tpu_banking_buffered                 transactions in banking's buffer or executing
 //	tpu_banking_slots_total              slots ended
 //	tpu_banking_slot_ticks_late_total    slot clock periods that passed while banking had not yet

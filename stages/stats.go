@@ -52,6 +52,12 @@ type Snapshot struct {
 	// (bounded by the wall time, which stands in for it when the
 	// goroutine changed threads inside), the monotonic clock elsewhere.
 	FanoutTime time.Duration
+	// FanoutSteps is the hand-offs FanoutTime covers; FanoutClocked
+	// those the thread's CPU clock timed (no change of thread inside,
+	// Linux) and FanoutClockedTime their time, free of the waits for a
+	// core that the wall time counts (FanoutCPU).
+	FanoutSteps, FanoutClocked uint64
+	FanoutClockedTime          time.Duration
 	// Spared is the packets fetch kept when their batch found no
 	// fetch -> sigverify credit, because their source sent less than
 	// its share of the recent packets (fairshare.go): they went on in a
@@ -93,12 +99,15 @@ func (g *Graph) snapshot(bs scheduler.Stats) Snapshot {
 		Live:          g.pool.Stats().Live,
 		Slots:         bs.Slots,
 
-		HeldBatches: bs.HeldBatches,
-		CopyBuffers: bs.CopyBuffers,
-		Copies:      g.fan.copies.Load(),
-		FanoutTime:  time.Duration(g.fan.nanos.Load()),
-		Spared:      g.fetch.spared.Load(),
-		batchCap:    g.pool.BatchCap(),
+		HeldBatches:       bs.HeldBatches,
+		CopyBuffers:       bs.CopyBuffers,
+		Copies:            g.fan.copies.Load(),
+		FanoutTime:        time.Duration(g.fan.nanos.Load()),
+		FanoutSteps:       g.fan.steps.Load(),
+		FanoutClocked:     g.fan.clocked.Load(),
+		FanoutClockedTime: time.Duration(g.fan.clockedN.Load()),
+		Spared:            g.fetch.spared.Load(),
+		batchCap:          g.pool.BatchCap(),
 	}
 	if g.fwd != nil {
 		fs := g.fwd.stats()
@@ -137,3 +146,15 @@ func (g *Graph) Snapshot() (Snapshot, error) {
 // HopNames lists the hops the graph records (trace.Provider.Hop), in
 // pipeline order.
 var HopNames = []string{"fetch", "sigverify", "banking.schedule", "banking.execute", "banking.commit"}
+
+// FanoutCPU estimates the fan-out's CPU time from the hand-offs the
+// thread's clock timed alone, scaled to every hand-off: unlike FanoutTime
+// it counts no wait for a core on a busy machine, on the assumption that
+// the hand-offs that changed threads cost what the others did. 0 when no
+// hand-off was timed by the thread's clock.
+func (s Snapshot) FanoutCPU() time.Duration {
+	if s.FanoutClocked == 0 {
+		return 0
+	}
+	return time.Duration(float64(s.FanoutClockedTime) * float64(s.FanoutSteps) / float64(s.FanoutClocked))
+}

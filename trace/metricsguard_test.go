@@ -7,7 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,5 +204,82 @@ func TestMetricsConnectionCap(t *testing.T) {
 	}
 	if st := trace.MetricsConns(p); st.Reclaimed != want+1 {
 		t.Fatalf("%+v: the new scraper should have reclaimed one idle connection", st)
+	}
+}
+
+// heapLive returns the Go heap's live bytes after a full GC.
+func heapLive() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// headerFloodHeapBound is what issue 26's header flood on the metrics
+// server (TestMetricsHeaderFloodMemory) may add to the Go heap: the
+// connection cap's 512 connections, each holding at most a header's
+// 32 KiB and Go's 4 KiB beyond it (httpguard), are 18 MiB; the rest is
+// room for the connections' own state and the test's clients. Before,
+// with Go's 1 MiB header limit and no cap, 2,000 connections took RSS
+// to 2,278 MB.
+const headerFloodHeapBound = 48 << 20
+
+// 2,000 connections from 16 addresses each send a 1 MB header, all at
+// once, and hold their connections: the Go heap, live after a GC, grows
+// by at most headerFloodHeapBound while they are open, and a scrape from
+// another address is served.
+func TestMetricsHeaderFloodMemory(t *testing.T) {
+	p := setupMetrics(t, trace.Config{MetricsAddr: "127.0.0.1:0"})
+	const conns, addrs = 2000, 16
+	header := []byte("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 1<<20))
+	base := heapLive()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var open []net.Conn
+	defer func() {
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}()
+	peak := base
+	for i := range conns {
+		if i%200 == 199 {
+			peak = max(peak, heapLive())
+		}
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(fmt.Sprintf("127.0.1.%d", 1+i%addrs))}, Timeout: 10 * time.Second}
+		c, err := d.Dial("tcp", metricsHostPort(p))
+		if err != nil {
+			continue // refused at the cap, or the backlog full: the bound at work
+		}
+		mu.Lock()
+		open = append(open, c)
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+			c.Write(header) // the one header, shared: the clients hold little
+		}()
+	}
+	// The peak, sampled as the flood grows and once every connection has
+	// written what the server (and the kernel's buffers) would take.
+	for range 3 {
+		time.Sleep(200 * time.Millisecond)
+		peak = max(peak, heapLive())
+	}
+	grew := int64(peak) - int64(base)
+	if code := scrapeFrom(t, p, "127.0.0.9"); code != http.StatusOK {
+		t.Fatalf("a scrape beside the flood: HTTP %d", code)
+	}
+	mu.Lock()
+	n := len(open)
+	mu.Unlock()
+	t.Logf("%d of %d connections opened; Go heap live %.1f MB before, %.1f MB at the peak (+%.1f MB); %+v",
+		n, conns, float64(base)/1e6, float64(peak)/1e6, float64(grew)/1e6, trace.MetricsConns(p))
+	if grew > headerFloodHeapBound {
+		t.Fatalf("the Go heap grew by %.1f MB under the header flood, more than %d MiB", float64(grew)/1e6, headerFloodHeapBound>>20)
 	}
 }

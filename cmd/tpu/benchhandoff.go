@@ -45,7 +45,9 @@ const benchHandoffHelp = `Usage: tpu bench handoff [flags]
 Runs tpu run's pipeline in this process with --handoff refcount and with
 --handoff copy, on identical load, at each of --sizes and --consumers
 (consumers of each verified batch): 1 is banking alone; 2 adds the
-banking trace's recorder (to a temporary directory); 3 adds the
+banking trace's recorder (to a temporary directory; banking hands it
+each batch as its driver takes it, copied there in copy mode, so that
+copy is in the process's CPU but not the fan-out step's); 3 adds the
 forwarder, sending every verified packet (no rate limit) to a UDP socket
 on 127.0.0.1 that the bench reads and counts; 4 and more add taps, each a
 goroutine that reads every packet's bytes (a byte per 64) and releases
@@ -74,7 +76,9 @@ one); the heap's live objects, sampled every
 10 ms (peak and mean, measured); the process's CPU per packet (getrusage)
 and the fan-out step's alone (the time sigverify's actor spends handing
 each batch to its consumers, the copies included), with its share of
-the process's CPU; and the latency from each transaction's
+the process's CPU, and that step's CPU from the hand-offs its thread's
+clock timed alone, scaled to all (no wait for a core counted, unlike a
+hand-off whose goroutine changed threads, timed by the wall clock); and the latency from each transaction's
 scheduled send to its execution (p50, p99). It prints a table per
 consumer count with the median of the rounds for each mode, the
 copy/refcount ratio and the spread (min-max) across rounds, after a
@@ -169,6 +173,12 @@ type handoffResult struct {
 	CPUPerPacket    float64 `json:"cpu_per_packet_us"`
 	FanoutPerPacket float64 `json:"fanout_per_packet_us"`
 	FanoutShare     float64 `json:"fanout_share"`
+	// FanoutCPUPerPacket is the fan-out's CPU per packet from the steps
+	// the thread's clock timed alone, scaled to all
+	// (stages.Snapshot.FanoutCPU: no wait for a core counted), and
+	// FanoutClocked the share of steps so timed, 0 to 1.
+	FanoutCPUPerPacket float64 `json:"fanout_cpu_per_packet_us"`
+	FanoutClocked      float64 `json:"fanout_clocked"`
 	// Copies is the batches the fan-out copied (copy mode).
 	Copies uint64 `json:"copies"`
 	// Recorded and RecorderDropped are the recorder's batches (2 and 3
@@ -480,6 +490,10 @@ func handoffRun(f handoffFlags, genesis bank.GenesisConfig, backend sigverify.Ba
 	if snap.Received > 0 {
 		r.CPUPerPacket = float64(cpu.Nanoseconds()) / 1e3 / float64(snap.Received)
 		r.FanoutPerPacket = float64(snap.FanoutTime.Nanoseconds()) / 1e3 / float64(snap.Received)
+		r.FanoutCPUPerPacket = float64(snap.FanoutCPU().Nanoseconds()) / 1e3 / float64(snap.Received)
+	}
+	if snap.FanoutSteps > 0 {
+		r.FanoutClocked = float64(snap.FanoutClocked) / float64(snap.FanoutSteps)
 	}
 	if cpu > 0 {
 		r.FanoutShare = float64(snap.FanoutTime) / float64(cpu)

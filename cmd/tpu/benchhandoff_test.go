@@ -32,7 +32,7 @@ func TestBenchHandoff(t *testing.T) {
 	for _, o := range raw {
 		for _, k := range []string{"mode", "consumers", "round", "executed", "tps", "allocs_per_packet", "bytes_per_packet",
 			"gc_cpu", "heap_peak_bytes", "heap_mean_bytes", "p50_us", "p99_us", "copies",
-			"cpu_per_packet_us", "fanout_per_packet_us", "fanout_share", "tx_bytes", "padded"} {
+			"cpu_per_packet_us", "fanout_per_packet_us", "fanout_share", "tx_bytes", "padded", "fanout_cpu_per_packet_us", "fanout_clocked"} {
 			if _, ok := o[k]; !ok {
 				t.Errorf("field %s missing: %v", k, o)
 			}
@@ -72,7 +72,8 @@ func TestBenchHandoff(t *testing.T) {
 		// The process's CPU per packet is measured; the fan-out step is
 		// part of it, and took time in both modes.
 		if r.CPUPerPacket <= 0 || r.FanoutPerPacket <= 0 || r.FanoutShare <= 0 || r.FanoutShare >= 1 ||
-			r.FanoutPerPacket >= r.CPUPerPacket {
+			r.FanoutPerPacket >= r.CPUPerPacket || r.FanoutClocked < 0 || r.FanoutClocked > 1 ||
+			r.FanoutCPUPerPacket < 0 || r.FanoutCPUPerPacket >= r.CPUPerPacket || (r.FanoutClocked > 0) != (r.FanoutCPUPerPacket > 0) {
 			t.Errorf("%s: CPU per packet %.2f us, fan-out %.3f us (%.2f%% of the CPU)", key, r.CPUPerPacket, r.FanoutPerPacket, 100*r.FanoutShare)
 		}
 		// Refcount copies nothing; copy copies every batch once per
@@ -204,7 +205,7 @@ func handoffMatrix() []handoffResult {
 						cpu += fan
 					}
 					res = append(res, handoffResult{Mode: mode, Size: size, Padded: size == 1232, Consumers: c, Round: round,
-						CPUPerPacket: cpu, FanoutPerPacket: fan, TPS: 1e6 / cpu, Executed: 1000, Offered: 1000})
+						CPUPerPacket: cpu, FanoutPerPacket: 2 * fan, FanoutCPUPerPacket: fan, TPS: 1e6 / cpu, Executed: 1000, Offered: 1000})
 				}
 			}
 		}

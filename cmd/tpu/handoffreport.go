@@ -37,6 +37,8 @@ var handoffStats = []handoffStat{
 	{"cpu_per_packet", "us", func(r handoffResult) float64 { return r.CPUPerPacket }},
 	{"fanout_cpu_per_packet", "us", func(r handoffResult) float64 { return r.FanoutPerPacket }},
 	{"fanout_share", "% of CPU", func(r handoffResult) float64 { return 100 * r.FanoutShare }},
+	{"fanout_thread_cpu_per_packet", "us", func(r handoffResult) float64 { return r.FanoutCPUPerPacket }},
+	{"fanout_clocked", "% of steps", func(r handoffResult) float64 { return 100 * r.FanoutClocked }},
 	{"heap_peak", "MB", func(r handoffResult) float64 { return float64(r.HeapPeak) / 1e6 }},
 	{"heap_mean", "MB", func(r handoffResult) float64 { return float64(r.HeapMean) / 1e6 }},
 	{"p50", "us", func(r handoffResult) float64 { return r.P50 }},
@@ -114,11 +116,11 @@ func num(v float64) string {
 }
 
 // copyCost is what the copies cost at a size and consumer count, from
-// the medians: the fan-out's CPU per packet in copy mode less refcount's,
-// as a share of the process's CPU per packet with refcount (0 to 1; 0
-// when a mode is missing).
+// the medians: the fan-out's CPU per packet (its thread's clock, scaled)
+// in copy mode less refcount's, as a share of the process's CPU per
+// packet with refcount (0 to 1; 0 when a mode is missing).
 func copyCost(res []handoffResult, size, consumers int) (float64, bool) {
-	fan := func(r handoffResult) float64 { return r.FanoutPerPacket }
+	fan := func(r handoffResult) float64 { return r.FanoutCPUPerPacket }
 	cpu := func(r handoffResult) float64 { return r.CPUPerPacket }
 	cf, ok1 := spreadOf(res, handoffKey{"copy", size, consumers}, fan)
 	rf, ok2 := spreadOf(res, handoffKey{"refcount", size, consumers}, fan)
@@ -135,14 +137,14 @@ func copyCost(res []handoffResult, size, consumers int) (float64, bool) {
 func writeHandoffCost(w io.Writer, res []handoffResult) {
 	sizes, padded, consumers := handoffAxes(res)
 	fmt.Fprintf(w, "\n### Copy against refcount, medians\n\n")
-	fmt.Fprintf(w, "| size | consumers | tx/s refcount / copy (ratio) | CPU us/packet refcount / copy (ratio) | fan-out us/packet refcount / copy | copies' CPU, %% of the process's |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| size | consumers | tx/s refcount / copy (ratio) | CPU us/packet refcount / copy (ratio) | fan-out thread CPU us/packet refcount / copy | copies' CPU, %% of the process's |\n|---|---|---|---|---|---|\n")
 	for _, size := range sizes {
 		for _, c := range consumers {
 			var cells [3]string
 			for i, get := range []func(handoffResult) float64{
 				func(r handoffResult) float64 { return r.TPS },
 				func(r handoffResult) float64 { return r.CPUPerPacket },
-				func(r handoffResult) float64 { return r.FanoutPerPacket },
+				func(r handoffResult) float64 { return r.FanoutCPUPerPacket },
 			} {
 				ref, ok1 := spreadOf(res, handoffKey{"refcount", size, c}, get)
 				cp, ok2 := spreadOf(res, handoffKey{"copy", size, c}, get)
@@ -195,7 +197,7 @@ func writeHandoffTables(w io.Writer, res []handoffResult, f handoffFlags) {
 	if f.rate == 0 {
 		load = "closed-loop (as fast as the pipeline accepts; no latency figures)"
 	}
-	fmt.Fprintf(w, "\n%d rounds; each run offers the same %d transactions of its size %s; CPU from getrusage (process) and the fan-out thread's clock, per packet received; the copies' CPU is the fan-out's in copy mode less refcount's, over the process's with refcount; allocations, bytes and GC share from the first send to the end of the drain, per packet received; heap = live heap objects sampled every 10 ms. --num-workers %d --block-production-method %s --sync %s, GOMAXPROCS %d.\n",
+	fmt.Fprintf(w, "\n%d rounds; each run offers the same %d transactions of its size %s; CPU from getrusage (process) and the fan-out thread's clock (fanout_thread_cpu: the steps it timed alone, scaled to all), per packet received; the copies' CPU is the fan-out's thread CPU in copy mode less refcount's, over the process's with refcount; allocations, bytes and GC share from the first send to the end of the drain, per packet received; heap = live heap objects sampled every 10 ms. --num-workers %d --block-production-method %s --sync %s, GOMAXPROCS %d.\n",
 		f.rounds, f.count, load, f.workers, f.method, f.syncMode, runtime.GOMAXPROCS(0)+1)
 }
 

@@ -134,9 +134,9 @@ func (s summary) printQUIC(w io.Writer) {
 	fmt.Fprintf(w, "quic tpu %s: %d connections admitted; refused %d (rate), %d (alpn); closed too_many %d, dropped %d, disallowed %d\n",
 		q.Addr, ev(quic.EventConnAccepted), ev(quic.EventConnRefused), ev(quic.EventALPNRefused),
 		ev(quic.EventConnTooMany), ev(quic.EventConnDropped), ev(quic.EventConnDisallowed))
-	fmt.Fprintf(w, "  streams %d: received %d, too_large %d, empty %d, timeout %d, reset %d, lost %d; rate_limited %d accepts\n",
+	fmt.Fprintf(w, "  streams %d: received %d, too_large %d, empty %d, timeout %d, reset %d, lost %d; rate_limited %d accepts; path_refused %d packets (from a new address: no migration)\n",
 		q.StreamsAccepted, ev(quic.EventStreamReceived), ev(quic.EventStreamTooLarge), ev(quic.EventStreamEmpty),
-		ev(quic.EventStreamTimeout), ev(quic.EventStreamReset), ev(quic.EventStreamLost), ev(quic.EventRateLimited))
+		ev(quic.EventStreamTimeout), ev(quic.EventStreamReset), ev(quic.EventStreamLost), ev(quic.EventRateLimited), ev(quic.EventPathRefused))
 	for i, p := range q.Peers {
 		if i == 8 {
 			fmt.Fprintf(w, "  ... %d more peers (all in --summary-json)\n", len(q.Peers)-i)
