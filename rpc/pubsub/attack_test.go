@@ -23,6 +23,11 @@ import (
 	"github.com/tpugo/tpu/rpc/pubsub"
 )
 
+// amplifyHeapBound is what TestAmplificationAttack may add to the Go
+// heap: its 4,096 subscriptions (about 470 bytes each) and what its
+// readers have yet to read, with room to spare.
+const amplifyHeapBound = 32 << 20
+
 // TestAmplificationAttack is issue 26's PubSub amplification, bounded:
 // 4 connections with 1,024 accountSubscribes each (two in base58, two in
 // base64) to the genesis lookup table (8,248 bytes), reading all they
@@ -34,10 +39,13 @@ import (
 // may be dropped as slow readers (1,024 notifications of 11 KB a slot
 // pass QueueBytes' default): that is the byte bound doing its work, and
 // the test does not depend on it either way.
+//
+// The Go heap, live after a GC, grows by at most amplifyHeapBound.
 func TestAmplificationAttack(t *testing.T) {
 	const conns, subs, rounds = 4, 1024, 5
 	n := startNode(t, pubsub.Config{}, ledger.SyncEachSlot)
 	table, _ := bank.GenesisTable(seed)
+	base := heapLive()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var replies, notes atomic.Int64
@@ -90,11 +98,13 @@ func TestAmplificationAttack(t *testing.T) {
 	first := n.g.Bank().CommittedSlot()
 	c := n.dial(t)
 	sid := c.subscribe("slotSubscribe")
+	peak := heapLive()
 	for i := range rounds {
 		n.send(t, n.transfer(t, solana.PublicKey(table), uint64(1+i)))
 		if m := c.next(); m.Method != "slotNotification" || m.Params.Subscription != sid {
 			t.Fatalf("round %d: %s", i, m.raw)
 		}
+		peak = max(peak, heapLive())
 	}
 	// The transfers land: the table is notified.
 	for deadline := time.Now().Add(10 * time.Second); n.ps.Stats().Encodings == 0 && time.Now().Before(deadline); {
@@ -102,7 +112,11 @@ func TestAmplificationAttack(t *testing.T) {
 	}
 	last := n.g.Bank().CommittedSlot()
 	st := n.ps.Stats()
-	t.Logf("slots %d to %d: %d replies, %d account notifications read; %+v", first, last, replies.Load(), notes.Load(), st)
+	grew := int64(peak) - int64(base)
+	t.Logf("slots %d to %d: %d replies, %d account notifications read; Go heap +%.1f MB at the peak; %+v", first, last, replies.Load(), notes.Load(), float64(grew)/1e6, st)
+	if grew > amplifyHeapBound {
+		t.Fatalf("the Go heap grew by %.1f MB under the attack, more than the documented %d MiB", float64(grew)/1e6, amplifyHeapBound>>20)
+	}
 	if st.Encodings == 0 {
 		t.Fatal("the table was never notified: the attack did not run")
 	}
