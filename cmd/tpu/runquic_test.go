@@ -15,9 +15,11 @@ import (
 
 // TestRunSendQUIC: tpu run --send quic sends its load over QUIC streams
 // from 4 identities, the first 3 staked by the ledger's genesis stake
-// accounts (--genesis-validators 3); the summary says so, and its QUIC figures
-// agree with the pipeline's: every stream received is a packet received,
-// every one sent was accepted.
+// accounts (--genesis-validators 3); the summary says so, and its QUIC
+// figures agree with the pipeline's: every stream received is a packet
+// received, and every stream accepted was received, or lost when the
+// sender closed (the unstaked connection, held to 200 tx/s of the 250
+// sent to it, has a backlog then).
 func TestRunSendQUIC(t *testing.T) {
 	dir := t.TempDir()
 	summaryPath := filepath.Join(dir, "summary.json")
@@ -41,7 +43,8 @@ func TestRunSendQUIC(t *testing.T) {
 	if s.Send != "quic" || q == nil || !s.AccountingOK || s.Executed == 0 {
 		t.Fatalf("summary %+v", s)
 	}
-	if q.Events[quic.EventStreamReceived.String()] != s.Received || q.StreamsAccepted != s.Received || q.Events[quic.EventConnAccepted.String()] != 4 {
+	ev := func(e quic.Event) uint64 { return q.Events[e.String()] }
+	if ev(quic.EventStreamReceived) != s.Received || q.StreamsAccepted != s.Received+ev(quic.EventStreamLost) || ev(quic.EventConnAccepted) != 4 {
 		t.Fatalf("quic %+v, received %d", q, s.Received)
 	}
 	if len(q.Events) != int(quic.NumEvents) || len(q.Peers) != 4 {
