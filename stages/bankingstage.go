@@ -81,6 +81,7 @@ type bankingStage struct {
 	spans      *spanBook           // nil when no span can be recorded
 	asks       map[uint64]int64    // slot -> packet.Now() of its end's ask, until durable
 	submitting trace.Span          // the schedule span of the batch being submitted
+	bookAt     int64               // packet.Now() when the work batch being booked came in; 0 between
 	srcs       []uint64            // scratch: a work batch's sources
 	tts        []scheduler.TxTimes // scratch: a work batch's tracers
 	recorder   Recorder            // the banking trace: told of every driver call; nil: off
@@ -140,7 +141,13 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 			s.spans.work(s.srcs, s.tts, workTimes{sealed: wb.Sealed, started: wb.Started, finished: wb.Finished, worker: wb.Worker(), n: wb.Len()}, s.sched.Bank().Slot())
 			clear(s.tts) // it held signatures into the batch's packets
 		}
+		// Every transaction of the batch is executed as of now: the
+		// latency's end, one clock reading for the whole booking call,
+		// as the banking trace records the call (so that its replay
+		// gives the same figures).
+		s.bookAt = packet.Now()
 		s.drv.OnCompletion(wb)
+		s.bookAt = 0
 	case slotTickMsg:
 		if late := s.clock.handled(); late > 0 {
 			s.pub.lateTicks.Add(late)
@@ -261,7 +268,10 @@ func (s *bankingStage) submit(m *BatchMsg) {
 func (s *bankingStage) onDone(o packet.Outcome, recv int64, sig *[64]byte, flags packet.Flags) {
 	s.outcomes[o]++
 	if o == packet.OutcomeExecutedOK || o == packet.OutcomeExecutedFailed {
-		now := packet.Now()
+		now := s.bookAt
+		if now == 0 {
+			now = packet.Now()
+		}
 		if recv > 0 {
 			s.latency.Record(time.Duration(now - recv))
 		}
@@ -338,6 +348,9 @@ func (s *bankingStage) event(e scheduler.Event) {
 	case scheduler.EventSlot:
 		s.recorder.Slot(e.Slot, e.At)
 	case scheduler.EventCompletion:
+		if s.bookAt != 0 {
+			e.At = s.bookAt // the latency's end (Receive): a replay's too
+		}
 		s.recorder.Step(e.Kind, uint64(e.Worker), e.At)
 	default:
 		s.recorder.Step(e.Kind, e.Slot, e.At)
