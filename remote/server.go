@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -143,7 +142,7 @@ func startRemote(listen string, tlsCfg *TLS, log *slog.Logger, cl *ClusterConfig
 	}
 	// protoactor's info lines (every connection made or lost) show at
 	// debug level, as the graph's do.
-	actorLogs := slog.New(quieter{log.Handler()}).With("lib", "protoactor")
+	actorLogs := slog.New(trace.QuietInfo(log.Handler())).With("lib", "protoactor")
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLogs }))
 	opts, err := tlsCfg.options()
 	if err != nil {
@@ -284,28 +283,6 @@ func (w *worker) check(req *wire.VerifyRequest) *wire.VerifyReply {
 	span.End()
 	return reply
 }
-
-// quieter lowers a handler's info records to debug.
-type quieter struct{ h slog.Handler }
-
-func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.h.Enabled(ctx, q.level(l))
-}
-
-func (q quieter) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = q.level(r.Level)
-	return q.h.Handle(ctx, r)
-}
-
-func (q quieter) level(l slog.Level) slog.Level {
-	if l == slog.LevelInfo {
-		return slog.LevelDebug
-	}
-	return l
-}
-
-func (q quieter) WithAttrs(as []slog.Attr) slog.Handler { return quieter{q.h.WithAttrs(as)} }
-func (q quieter) WithGroup(name string) slog.Handler    { return quieter{q.h.WithGroup(name)} }
 
 // shutdownProvider stops a cluster provider's polling. The automanaged
 // provider's Shutdown marks itself shut down, then closes its membership

@@ -228,7 +228,7 @@ func Start(cfg Config) (*Graph, error) {
 
 	actorLogs := cfg.ActorLogs
 	if actorLogs == nil {
-		actorLogs = slog.New(quieter{g.log.Handler()}).With("lib", "protoactor")
+		actorLogs = slog.New(trace.QuietInfo(g.log.Handler())).With("lib", "protoactor")
 	}
 	g.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLogs }))
 	g.fetchCredits, g.bankCredits = NewCredits(cfg.FetchBudget), NewCredits(cfg.BankingBudget)

@@ -1,9 +1,7 @@
 package stages
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -12,7 +10,7 @@ import (
 )
 
 // The stages' supervision: how an actor is spawned, what a panic in it
-// does to the graph, and protoactor's logs made quieter.
+// does to the graph.
 
 // spawn starts a stage's actor under the graph's supervision: a panic in
 // it is logged with its stack, counted, and fails the graph (Done, Err);
@@ -75,26 +73,3 @@ func (g *Graph) ledgerFailed(err error) {
 		close(g.failed)
 	})
 }
-
-// quieter is a slog.Handler that passes protoactor's Info lines (one per
-// actor started or stopped, dead letters at shutdown) at Debug.
-type quieter struct{ h slog.Handler }
-
-func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.h.Enabled(ctx, q.level(l))
-}
-
-func (q quieter) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = q.level(r.Level)
-	return q.h.Handle(ctx, r)
-}
-
-func (q quieter) level(l slog.Level) slog.Level {
-	if l == slog.LevelInfo {
-		return slog.LevelDebug
-	}
-	return l
-}
-
-func (q quieter) WithAttrs(as []slog.Attr) slog.Handler { return quieter{q.h.WithAttrs(as)} }
-func (q quieter) WithGroup(name string) slog.Handler    { return quieter{q.h.WithGroup(name)} }
