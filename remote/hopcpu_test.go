@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/tpugo/tpu/packet"
-	"github.com/tpugo/tpu/stages/sigverify"
 )
 
 // BenchmarkHopCPU measures the leader's CPU for a pass sent to a
@@ -23,29 +20,9 @@ func BenchmarkHopCPU(b *testing.B) {
 	if isolatedBench(b) {
 		return
 	}
-	s := startChild(b, "honest")
-	x := startLeader(b, LeaderConfig{Verifiers: []string{s.addr}, Credits: 1})
-	waitFor(b, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
-	v, err := sigverify.NewVerifier(sigverify.VerifyConfig{Workers: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
-	pool := newPool(b)
+	x, v, pool := passBench(b)
 	for _, batches := range []int{1, 16} {
-		src := pool.Get()
-		for i := range 64 {
-			src.Next().Fill(transfer(b, i, 0))
-		}
-		bs := make([]*packet.Batch, batches)
-		reset := func() {
-			for i := range bs {
-				if bs[i] != nil {
-					bs[i].Release()
-				}
-				bs[i] = src.Clone()
-			}
-		}
+		src, bs, reset := passBatches(b, pool, batches)
 		var cpu [2]float64 // ns a pass: remote, local
 		run := func(where int, pass func()) func(*testing.B) {
 			return func(b *testing.B) {
@@ -76,11 +53,6 @@ func BenchmarkHopCPU(b *testing.B) {
 			fmt.Printf("hop: %d packets: leader CPU %.0f us a remote pass, %.0f us checked here: %.1f%%\n",
 				64*batches, cpu[0]/1e3, cpu[1]/1e3, 100*cpu[0]/cpu[1])
 		}
-		for _, b := range bs {
-			if b != nil { // nil: -test.bench ran neither
-				b.Release()
-			}
-		}
-		src.Release()
+		releasePass(src, bs)
 	}
 }
