@@ -32,21 +32,6 @@ var (
 	errTooMany = errors.New("remote: request carries too many packets")
 )
 
-// appendPacket adds p's bytes and layout to req.
-func appendPacket(req *wire.VerifyRequest, p *packet.Packet) {
-	req.Data = append(req.Data, p.Data()...)
-	req.Sizes = append(req.Sizes, uint32(p.Meta.Size))
-	req.Layouts = append(req.Layouts, p.Meta.Parsed[:]...)
-}
-
-// setParent puts sc in req as the verifier span's parent.
-func setParent(req *wire.VerifyRequest, sc trace.SpanContext) {
-	if !sc.IsValid() {
-		return
-	}
-	req.TraceId, req.SpanId, req.TraceFlags = sc.TraceID[:], sc.SpanID[:], uint32(sc.Flags)
-}
-
 // parent returns the span context req carries (the zero one if none, or
 // if it is malformed).
 func parent(req *wire.VerifyRequest) trace.SpanContext {

@@ -17,7 +17,8 @@ import (
 // job: TryStart -> the dispatcher. A pass to place on a verifier with a
 // credit free; the dispatcher owns it (and its batches) until done.
 type job struct {
-	req     *wire.VerifyRequest
+	id      uint64
+	req     *encoded         // its VerifyRequest
 	pkts    []*packet.Packet // the live packets req carries, in its order
 	batches []*packet.Batch
 	done    func()
@@ -194,11 +195,12 @@ func (d *dispatcher) place(ctx actor.Context, j *job) {
 		d.x.free.Add(1)
 		d.count(func(st *Stats) { st.NoWorker++ })
 		d.checkHere(j)
+		d.x.putJob(j) // its request never left
 		return
 	}
 	best.free--
 	j.w = best
-	id := j.req.Id
+	id := j.id
 	d.jobs[id] = j
 	best.jobs[id] = j
 	j.timer = time.AfterFunc(d.x.cfg.Timeout, func() { d.root.Send(d.self, timeoutMsg{id}) })
@@ -208,7 +210,7 @@ func (d *dispatcher) place(ctx actor.Context, j *job) {
 // release ends j's time on its verifier: the credit goes back if the
 // verifier is still in service.
 func (d *dispatcher) release(j *job) {
-	id := j.req.Id
+	id := j.id
 	delete(d.jobs, id)
 	delete(j.w.jobs, id)
 	j.timer.Stop()
@@ -245,6 +247,9 @@ func (d *dispatcher) reply(r *wire.VerifyReply) {
 		d.count(func(st *Stats) { st.Late++ })
 		return
 	}
+	// Answered: its request has left the leader, and however j ends
+	// here, it may be reused.
+	defer d.x.putJob(j)
 	if r.Error != "" || len(r.Verdicts) != len(j.pkts) || refuses(r.Verdicts) {
 		d.x.cfg.Logger.Warn("remote verifier: verdicts not usable; checked here", "verifier", j.w.addr, "err", r.Error)
 		d.count(func(st *Stats) { st.Refused++ })

@@ -11,7 +11,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/tpugo/tpu/packet"
-	"github.com/tpugo/tpu/remote/wire"
 	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/txview"
@@ -118,6 +117,7 @@ type Dispatcher struct {
 	pending sync.WaitGroup // passes taken and not ended
 	onFree  atomic.Pointer[func()]
 	nextID  uint64
+	spare   chan *job // jobs to reuse (getJob, putJob)
 
 	sent, packets, tooBig atomic.Uint64
 }
@@ -147,7 +147,7 @@ func NewDispatcher(cfg LeaderConfig) (*Dispatcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Dispatcher{cfg: cfg}
+	x := &Dispatcher{cfg: cfg, spare: make(chan *job, spareJobs)}
 	// The topology is watched before the remote starts, so that the
 	// first members the cluster finds are not missed; the dispatcher
 	// hears of them once it is spawned, after the start (its address,
@@ -201,46 +201,63 @@ func (x *Dispatcher) TryStart(batches []*packet.Batch, span trace.SpanContext, d
 		return false
 	}
 	sigverify.Parse(batches...)
-	n, data := 0, 0
+	j := x.getJob()
+	data := 0
 	for _, b := range batches {
 		for i := range b.Packets() {
 			if p := b.At(i); !p.Discarded() {
-				n++
+				j.pkts = append(j.pkts, p)
 				data += int(p.Meta.Size)
 			}
 		}
 	}
+	n := len(j.pkts)
 	size := data + n*(txview.LayoutSize+3) // 3: a size's varint
 	if size > MaxRequestBytes-1024 {       // the request's other fields
+		x.putJob(j)
 		x.free.Add(1)
 		x.tooBig.Add(1)
 		return false
 	}
 	if n == 0 {
+		x.putJob(j)
 		x.free.Add(1)
 		done()
 		return true
 	}
-	// Every slice sized once: the request of a full pass is about a
-	// megabyte, which growing by appends would allocate twice over.
-	req := &wire.VerifyRequest{Data: make([]byte, 0, data), Sizes: make([]uint32, 0, n), Layouts: make([]byte, 0, n*txview.LayoutSize)}
-	j := &job{batches: batches, done: done, req: req, pkts: make([]*packet.Packet, 0, n)}
-	for _, b := range batches {
-		for i := range b.Packets() {
-			if p := b.At(i); !p.Discarded() {
-				j.pkts = append(j.pkts, p)
-				appendPacket(req, p)
-			}
-		}
-	}
 	x.nextID++
-	j.req.Id = x.nextID
-	setParent(j.req, span)
+	j.id, j.batches, j.done = x.nextID, batches, done
+	j.req.encode(j.id, j.pkts, data, span)
 	x.sent.Add(1)
-	x.packets.Add(uint64(len(j.pkts)))
+	x.packets.Add(uint64(n))
 	x.pending.Add(1)
 	x.system.Root.Send(x.pid, j)
 	return true
+}
+
+// spareJobs bounds the jobs (and their requests' buffers, up to
+// MaxRequestBytes each) kept for reuse.
+const spareJobs = 8
+
+// getJob returns a spare job, or a new one.
+func (x *Dispatcher) getJob() *job {
+	select {
+	case j := <-x.spare:
+		return j
+	default:
+		return &job{req: newEncoded()}
+	}
+}
+
+// putJob keeps j for reuse, if there is room: its pass has ended and
+// its request was answered or never sent (see encoded).
+func (x *Dispatcher) putJob(j *job) {
+	clear(j.pkts)
+	j.pkts, j.batches, j.done, j.w, j.timer, j.id = j.pkts[:0], nil, nil, nil, nil, 0
+	select {
+	case x.spare <- j:
+	default:
+	}
 }
 
 // takeCredit takes one of c's credits if one is free.
