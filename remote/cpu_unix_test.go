@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// processCPU returns the CPU time (user and system) of this process so
-// far, every thread's.
-func processCPU() time.Duration {
+// processCPU returns the CPU time of this process so far, every
+// thread's: in user space and in the kernel.
+func processCPU() (user, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
