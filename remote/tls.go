@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
 )
 
 // TLS authenticates the link between a leader and its verifiers both
@@ -46,8 +47,14 @@ func LoadTLS(certFile, keyFile, caFile string) (*TLS, error) {
 // options returns protoactor's server and dial options for t: mutual TLS,
 // or plaintext when t is nil.
 func (t *TLS) options() ([]remote.ConfigOption, error) {
-	serverOpts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessageBytes)}
-	dial := []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes))}
+	serverOpts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessageBytes),
+		grpc.WriteBufferSize(ioBufferBytes), grpc.ReadBufferSize(ioBufferBytes),
+		grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes),
+		grpc.ForceServerCodecV2(linkCodec{}), experimental.BufferPool(linkPool)}
+	dial := []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes), grpc.ForceCodecV2(linkCodec{})),
+		grpc.WithWriteBufferSize(ioBufferBytes), grpc.WithReadBufferSize(ioBufferBytes),
+		grpc.WithInitialWindowSize(windowBytes), grpc.WithInitialConnWindowSize(windowBytes),
+		experimental.WithBufferPool(linkPool)}
 	if t == nil {
 		dial = append(dial, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	} else {
@@ -68,6 +75,20 @@ func (t *TLS) options() ([]remote.ConfigOption, error) {
 	}
 	return []remote.ConfigOption{remote.WithServerOptions(serverOpts...), remote.WithDialOptions(dial...)}, nil
 }
+
+// The links' gRPC buffers and flow-control windows. gRPC's defaults
+// (32 KiB buffers, a 64 KiB window grown by its estimate of the link)
+// cut a pass of a few hundred kilobytes into a write and a read
+// syscall every 32 KiB, and make the receiver send window updates
+// while one arrives: each more wake-ups on both sides. A pass fits
+// whole in the buffers, and a window of maxMessageBytes lets any
+// message go without waiting for one. Per connection (one each way
+// between a leader and a verifier): two buffers and, at most, a
+// window's worth of messages received and not yet read.
+const (
+	ioBufferBytes = 1 << 20
+	windowBytes   = maxMessageBytes
+)
 
 // baseOptions are the remote settings both sides use. protoactor's
 // endpoint writer packs up to 1,000 messages into one gRPC message, and
