@@ -332,7 +332,8 @@ func (g *Graph) LatestBlockhash() ([32]byte, error) {
 // Accepting reports whether the pipeline has room for more, given that
 // sent packets were sent to it so far: fewer than one sigverify pass's
 // worth are waiting to be verified (in the socket buffer or the stage's
-// mailbox), banking's budget is not three-quarters used, and banking's
+// mailbox; not those in passes under way, so that the next pass fills
+// while one is checked, here or by a remote verifier), banking's budget is not three-quarters used, and banking's
 // buffer holds fewer than AcceptWindow transactions. An in-process load
 // generator asks it so as to send as fast as the pipeline accepts, rather
 // than flood it. Without the last bound a banking stage slower than
@@ -343,7 +344,8 @@ func (g *Graph) LatestBlockhash() ([32]byte, error) {
 // short run.
 func (g *Graph) Accepting(sent int) bool {
 	done := g.fetch.oversize.Load() + g.fetch.noCredits.Load() + g.sv.done.Load()
-	return int64(sent)-int64(done) < int64(g.cfg.Sigverify.MaxPending) && g.bankCredits.Taken() < g.cfg.BankingBudget*3/4 &&
+	waiting := int64(sent) - int64(done) - g.sv.checking.Load()
+	return waiting < int64(g.cfg.Sigverify.MaxPending) && g.bankCredits.Taken() < g.cfg.BankingBudget*3/4 &&
 		g.bs.pub.buffered() < uint64(g.acceptWindow)
 }
 

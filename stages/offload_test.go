@@ -73,3 +73,53 @@ func TestSigverifyNoLocalWaitsForCredits(t *testing.T) {
 		m.Batch.Release()
 	}
 }
+
+// holdOffload takes every pass and holds it until the test ends it.
+type holdOffload struct{ done []func() }
+
+func (h *holdOffload) Free() int { return 1 }
+func (h *holdOffload) TryStart(_ []*packet.Batch, _ trace.SpanContext, done func()) bool {
+	h.done = append(h.done, done)
+	return true
+}
+func (h *holdOffload) OnFree(func()) {}
+func (h *holdOffload) Wait()         {}
+
+// A pass under way counts its packets as being checked, no longer as
+// waiting for a pass (Graph.Accepting's closed loop), until it ends and
+// they count as done: a leader whose passes are checked elsewhere may
+// have one in flight while the next fills, rather than wait for each
+// to come back.
+func TestSigverifyCountsPassesUnderWay(t *testing.T) {
+	s, pool, sent := newTestSigverify(t)
+	defer s.verifier.Close()
+	off := &holdOffload{}
+	s.cfg.Offload = off
+	done := make(chan passDoneMsg, 4)
+	s.self = func(m any) { done <- m.(passDoneMsg) }
+
+	receive(t, s, pool, 0, 8, false)
+	receive(t, s, pool, 8, 5, true)
+	s.startPass()
+	if got := s.checking.Load(); got != 13 || s.done.Load() != 0 {
+		t.Fatalf("one pass of 13 packets under way: checking %d, done %d", got, s.done.Load())
+	}
+	receive(t, s, pool, 13, 8, false)
+	s.startPass()
+	if got := s.checking.Load(); got != 21 {
+		t.Fatalf("two passes under way: checking %d, want 21", got)
+	}
+	off.done[0]()
+	s.passDone((<-done).pass)
+	if got, d := s.checking.Load(), s.done.Load(); got != 8 || d != 13 {
+		t.Fatalf("the first pass ended: checking %d, done %d; want 8, 13", got, d)
+	}
+	off.done[1]()
+	s.passDone((<-done).pass)
+	if got, d := s.checking.Load(), s.done.Load(); got != 0 || d != 21 {
+		t.Fatalf("both ended: checking %d, done %d; want 0, 21", got, d)
+	}
+	for _, m := range *sent {
+		m.Batch.Release()
+	}
+}

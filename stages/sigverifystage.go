@@ -114,6 +114,10 @@ type sigverifyStage struct {
 	counts    outcomeCounts // terminal outcomes decided here
 	forwarded atomic.Uint64 // live packets passed to banking
 	done      atomic.Uint64 // packets finished here, forwarded or not
+	// checking is the packets in passes under way (the batches' every
+	// packet, as done counts them): no longer waiting for a pass
+	// (Graph.Accepting).
+	checking atomic.Int64
 }
 
 // svPass is a pass under way: its messages and their spans, in the
@@ -122,6 +126,7 @@ type svPass struct {
 	msgs    []*BatchMsg
 	spans   []trace.Span
 	batches []*packet.Batch
+	packets int                   // the batches' packets, live or not
 	vp      *sigverify.Pass       // nil: Offload checks it
 	onDone  func(*sigverify.Pass) // tells the stage, from a worker
 	onOff   func()                // tells the stage, from Offload
@@ -251,7 +256,9 @@ func (s *sigverifyStage) startPass() {
 	p.spans, s.spans = s.spans, p.spans[:0]
 	for _, m := range p.msgs {
 		p.batches = append(p.batches, m.Batch)
+		p.packets += m.Batch.Len()
 	}
+	s.checking.Add(int64(p.packets))
 	s.dedup.MaybeReset(time.Now())
 	live := 0
 	for _, b := range p.batches {
@@ -289,6 +296,9 @@ func (s *sigverifyStage) passDone(p *svPass) {
 func (s *sigverifyStage) finishPass() {
 	p := s.passes[0]
 	s.passes = slices.Delete(s.passes, 0, 1)
+	// Before done grows: for a moment Accepting may count the pass's
+	// packets as waiting again, never as neither waiting nor done.
+	s.checking.Add(-int64(p.packets))
 	if p.vp != nil {
 		s.local--
 		s.verifier.Recycle(p.vp)
@@ -320,7 +330,7 @@ func (s *sigverifyStage) finishPass() {
 	clear(p.msgs)
 	clear(p.spans)
 	clear(p.batches)
-	p.msgs, p.spans, p.batches, p.vp, p.done, p.doneAt = p.msgs[:0], p.spans[:0], p.batches[:0], nil, false, 0
+	p.msgs, p.spans, p.batches, p.packets, p.vp, p.done, p.doneAt = p.msgs[:0], p.spans[:0], p.batches[:0], 0, nil, false, 0
 	s.free = append(s.free, p)
 }
 
