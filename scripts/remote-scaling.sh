@@ -11,7 +11,13 @@
 # their ratio (the issue's goal: >= 1.7). The figure means something
 # only on cores nothing else uses: on a shared machine say so beside it.
 #
+# Beside tx/s, each round prints the leader's CPU a transaction executed
+# in both runs and the verifier's in the remote one (getrusage-style
+# totals, which a machine shared with other work distorts less than
+# tx/s), and the remote run's passes and their mean size.
+#
 #   ./scripts/remote-scaling.sh                 # ROUNDS=3 DURATION=10s LEADER_CPU=0 VERIFIER_CPU=1
+#   LEADER_FLAGS='--sigverify-max-pending 4096' ./scripts/remote-scaling.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +26,7 @@ duration=${DURATION:-10s}
 leader_cpu=${LEADER_CPU:-0}
 verifier_cpu=${VERIFIER_CPU:-1}
 port=${VERIFIER_PORT:-18031}
+leader_flags=${LEADER_FLAGS:-} # more tpu run flags, both runs: e.g. --sigverify-max-pending 4096
 
 work=$(mktemp -d)
 verifier_pid=
@@ -47,7 +54,8 @@ fi
 run() {
 	local name=$1
 	shift
-	pin "$leader_cpu" "$work/tpu" run --gomaxprocs 1 --duration "$duration" --sync nosync \
+	# shellcheck disable=SC2086 # LEADER_FLAGS: words
+	pin "$leader_cpu" "$work/tpu" run --gomaxprocs 1 --duration "$duration" --sync nosync $leader_flags \
 		--ledger "$work/ledger" --reset --tpu-addr 127.0.0.1:0 --rpc-addr "" --ws-addr "" \
 		--summary-json "$work/$name.json" "$@" >"$work/$name.out" 2>"$work/$name.err" || {
 		echo "tpu run ($name) failed:" >&2
@@ -58,7 +66,24 @@ run() {
 	grep -q '^  "accounting_ok": true' "$work/$name.json" || { echo "tpu run ($name): accounting failed" >&2; exit 1; }
 	sed -n 's/^  "tps": \([0-9.e+]*\),*$/\1/p' "$work/$name.json" | awk '{printf "%.0f\n", $1}'
 	sed -n 's/^  "\(received\|executed\|seconds\)": \([0-9.e+]*\),*$/\1 \2/p' "$work/$name.json" | tr '\n' ' ' >"$work/$name.figures"
+	# The leader's CPU a transaction executed: its process's CPU over the
+	# load (stage_cpu), which a busy machine inflates less than tx/s.
+	local cpu executed
+	cpu=$(sed -n 's/^ *"process_cpu_s": \([0-9.e+-]*\),*$/\1/p' "$work/$name.json")
+	executed=$(sed -n 's/^  "executed": \([0-9]*\),*$/\1/p' "$work/$name.json")
+	awk -v c="$cpu" -v n="$executed" 'BEGIN { printf "%.2f\n", (n > 0 ? c * 1e6 / n : 0) }' >"$work/$name.cpu"
+	echo -n "leader CPU $(cat "$work/$name.cpu") us/tx " >>"$work/$name.figures"
+	# The remote run's passes: how many packets each, on average.
+	local passes packets
+	passes=$(sed -n 's/^    "passes": \([0-9]*\),*$/\1/p' "$work/$name.json")
+	packets=$(sed -n 's/^    "packets": \([0-9]*\),*$/\1/p' "$work/$name.json")
+	if [ -n "$passes" ] && [ "$passes" -gt 0 ]; then
+		echo -n "$passes passes of $((packets / passes)) packets " >>"$work/$name.figures"
+	fi
 }
+
+# proc_cpu PID: the process's CPU so far, in clock ticks (user + system).
+proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
@@ -78,7 +103,14 @@ for r in $(seq 1 "$rounds"); do
 		grep -q "verifier serving" "$work/verifier-$r.err" 2>/dev/null && break
 		sleep 0.1
 	done
+	v0=$(proc_cpu "$verifier_pid")
 	remote_tps+=("$(run "remote-$r" --verifiers "127.0.0.1:$port" --sigverify-local=false)")
+	v1=$(proc_cpu "$verifier_pid")
+	# The verifier's CPU over the whole run (the leader's start and
+	# drain too, when it only answers probes), a transaction executed.
+	awk -v t=$((v1 - v0)) -v hz="$(getconf CLK_TCK)" -v n="$(sed -n 's/^  "executed": \([0-9]*\),*$/\1/p' "$work/remote-$r.json")" \
+		'BEGIN { printf "%.2f\n", (n > 0 ? t / hz * 1e6 / n : 0) }' >"$work/verifier-$r.cpu"
+	echo -n "verifier CPU $(cat "$work/verifier-$r.cpu") us/tx" >>"$work/remote-$r.figures"
 	kill -TERM "$verifier_pid"
 	wait "$verifier_pid" || true
 	verifier_pid=
@@ -87,4 +119,5 @@ done
 lm=$(printf '%s\n' "${local_tps[@]}" | median)
 rm_=$(printf '%s\n' "${remote_tps[@]}" | median)
 echo "median: leader alone (1 core) $lm tx/s; leader (1 core) + verifier (1 core) $rm_ tx/s"
+echo "median CPU a transaction: leader alone $(cat "$work"/local-*.cpu | median) us; with the verifier: leader $(cat "$work"/remote-*.cpu | median) us, verifier $(cat "$work"/verifier-*.cpu | median) us"
 awk -v a="$lm" -v b="$rm_" 'BEGIN { printf "ratio: %.2fx (goal >= 1.7x)\n", (a > 0 ? b / a : 0) }'
