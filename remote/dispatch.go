@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -55,6 +54,7 @@ type peer struct {
 type dispatcher struct {
 	x        *Dispatcher
 	verifier *sigverify.Verifier // checks here: redone passes, the audit
+	auditor  auditor
 	peers    map[string]*peer
 	jobs     map[uint64]*job
 	self     *actor.PID
@@ -66,8 +66,9 @@ type dispatcher struct {
 	st Stats
 }
 
-func newDispatcher(x *Dispatcher, v *sigverify.Verifier) *dispatcher {
-	return &dispatcher{x: x, verifier: v, peers: map[string]*peer{}, jobs: map[uint64]*job{}, root: x.system.Root}
+func newDispatcher(x *Dispatcher, v *sigverify.Verifier, pool *packet.Pool) *dispatcher {
+	return &dispatcher{x: x, verifier: v, peers: map[string]*peer{}, jobs: map[uint64]*job{}, root: x.system.Root,
+		auditor: auditor{rate: x.cfg.Audit, verifier: v, pool: pool}}
 }
 
 func (d *dispatcher) stats() Stats {
@@ -290,21 +291,9 @@ func refuses(vs []byte) bool {
 // audit checks a random Audit fraction of j's verdicts here, and returns
 // the index of the first wrong one, or -1.
 func (d *dispatcher) audit(j *job, vs []byte) int {
-	rate := d.x.cfg.Audit
-	if rate == 0 {
-		return -1
+	n, wrong := d.auditor.check(j.pkts, vs)
+	if n > 0 {
+		d.count(func(st *Stats) { st.Audited += uint64(n) })
 	}
-	n := 0
-	defer func() { d.count(func(st *Stats) { st.Audited += uint64(n) }) }()
-	for i, p := range j.pkts {
-		if rand.Float64() >= rate {
-			continue
-		}
-		n++
-		ok := sigverify.CheckParsed(d.verifier.Backend(), p)
-		if ok != (wire.Verdict(vs[i]) == wire.Verdict_VERDICT_VERIFIED) {
-			return i
-		}
-	}
-	return -1
+	return wrong
 }

@@ -164,7 +164,14 @@ func NewDispatcher(cfg LeaderConfig) (*Dispatcher, error) {
 		return nil, err
 	}
 	x.stop = stop
-	x.d = newDispatcher(x, v)
+	// The audit's copies: a pass's sample fits a batch or a few.
+	pool, err := packet.NewPool(packet.Config{MaxIdle: 4})
+	if err != nil {
+		stop()
+		v.Close()
+		return nil, err
+	}
+	x.d = newDispatcher(x, v, pool)
 	x.pid = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return x.d }))
 	if topo != nil {
 		topo.ready()
