@@ -333,19 +333,24 @@ func (g *Graph) LatestBlockhash() ([32]byte, error) {
 // sent packets were sent to it so far: fewer than one sigverify pass's
 // worth are waiting to be verified (in the socket buffer or the stage's
 // mailbox; not those in passes under way, so that the next pass fills
-// while one is checked, here or by a remote verifier), banking's budget is not three-quarters used, and banking's
-// buffer holds fewer than AcceptWindow transactions. An in-process load
-// generator asks it so as to send as fast as the pipeline accepts, rather
-// than flood it. Without the last bound a banking stage slower than
-// sigverify (the plain build on an IFMA machine) saw its buffer grow by
-// about 10,000 a second of a closed-loop run: latency grew to seconds, a
-// long run reached the buffer's capacity and evicted, and what was
-// offered but not yet executed when the load ran out was a fifth of a
-// short run.
+// while one is checked, here or by a remote verifier), neither fetch's
+// nor banking's budget is three-quarters used, and banking's buffer
+// holds fewer than AcceptWindow transactions. An in-process load
+// generator asks it so as to send as fast as the pipeline accepts,
+// rather than flood it. Fetch's budget counts the batches in passes
+// under way too: with passes of a quarter of it or more (a
+// --sigverify-max-pending of 4,096 is all of it) fetch would drop what
+// the generator sends, which counts as done and lets it send more.
+// Without the last bound a banking stage slower than sigverify (the
+// plain build on an IFMA machine) saw its buffer grow by about 10,000 a
+// second of a closed-loop run: latency grew to seconds, a long run
+// reached the buffer's capacity and evicted, and what was offered but
+// not yet executed when the load ran out was a fifth of a short run.
 func (g *Graph) Accepting(sent int) bool {
 	done := g.fetch.oversize.Load() + g.fetch.noCredits.Load() + g.sv.done.Load()
 	waiting := int64(sent) - int64(done) - g.sv.checking.Load()
-	return waiting < int64(g.cfg.Sigverify.MaxPending) && g.bankCredits.Taken() < g.cfg.BankingBudget*3/4 &&
+	return waiting < int64(g.cfg.Sigverify.MaxPending) &&
+		g.fetchCredits.Taken() < g.cfg.FetchBudget*3/4 && g.bankCredits.Taken() < g.cfg.BankingBudget*3/4 &&
 		g.bs.pub.buffered() < uint64(g.acceptWindow)
 }
 
