@@ -29,5 +29,9 @@
 //     larger message without telling the sender, and protoactor's
 //     default batch of 1,000 messages would pass it;
 //   - the links are mutual TLS (TLS) or loopback: a verdict decides what
-//     executes.
+//     executes;
+//   - a request is encoded into a buffer the leader reuses (encoded),
+//     only once its pass was answered (gRPC had encoded it before the
+//     verifier could read it) or never sent: a redone pass's buffer
+//     may still wait in protoactor's endpoint writer, and is dropped.
 package remote
