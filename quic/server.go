@@ -305,7 +305,7 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 	limit := s.lim.maxStreams(share)
 	cs := &connStreams{
 		s: s, c: c, e: e, sem: make(chan struct{}, limit),
-		meta: e.meta(),
+		meta: e.meta(), credit: newCreditBatch(limit),
 	}
 	cs.withhold.Store(int64(s.lim.MaxStreams - limit))
 	var w window
@@ -338,6 +338,7 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 			s.load.add(time.Now())
 		}
 		cs.wg.Add(1)
+		cs.credit.begin()
 		s.dispatch(readJob{cs, str})
 	}
 }
