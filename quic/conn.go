@@ -254,12 +254,13 @@ type connStreams struct {
 // a packet, for every stream whose credit is released: released one at
 // a time, that was most of the packets the server sent
 // (docs/BENCHMARKS.md), and a sendmsg on loopback costs the sender the
-// receiver's delivery too. So the credit of a stream read is held until batch are held or
-// none of the connection's streams is still being read, whichever is
-// first: a connection never waits on credit held back while it has
-// nothing in flight, and one with streams in flight has at most
-// batch-1 fewer to open (batch is a small part of its limit, so that a
-// stalled stream cannot leave the rest short of a batch).
+// receiver's delivery too. So the credit of a stream read is held
+// until batch are held or none of the connection's streams is still
+// being read, whichever is first: a connection never waits on credit
+// held back while it has nothing in flight, and one with streams in
+// flight has at most batch-1 fewer to open (batch is a small part of
+// its limit, so that a stalled stream cannot leave the rest short of a
+// batch).
 type creditBatch struct {
 	mu       sync.Mutex
 	batch    int
