@@ -246,67 +246,7 @@ type connStreams struct {
 	sem      chan struct{} // its concurrent streams
 	withhold atomic.Int64  // stream credits still to keep back
 	wg       sync.WaitGroup
-	credit   creditBatch
-}
-
-// creditBatch gives a connection's stream credit back in batches.
-// quic-go queues a MAX_STREAMS frame, and wakes the connection to send
-// a packet, for every stream whose credit is released: released one at
-// a time, that was most of the packets the server sent
-// (docs/BENCHMARKS.md), and a sendmsg on loopback costs the sender the
-// receiver's delivery too. So the credit of a stream read is held
-// until batch are held or none of the connection's streams is still
-// being read, whichever is first: a connection never waits on credit
-// held back while it has nothing in flight, and one with streams in
-// flight has at most batch-1 fewer to open (batch is a small part of
-// its limit, so that a stalled stream cannot leave the rest short of a
-// batch).
-type creditBatch struct {
-	mu       sync.Mutex
-	batch    int
-	inflight int        // streams accepted, not yet done
-	held     []creditor // done, credit not yet released
-}
-
-// creditor is a stream whose credit can be released:
-// *quicgo.ReceiveStream.
-type creditor interface{ ReleaseStreamCredit() }
-
-// releaseBatch is the most credits a connection holds back at once.
-const releaseBatch = 16
-
-// newCreditBatch returns the batching for a connection allowed limit
-// concurrent streams.
-func newCreditBatch(limit int) creditBatch {
-	b := max(1, min(releaseBatch, limit/8))
-	return creditBatch{batch: b, held: make([]creditor, 0, b)}
-}
-
-// begin notes a stream accepted.
-func (c *creditBatch) begin() {
-	c.mu.Lock()
-	c.inflight++
-	c.mu.Unlock()
-}
-
-// done notes a stream begun done with; its credit is to be released
-// when release is true (else it stays withheld for good). It releases
-// the credits held once c.batch are, or once no stream is in flight.
-func (c *creditBatch) done(str creditor, release bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.inflight--
-	if release {
-		c.held = append(c.held, str)
-	}
-	if c.inflight > 0 && len(c.held) < c.batch {
-		return
-	}
-	for i, h := range c.held {
-		h.ReleaseStreamCredit()
-		c.held[i] = nil
-	}
-	c.held = c.held[:0]
+	credit   *creditBatch
 }
 
 // streamReader reads one stream; the assembler may kick it.
@@ -393,7 +333,9 @@ func (cs *connStreams) read(r *streamReader) {
 	}
 	// Credit: the first (MaxStreams - this connection's limit) streams'
 	// are kept, so that its concurrent streams settle at its limit.
-	cs.credit.done(str, cs.withhold.Add(-1) < 0)
+	if cs.withhold.Add(-1) < 0 {
+		cs.credit.release(str)
+	}
 	<-cs.sem
 }
 

@@ -11,36 +11,21 @@ type fakeStream struct{ released int }
 
 func (f *fakeStream) ReleaseStreamCredit() { f.released++ }
 
-// TestCreditBatch: credits are held until a batch is, or until no
-// stream is in flight; a withheld stream's credit is never released; the
-// batch is a small part of a small limit.
+// TestCreditBatch: credits are held until a batch is, then released
+// together; the sweep releases what is held short of a batch; the batch
+// is a small part of a small limit.
 func TestCreditBatch(t *testing.T) {
-	c := newCreditBatch(128)
+	var w creditSweep
+	w.init()
+	w.stop() // the test sweeps by hand
+	c := newCreditBatch(128, &w)
 	if c.batch != releaseBatch {
 		t.Fatalf("batch %d at limit 128", c.batch)
 	}
-	a, b, w := &fakeStream{}, &fakeStream{}, &fakeStream{}
-	c.begin()
-	c.begin()
-	c.begin()
-	c.done(a, true)
-	c.done(w, false) // withheld
-	if a.released != 0 {
-		t.Fatal("released with a stream still in flight and no batch held")
-	}
-	c.done(b, true) // the last in flight
-	if a.released != 1 || b.released != 1 || w.released != 0 {
-		t.Fatalf("after the last stream: released %d %d, withheld %d", a.released, b.released, w.released)
-	}
-
-	// A stream in flight for good (stalled): the others' credits go
-	// back a batch at a time.
-	c.begin()
-	var s [2 * releaseBatch]fakeStream
+	var s [2*releaseBatch + 3]fakeStream
 	for i := range s {
-		c.begin()
-		c.done(&s[i], true)
-		first, second := 0, 0 // releases due to s[0] and s[releaseBatch]
+		c.release(&s[i])
+		first, second := 0, 0 // releases of s[0] and s[releaseBatch]
 		if i >= releaseBatch-1 {
 			first = 1
 		}
@@ -48,28 +33,71 @@ func TestCreditBatch(t *testing.T) {
 			second = 1
 		}
 		if s[0].released != first || s[releaseBatch].released != second {
-			t.Fatalf("after %d streams done: released %d and %d times, want %d and %d",
+			t.Fatalf("after %d streams: released %d and %d times, want %d and %d",
 				i+1, s[0].released, s[releaseBatch].released, first, second)
 		}
 	}
+	if last := &s[len(s)-1]; last.released != 0 || len(w.list) != 1 {
+		t.Fatalf("short of a batch: released %d, %d listed", last.released, len(w.list))
+	}
+	w.sweep()
 	for i := range s {
 		if s[i].released != 1 {
 			t.Fatalf("stream %d released %d times", i, s[i].released)
 		}
 	}
+	if len(w.list) != 0 || c.listed {
+		t.Fatal("still listed after the sweep")
+	}
+	c.release(&s[0]) // listed again
+	if len(w.list) != 1 {
+		t.Fatalf("%d listed", len(w.list))
+	}
 
 	for _, lim := range []struct{ limit, batch int }{{1, 1}, {8, 1}, {16, 2}, {64, 8}, {512, releaseBatch}} {
-		if got := newCreditBatch(lim.limit).batch; got != lim.batch {
+		if got := newCreditBatch(lim.limit, &w).batch; got != lim.batch {
 			t.Errorf("limit %d: batch %d, want %d", lim.limit, got, lim.batch)
 		}
 	}
 }
 
+// TestCreditSwept: credits held short of a batch come back within
+// creditHold though the connection sends nothing more. The client
+// sends 3 streams (held: the batch is 4 at a limit of 32), then opens
+// streams without sending on them until it has no credit left: 29
+// (then only the sweep's release lets it open another), or 32 if the
+// sweep already ran.
+func TestCreditSwept(t *testing.T) {
+	s, k := startServer(t, Config{Limits: Limits{MinStreams: 32, MaxStreams: 32}})
+	c := dial(t, s, nil)
+	for i := range 3 {
+		send(t, c, tx(i, 50))
+	}
+	waitFor(t, "3 packets", func() bool { return k.len() == 3 })
+	opened := 0
+	for ; opened < 40; opened++ {
+		if _, err := c.Raw().OpenUniStream(); err != nil {
+			break
+		}
+	}
+	switch opened {
+	case 32: // the sweep released the 3 before the client ran out
+		return
+	case 29:
+	default:
+		t.Fatalf("opened %d streams on 32 credits, 3 of them held or swept", opened)
+	}
+	waitFor(t, "a credit released", func() bool {
+		_, err := c.Raw().OpenUniStream()
+		return err == nil
+	})
+}
+
 // TestCreditWithStalledStream: a client with one stream stalled (not
 // FINed, and the stream timeout far off) keeps sending: the streams it
-// finishes give their credit back in batches though one is in flight.
-// Were credit released only when nothing is in flight, the client would
-// run out of streams after its limit.
+// finishes give their credit back though one is in flight, never to be
+// read. Were credit held while any stream is in flight, the client
+// would run out of streams after its limit.
 func TestCreditWithStalledStream(t *testing.T) {
 	s, k := startServer(t, Config{StreamTimeout: time.Minute, Limits: Limits{MinStreams: 32, MaxStreams: 32}})
 	c := dial(t, s, nil)
