@@ -314,8 +314,9 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 	var w window
 	ctx := c.Context()
 	defer cs.wg.Wait()
+	now := time.Now() // one reading a stream: of its accept
 	for {
-		if wait := s.quota(&w, e, share, time.Now()); wait > 0 {
+		if wait := s.quota(&w, e, share, now); wait > 0 {
 			s.counts.add(EventRateLimited)
 			t := time.NewTimer(wait)
 			select {
@@ -324,6 +325,7 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 				t.Stop()
 				return
 			}
+			now = time.Now()
 			continue
 		}
 		select {
@@ -336,12 +338,13 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 			<-cs.sem
 			return
 		}
+		now = time.Now()
 		w.used++
 		if e.stake > 0 {
-			s.load.add(time.Now())
+			s.load.add(now)
 		}
 		cs.wg.Add(1)
-		s.dispatch(readJob{cs, str})
+		s.dispatch(readJob{cs, str, now})
 	}
 }
 
