@@ -104,8 +104,8 @@ type laneScratch struct {
 	sum  [64]byte
 	aEnc [lanes][32]byte
 	rEnc [lanes][32]byte // R, y reduced mod p, sign bit kept
-	kd   [lanes][64]int8 // signed radix-16 digits of k
-	sd   [lanes][32]int8 // signed radix-256 digits of S
+	kd   [64][lanes]int8 // signed radix-16 digits of k: digit i of lane j at [i][j]
+	sd   [32][lanes]int8 // signed radix-256 digits of S, as kd
 	pre  [lanes]bool     // passed the byte checks
 	aOK  [lanes]bool     // A decompressed
 	negA table8
@@ -114,12 +114,21 @@ type laneScratch struct {
 	c    cached8
 }
 
-// table8 is [1]P ... [8]P per lane in cached form, with each entry's
-// 2dT negated for the negative digits.
-type table8 struct {
-	c    [8]cached8
-	negT [8]fe8
+// table8 is [0]P ... [8]P per lane in cached form, [0]P the identity
+// (setIdentity), with each entry's 2dT negated for the negative digits:
+// entry k of a digit of absolute value k, contiguous so that pickIFMA
+// gathers from it by index.
+type table8 [9]entry8
+
+// entry8 is one multiple of P per lane: cached form, and 2dT negated.
+type entry8 struct {
+	c    cached8
+	negT fe8
 }
+
+// setIdentity sets entry 0 to the neutral point: (1, 1, 2, 0), and 0
+// negated.
+func (t *table8) setIdentity() { t[0] = entry8{c: identity} }
 
 // laneScratchFree keeps up to 64 scratch states (about 20 KiB each) for
 // reuse: a free list rather than a sync.Pool, which a collection empties,
@@ -127,11 +136,13 @@ type table8 struct {
 var laneScratchFree = make(chan *laneScratch, 64)
 
 // baseEntry is one multiple of B in cached form, one lane's limbs, with
-// 2dT negated for the negative digits.
+// 2dT negated for the negative digits: 25 words, in this order, which
+// pickBaseIFMA's gather offsets assume.
 type baseEntry struct{ ypx, ymx, z2, t2d, negT2d [5]uint64 }
 
-// baseTable is [1]B ... [128]B, built at init (25 KiB).
-var baseTable [128]baseEntry
+// baseTable is [0]B ... [128]B, built at init (25 KiB): entry k for a
+// digit of absolute value k, [0]B the identity (1, 1, 2, 0).
+var baseTable [129]baseEntry
 
 // identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
 var identity = func() (c cached8) {
@@ -147,7 +158,12 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	for j := 0; j < lanes; j++ {
 		s.pre[j] = false
 		s.aEnc[j] = baseEnc
-		s.kd[j], s.sd[j] = [64]int8{}, [32]int8{}
+		for i := range s.kd {
+			s.kd[i][j] = 0
+		}
+		for i := range s.sd {
+			s.sd[i][j] = 0
+		}
 		if j >= len(checks) {
 			continue
 		}
@@ -172,8 +188,16 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 			s.pre[j] = false
 			continue
 		}
-		radix16(&s.kd[j], &kb)
-		radix256(&s.sd[j], (*[32]byte)(c.sig[32:]))
+		var kd [64]int8
+		var sd [32]int8
+		radix16(&kd, &kb)
+		radix256(&sd, (*[32]byte)(c.sig[32:]))
+		for i, v := range kd {
+			s.kd[i][j] = v
+		}
+		for i, v := range sd {
+			s.sd[i][j] = v
+		}
 		y.setLane(j, r)
 	}
 	for j := range checks {
@@ -187,13 +211,14 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	f.decompress(&s.a, &s.aEnc, &s.aOK)
 	f.neg(&s.a.X, &s.a.X)
 	f.neg(&s.a.T, &s.a.T)
-	f.toCached(&s.negA.c[0], &s.a)
-	for i := 1; i < 8; i++ {
-		f.padd(&s.a, &s.a, &s.negA.c[0])
-		f.toCached(&s.negA.c[i], &s.a)
+	s.negA.setIdentity()
+	f.toCached(&s.negA[1].c, &s.a)
+	for i := 2; i < len(s.negA); i++ {
+		f.padd(&s.a, &s.a, &s.negA[1].c)
+		f.toCached(&s.negA[i].c, &s.a)
 	}
-	for i := range s.negA.negT {
-		f.neg(&s.negA.negT[i], &s.negA.c[i].T2d)
+	for i := 1; i < len(s.negA); i++ {
+		f.neg(&s.negA[i].negT, &s.negA[i].c.T2d)
 	}
 
 	q := &s.q
@@ -210,10 +235,10 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 				f.dbl(q, q, false)
 				f.dbl(q, q, true)
 			}
-			s.negA.pick(&s.c, &s.kd, i)
+			f.pick(&s.c, &s.negA, &s.kd[i])
 			f.padd(q, q, &s.c)
 			if i%2 == 0 {
-				pickBase(&s.c, &s.sd, i/2)
+				f.pickBase(&s.c, &s.sd[i/2])
 				f.padd(q, q, &s.c)
 			}
 		}
@@ -252,68 +277,52 @@ func (s *laneScratch) ladder25() {
 			dblXYZ25AVX2(q)
 			dbl25AVX2(q)
 		}
-		s.negA.pick(&s.c, &s.kd, i)
+		s.negA.pick(&s.c, &s.kd[i])
 		if i%2 == 1 {
 			paddXYZ25AVX2(q, &s.c)
 			continue
 		}
 		padd25AVX2(q, &s.c)
-		pickBase(&s.c, &s.sd, i/2)
+		pickBase(&s.c, &s.sd[i/2])
 		paddXYZ25AVX2(q, &s.c)
 	}
 	fromExt25AVX2(&s.q, q)
 }
 
-// pick sets c, lane by lane, to digit d[j][i] times the table's point:
+// pick sets c, lane by lane, to digit d[j] times the table's point:
 // the identity for 0, an entry, or an entry negated (Y+X and Y-X
 // swapped, 2dT negated) for a negative digit. It chooses by indexing, not
 // by branches: the digits are random, so branches would be mispredicted
 // about half the time.
-func (t *table8) pick(c *cached8, d *[lanes][64]int8, i int) {
-	ents := [9]*cached8{&identity, &t.c[0], &t.c[1], &t.c[2], &t.c[3], &t.c[4], &t.c[5], &t.c[6], &t.c[7]}
-	negs := [9]*fe8{&identity.T2d, &t.negT[0], &t.negT[1], &t.negT[2], &t.negT[3], &t.negT[4], &t.negT[5], &t.negT[6], &t.negT[7]}
+func (t *table8) pick(c *cached8, d *[lanes]int8) {
 	for j := 0; j < lanes; j++ {
-		v := int(d[j][i])
+		v := int(d[j])
 		m := v >> 63 // -1 for a negative digit, else 0
 		a := (v ^ m) - m
 		sg := m & 1
-		e := ents[a]
-		yx := [2]*fe8{&e.YpX, &e.YmX}
+		e := &t[a]
+		yx := [2]*fe8{&e.c.YpX, &e.c.YmX}
 		ypx, ymx := yx[sg], yx[sg^1]
-		t2d := [2]*fe8{&e.T2d, negs[a]}[sg]
+		t2d := [2]*fe8{&e.c.T2d, &e.negT}[sg]
 		for l := 0; l < 5; l++ {
 			c.YpX[l][j] = ypx[l][j]
 			c.YmX[l][j] = ymx[l][j]
-			c.Z2[l][j] = e.Z2[l][j]
+			c.Z2[l][j] = e.c.Z2[l][j]
 			c.T2d[l][j] = t2d[l][j]
 		}
 	}
 }
 
-// baseIdentity is the neutral point as a baseEntry: (1, 1, 2, 0), and 0
-// negated.
-var baseIdentity = baseEntry{ypx: [5]uint64{1}, ymx: [5]uint64{1}, z2: [5]uint64{2}}
-
-// baseSel is the entry of each absolute digit 0..128: baseIdentity, then
-// baseTable's.
-var baseSel = func() (s [129]*baseEntry) {
-	s[0] = &baseIdentity
-	for k := 1; k < len(s); k++ {
-		s[k] = &baseTable[k-1]
-	}
-	return s
-}()
-
-// pickBase sets c, lane by lane, to digit d[j][i] times B: the identity
+// pickBase sets c, lane by lane, to digit d[j] times B: the identity
 // for 0, an entry of baseTable, or an entry negated for a negative digit;
 // by indexing, as pick.
-func pickBase(c *cached8, d *[lanes][32]int8, i int) {
+func pickBase(c *cached8, d *[lanes]int8) {
 	for j := 0; j < lanes; j++ {
-		v := int(d[j][i])
+		v := int(d[j])
 		m := v >> 63 // -1 for a negative digit, else 0
 		a := (v ^ m) - m
 		sg := m & 1
-		e := baseSel[a]
+		e := &baseTable[a]
 		yx := [2]*[5]uint64{&e.ypx, &e.ymx}
 		ypx, ymx := yx[sg], yx[sg^1]
 		t2d := [2]*[5]uint64{&e.t2d, &e.negT2d}[sg]

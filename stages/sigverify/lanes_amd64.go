@@ -85,6 +85,20 @@ func dblXYZIFMA(r, p *ext8)
 //go:noescape
 func paddIFMA(r, p *ext8, q *cached8)
 
+// pickIFMA sets c to t.pick(c, d)'s result, bit for bit, by gathers:
+// entry |d[j]| of lane j, Y+X and Y-X swapped and 2dT negated where d[j]
+// is negative. Each d[j] must lie in [-8, 8]. Only where hasIFMA.
+//
+//go:noescape
+func pickIFMA(c *cached8, t *table8, d *[lanes]int8)
+
+// pickBaseIFMA sets c to pickBase(c, d)'s result, bit for bit, by
+// gathers from baseTable. Each d[j] must lie in [-128, 128]. Only where
+// hasIFMA.
+//
+//go:noescape
+func pickBaseIFMA(c *cached8, d *[lanes]int8)
+
 // mulAVX2 sets z = a * b, loose in and out, the same value as mulGeneric
 // (not the same limbs: it multiplies in radix 2^25.5). Only where
 // hasAVX2.

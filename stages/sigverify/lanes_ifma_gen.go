@@ -28,6 +28,10 @@ func main() {
 	genDbl(true)
 	genDbl(false)
 	genPadd()
+	genPick()
+	genPickBase()
+	out.WriteString("DATA laneIota<>+0(SB)/8, $0x0706050403020100\n")
+	out.WriteString("GLOBL laneIota<>(SB), RODATA|NOPTR, $8\n")
 	// Into the current directory: go generate runs it in the package's,
 	// TestGenerated in a temporary one, to compare.
 	if err := os.WriteFile("lanes_ifma_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -275,6 +279,105 @@ func genPadd() {
 	emitMul(coord("DI", 1), g, h, false)
 	emitMul(coord("DI", 3), e, h, false)
 	emitMul(coord("DI", 2), ff, g, false)
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// emitMulConst emits dst = src * c for a small constant c by shifts and
+// adds (no VPMULLQ, which needs AVX-512 DQ); t is scratch.
+func emitMulConst(dst, src, t string, c int) {
+	first := true
+	for b := 0; c>>b != 0; b++ {
+		if c>>b&1 == 0 {
+			continue
+		}
+		switch {
+		case first && b == 0:
+			p("VMOVDQA64 %s, %s", src, dst)
+		case first:
+			p("VPSLLQ $%d, %s, %s", b, src, dst)
+		case b == 0:
+			p("VPADDQ %s, %s, %s", src, dst, dst)
+		default:
+			p("VPSLLQ $%d, %s, %s", b, src, t)
+			p("VPADDQ %s, %s, %s", t, dst, dst)
+		}
+		first = false
+	}
+}
+
+// emitPickIndex emits the three gather index vectors of a pick from the
+// eight signed digits at (DX): with base = |d| * entry + lane (in 8-byte
+// words; lane 0..7 when lanewise, else 0) and n = field for a negative
+// digit, else 0: Z1 = base + n, Z2 = base - n, Z3 = base. A gather at
+// Z1 reads Y+X (or, at the offset of 2dT, 2dT) for a positive digit and
+// the field one further (Y-X, or 2dT negated) for a negative one; at Z2
+// from Y-X's offset, Y-X or Y+X. Z0, Z4..Z6 scratch.
+func emitPickIndex(entry, field int, lanewise bool) {
+	p("VPMOVSXBQ (DX), Z0")
+	p("VPABSQ Z0, Z4")
+	p("VPSRAQ $63, Z0, Z0") // -1 for a negative digit
+	emitMulConst("Z3", "Z4", "Z5", entry)
+	if lanewise {
+		p("VPMOVZXBQ laneIota<>(SB), Z5")
+		p("VPADDQ Z5, Z3, Z3")
+	}
+	p("MOVQ $%d, AX", field)
+	p("VPBROADCASTQ AX, Z6")
+	p("VPANDQ Z6, Z0, Z0")
+	p("VPADDQ Z0, Z3, Z1")
+	p("VPSUBQ Z0, Z3, Z2")
+}
+
+// emitGathers emits the 20 gathers of a pick into c at (DI), limb l of
+// the cached8's field k at 64 (5k + l), from the table at SI: Y+X at
+// index Z1 and offset ypx, Y-X at Z2 and ypx + field, 2Z at Z3 and ypx +
+// 2 field, 2dT at Z1 and ypx + 3 field, each limb step further.
+func emitGathers(field, step int) {
+	idx := [4]string{"Z1", "Z2", "Z3", "Z1"}
+	for k := 0; k < 4; k++ {
+		for l := 0; l < 5; l++ {
+			dst := z(10 + 5*k + l)
+			p("KXNORW K0, K0, K1")
+			p("VPXORQ %s, %s, %s", dst, dst, dst)
+			p("VPGATHERQQ %d(SI)(%s*8), K1, %s", 8*(k*field+l*step), idx[k], dst)
+		}
+	}
+	for k := 0; k < 4; k++ {
+		for l := 0; l < 5; l++ {
+			p("VMOVDQU64 %s, %d(DI)", z(10+5*k+l), 64*(5*k+l))
+		}
+	}
+}
+
+// genPick writes pickIFMA(c *cached8, t *table8, d *[8]int8): table8's
+// entries are 200 words (cached8 then 2dT negated), each field 40 words,
+// limb l of lane j at word 8 l + j.
+func genPick() {
+	out.WriteString("// func pickIFMA(c *cached8, t *table8, d *[8]int8)\n")
+	out.WriteString("TEXT ·pickIFMA(SB), NOSPLIT, $0-24\n")
+	p("MOVQ c+0(FP), DI")
+	p("MOVQ t+8(FP), SI")
+	p("MOVQ d+16(FP), DX")
+	emitPickIndex(200, 40, true)
+	emitGathers(40, 8)
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// genPickBase writes pickBaseIFMA(c *cached8, d *[8]int8) from
+// baseTable: entries of 25 words (ypx, ymx, z2, t2d, negT2d, 5 words
+// each), one lane's limbs, so every lane gathers from its own entry.
+func genPickBase() {
+	out.WriteString("// func pickBaseIFMA(c *cached8, d *[8]int8)\n")
+	out.WriteString("TEXT ·pickBaseIFMA(SB), NOSPLIT, $0-16\n")
+	p("MOVQ c+0(FP), DI")
+	p("MOVQ d+8(FP), DX")
+	p("LEAQ ·baseTable(SB), SI")
+	emitPickIndex(25, 5, false)
+	emitGathers(5, 1)
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

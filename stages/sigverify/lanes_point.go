@@ -136,20 +136,21 @@ func init() {
 	baseEnc = b.Y.bytes(0)
 	// [1]B ... [8]B in all lanes, then lane j walks [j+1]B, [j+9]B, ...
 	var q ext8
-	var t8 table8
+	var t8 [8]cached8
 	var walk ext8
 	q = b
-	for k := range t8.c {
+	for k := range t8 {
 		if k > 0 {
-			portablePath.padd(&q, &q, &t8.c[0])
+			portablePath.padd(&q, &q, &t8[0])
 		}
-		portablePath.toCached(&t8.c[k], &q)
+		portablePath.toCached(&t8[k], &q)
 		walk.X.copyLane(k, &q.X)
 		walk.Y.copyLane(k, &q.Y)
 		walk.Z.copyLane(k, &q.Z)
 		walk.T.copyLane(k, &q.T)
 	}
-	for n := 0; n < len(baseTable); n += lanes {
+	baseTable[0] = baseEntry{ypx: [5]uint64{1}, ymx: [5]uint64{1}, z2: [5]uint64{2}}
+	for n := 1; n < len(baseTable); n += lanes {
 		var c cached8
 		var negT fe8
 		portablePath.toCached(&c, &walk)
@@ -161,7 +162,7 @@ func init() {
 				e.t2d[l], e.negT2d[l] = c.T2d[l][j], negT[l][j]
 			}
 		}
-		portablePath.padd(&walk, &walk, &t8.c[7])
+		portablePath.padd(&walk, &walk, &t8[7])
 	}
 }
 
@@ -196,6 +197,26 @@ func (f *lanePath) padd(r, p *ext8, q *cached8) {
 	default:
 		f.paddOps(r, p, q)
 	}
+}
+
+// pick sets c to digit d[j] times t's point, lane by lane (table8.pick);
+// the ifma8 path gathers in assembly.
+func (f *lanePath) pick(c *cached8, t *table8, d *[lanes]int8) {
+	if f.kind == pathIFMA {
+		pickIFMA(c, t, d)
+		return
+	}
+	t.pick(c, d)
+}
+
+// pickBase sets c to digit d[j] times B, lane by lane (pickBase); the
+// ifma8 path gathers in assembly.
+func (f *lanePath) pickBase(c *cached8, d *[lanes]int8) {
+	if f.kind == pathIFMA {
+		pickBaseIFMA(c, d)
+		return
+	}
+	pickBase(c, d)
 }
 
 // paddOps is padd by calls to the path's field operations.

@@ -321,11 +321,14 @@ func TestRadix256(t *testing.T) {
 }
 
 // TestBaseTable checks baseTable's entries against [n]B computed with
-// voi: entry n-1 in cached form is (Y+X, Y-X, 2Z, 2dT) of [n]B, and its
-// negated 2dT sums with 2dT to 0.
+// voi: entry n in cached form is (Y+X, Y-X, 2Z, 2dT) of [n]B (entry 0 the
+// identity), and its negated 2dT sums with 2dT to 0.
 func TestBaseTable(t *testing.T) {
-	for n := 1; n <= len(baseTable); n++ {
-		e := &baseTable[n-1]
+	if e := baseTable[0]; e != (baseEntry{ypx: [5]uint64{1}, ymx: [5]uint64{1}, z2: [5]uint64{2}}) {
+		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0)", e)
+	}
+	for n := 1; n < len(baseTable); n++ {
+		e := &baseTable[n]
 		var ypx, ymx, z2, t2d, nt fe8
 		for l := 0; l < 5; l++ {
 			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e.ypx[l], e.ymx[l], e.z2[l], e.t2d[l], e.negT2d[l]
@@ -822,71 +825,77 @@ func TestAVX2Ext25(t *testing.T) {
 	}
 }
 
-// TestPick checks pick and pickBase lane by lane for every digit: the
-// identity for 0, the entry for a positive digit, the entry with Y+X and
-// Y-X swapped and 2dT negated for a negative one.
+// TestPick checks pick and pickBase lane by lane for every digit, on
+// every lane path (ifma8 gathers in assembly): the identity for 0, the
+// entry for a positive digit, the entry with Y+X and Y-X swapped and 2dT
+// negated for a negative one.
 func TestPick(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 23))
 	var tab table8
-	for k := range tab.c {
-		tab.c[k] = cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
-		tab.negT[k] = randFe(rng)
+	tab.setIdentity()
+	for k := 1; k < len(tab); k++ {
+		tab[k] = entry8{cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}, randFe(rng)}
 	}
 	lane := func(f *fe8, j int) [5]uint64 {
 		return [5]uint64{f[0][j], f[1][j], f[2][j], f[3][j], f[4][j]}
 	}
-	check := func(what string, v int, c *cached8, j int, want [4][5]uint64) {
+	check := func(path, what string, v int, c *cached8, j int, want [4][5]uint64) {
 		t.Helper()
 		got := [4][5]uint64{lane(&c.YpX, j), lane(&c.YmX, j), lane(&c.Z2, j), lane(&c.T2d, j)}
 		if got != want {
-			t.Fatalf("%s digit %d lane %d: %x, want %x", what, v, j, got, want)
+			t.Fatalf("%s: %s digit %d lane %d: %x, want %x", path, what, v, j, got, want)
 		}
 	}
 	one := [5]uint64{1}
 	idWant := [4][5]uint64{one, one, {2}, {}}
-	var d [lanes][64]int8
-	for v := -8; v <= 8; v++ {
-		for j := range d {
-			d[j][3] = int8(v + j - 4) // other lanes other digits
-			if d[j][3] < -8 || d[j][3] > 8 {
-				d[j][3] = 0
+	for _, p := range lanePaths() {
+		for v := -8; v <= 8; v++ {
+			var d [lanes]int8
+			for j := range d {
+				d[j] = int8(v + j - 4) // other lanes other digits
+				if d[j] < -8 || d[j] > 8 {
+					d[j] = 0
+				}
+			}
+			c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+			p.pick(&c, &tab, &d)
+			for j := range d {
+				w := int(d[j])
+				want := idWant
+				switch {
+				case w > 0:
+					e := &tab[w].c
+					want = [4][5]uint64{lane(&e.YpX, j), lane(&e.YmX, j), lane(&e.Z2, j), lane(&e.T2d, j)}
+				case w < 0:
+					e := &tab[-w]
+					want = [4][5]uint64{lane(&e.c.YmX, j), lane(&e.c.YpX, j), lane(&e.c.Z2, j), lane(&e.negT, j)}
+				}
+				check(p.name, "pick", w, &c, j, want)
 			}
 		}
-		var c cached8
-		tab.pick(&c, &d, 3)
-		for j := range d {
-			w := int(d[j][3])
-			want := idWant
-			switch {
-			case w > 0:
-				e := &tab.c[w-1]
-				want = [4][5]uint64{lane(&e.YpX, j), lane(&e.YmX, j), lane(&e.Z2, j), lane(&e.T2d, j)}
-			case w < 0:
-				e := &tab.c[-w-1]
-				want = [4][5]uint64{lane(&e.YmX, j), lane(&e.YpX, j), lane(&e.Z2, j), lane(&tab.negT[-w-1], j)}
+		for v := -128; v <= 128; v++ {
+			var d [lanes]int8
+			for j := range d {
+				d[j] = int8(v + 31*j)
+				if v == 128 {
+					d[j] = int8(rng.IntN(256) - 128)
+				}
 			}
-			check("pick", w, &c, j, want)
-		}
-	}
-	var db [lanes][32]int8
-	for v := -128; v <= 127; v++ {
-		for j := range db {
-			db[j][7] = int8(v + 31*j)
-		}
-		var c cached8
-		pickBase(&c, &db, 7)
-		for j := range db {
-			w := int(db[j][7])
-			want := idWant
-			switch {
-			case w > 0:
-				e := &baseTable[w-1]
-				want = [4][5]uint64{e.ypx, e.ymx, e.z2, e.t2d}
-			case w < 0:
-				e := &baseTable[-w-1]
-				want = [4][5]uint64{e.ymx, e.ypx, e.z2, e.negT2d}
+			c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+			p.pickBase(&c, &d)
+			for j := range d {
+				w := int(d[j])
+				want := idWant
+				switch {
+				case w > 0:
+					e := &baseTable[w]
+					want = [4][5]uint64{e.ypx, e.ymx, e.z2, e.t2d}
+				case w < 0:
+					e := &baseTable[-w]
+					want = [4][5]uint64{e.ymx, e.ypx, e.z2, e.negT2d}
+				}
+				check(p.name, "pickBase", w, &c, j, want)
 			}
-			check("pickBase", w, &c, j, want)
 		}
 	}
 }
