@@ -235,12 +235,16 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 				f.dbl(q, q, false)
 				f.dbl(q, q, true)
 			}
+			// An addition that a doubling or the end follows
+			// leaves T out: they read X, Y, Z only.
 			f.pick(&s.c, &s.negA, &s.kd[i])
-			f.padd(q, q, &s.c)
-			if i%2 == 0 {
-				f.pickBase(&s.c, &s.sd[i/2])
-				f.padd(q, q, &s.c)
+			if i%2 == 1 {
+				f.paddXYZ(q, q, &s.c)
+				continue
 			}
+			f.padd(q, q, &s.c)
+			f.pickBase(&s.c, &s.sd[i/2])
+			f.paddXYZ(q, q, &s.c)
 		}
 	}
 

@@ -8,8 +8,9 @@ import "golang.org/x/sys/cpu"
 //go:generate go run lanes_avx2_gen.go
 
 // hasIFMA reports whether this CPU (and OS) runs the ifma8 path: AVX-512
-// F for the ZMM registers and IFMA for the 52-bit multiplies.
-var hasIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
+// F for the ZMM registers, IFMA for the 52-bit multiplies and DQ for
+// VPMULLQ (every CPU with IFMA so far has DQ).
+var hasIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA && cpu.X86.HasAVX512DQ
 
 // hasAVX2 reports whether this CPU (and OS) runs the avx2x4 path.
 var hasAVX2 = cpu.X86.HasAVX2
@@ -84,6 +85,12 @@ func dblXYZIFMA(r, p *ext8)
 //
 //go:noescape
 func paddIFMA(r, p *ext8, q *cached8)
+
+// paddXYZIFMA is paddIFMA without T (left stale): for an addition that
+// a doubling follows, which reads X, Y, Z only.
+//
+//go:noescape
+func paddXYZIFMA(r, p *ext8, q *cached8)
 
 // pickIFMA sets c to t.pick(c, d)'s result, bit for bit, by gathers:
 // entry |d[j]| of lane j, Y+X and Y-X swapped and 2dT negated where d[j]

@@ -21,6 +21,9 @@ func sqrIFMA(z, a *fe8)               { panic("sigverify: no ifma8 path on this 
 func dblIFMA(r, p *ext8)              { panic("sigverify: no ifma8 path on this platform") }
 func dblXYZIFMA(r, p *ext8)           { panic("sigverify: no ifma8 path on this platform") }
 func paddIFMA(r, p *ext8, q *cached8) { panic("sigverify: no ifma8 path on this platform") }
+func paddXYZIFMA(r, p *ext8, q *cached8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
 func pickIFMA(c *cached8, t *table8, d *[lanes]int8) {
 	panic("sigverify: no ifma8 path on this platform")
 }

@@ -199,6 +199,17 @@ func (f *lanePath) padd(r, p *ext8, q *cached8) {
 	}
 }
 
+// paddXYZ is padd where T of the result is not read (a doubling or the
+// end follows): the ifma8 path leaves it out (7M), the others compute
+// it.
+func (f *lanePath) paddXYZ(r, p *ext8, q *cached8) {
+	if f.kind == pathIFMA {
+		paddXYZIFMA(r, p, q)
+		return
+	}
+	f.padd(r, p, q)
+}
+
 // pick sets c to digit d[j] times t's point, lane by lane (table8.pick);
 // the ifma8 path gathers in assembly.
 func (f *lanePath) pick(c *cached8, t *table8, d *[lanes]int8) {

@@ -515,6 +515,13 @@ func TestIFMAPoint(t *testing.T) {
 		if got != want {
 			t.Fatalf("padd: one call %x, by operations %x", got, want)
 		}
+		xyz := p
+		f.paddXYZ(&xyz, &xyz, &q)
+		xyz.T, want.T = fe8{}, fe8{}
+		if xyz != want {
+			t.Fatalf("paddXYZ in place: %x, want X, Y, Z of %x", xyz, want)
+		}
+		f.paddOps(&want, &p, &q)
 		in := p
 		f.padd(&in, &in, &q)
 		if in != want {
