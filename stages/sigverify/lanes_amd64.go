@@ -53,6 +53,17 @@ func lanePaths() []*lanePath {
 //go:noescape
 func mulIFMA(z, a, b *fe8)
 
+// mul2IFMA sets z = 2 a b, as mul2Generic, bit for bit. Only where
+// hasIFMA.
+//
+//go:noescape
+func mul2IFMA(z, a, b *fe8)
+
+// sqr2IFMA sets z = 2 a a, as mul2IFMA(z, a, a). Only where hasIFMA.
+//
+//go:noescape
+func sqr2IFMA(z, a *fe8)
+
 // addIFMA sets z = a + b, as fe8.add. Only where hasIFMA.
 //
 //go:noescape

@@ -18,6 +18,8 @@ func mulIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this 
 func addIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
 func subIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
 func sqrIFMA(z, a *fe8)               { panic("sigverify: no ifma8 path on this platform") }
+func mul2IFMA(z, a, b *fe8)           { panic("sigverify: no ifma8 path on this platform") }
+func sqr2IFMA(z, a *fe8)              { panic("sigverify: no ifma8 path on this platform") }
 func dblIFMA(r, p *ext8)              { panic("sigverify: no ifma8 path on this platform") }
 func dblXYZIFMA(r, p *ext8)           { panic("sigverify: no ifma8 path on this platform") }
 func paddIFMA(r, p *ext8, q *cached8) { panic("sigverify: no ifma8 path on this platform") }

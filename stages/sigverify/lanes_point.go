@@ -82,6 +82,33 @@ func (f *lanePath) sqr(z, a *fe8) {
 	}
 }
 
+// mul2 sets z = 2 a b; loose in and out. ifma8 and portable double the
+// folded columns before their carry pass; avx2x4 multiplies and adds.
+func (f *lanePath) mul2(z, a, b *fe8) {
+	switch f.kind {
+	case pathIFMA:
+		mul2IFMA(z, a, b)
+	case pathAVX2:
+		mulAVX2(z, a, b)
+		addAVX2(z, z, z)
+	default:
+		mul2Generic(z, a, b)
+	}
+}
+
+// sqr2 sets z = 2 a a, as mul2.
+func (f *lanePath) sqr2(z, a *fe8) {
+	switch f.kind {
+	case pathIFMA:
+		sqr2IFMA(z, a)
+	case pathAVX2:
+		sqrAVX2(z, a)
+		addAVX2(z, z, z)
+	default:
+		sqr2Generic(z, a)
+	}
+}
+
 // ext8 is eight points in extended coordinates (X:Y:Z:T), x = X/Z,
 // y = Y/Z, xy = T/Z, on -x^2 + y^2 = 1 + d x^2 y^2.
 type ext8 struct{ X, Y, Z, T fe8 }
@@ -250,7 +277,7 @@ func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 	f.mul(&r.Z, &ff, &g)
 }
 
-// dbl sets r = 2p (4S + 3M, and a fourth M for T if withT); r may alias
+// dbl sets r = 2p (3S + 4M, and a fifth M for T if withT); r may alias
 // p. The formula reads X, Y, Z only, so T may be left stale when the next
 // operation is another doubling. The ifma8 path does it in one assembly
 // call, the same operations as dblOps; avx2x4's ladder doubles in radix
@@ -267,20 +294,18 @@ func (f *lanePath) dbl(r, p *ext8, withT bool) {
 	}
 }
 
-// dblOps is dbl by calls to the path's field operations.
+// dblOps is dbl by calls to the path's field operations. E = 2XY by one
+// doubled multiply rather than (X+Y)^2 - X^2 - Y^2, and 2Z^2 by a doubled
+// square: an add and two subtractions fewer, a multiply for a square.
 func (f *lanePath) dblOps(r, p *ext8, withT bool) {
-	var xx, yy, zz2, s fe8
+	var xx, yy, zz2, e, g, h, ff fe8
 	f.sqr(&xx, &p.X)
 	f.sqr(&yy, &p.Y)
-	f.sqr(&zz2, &p.Z)
-	f.add(&zz2, &zz2, &zz2)
-	f.add(&s, &p.X, &p.Y)
-	f.sqr(&s, &s)
-	var e, g, h, ff fe8
-	f.add(&h, &yy, &xx)  // YY + XX
-	f.sub(&g, &yy, &xx)  // YY - XX
-	f.sub(&e, &s, &h)    // 2XY
-	f.sub(&ff, &zz2, &g) // 2Z^2 - (YY - XX)
+	f.sqr2(&zz2, &p.Z)
+	f.mul2(&e, &p.X, &p.Y) // 2XY
+	f.add(&h, &yy, &xx)    // YY + XX
+	f.sub(&g, &yy, &xx)    // YY - XX
+	f.sub(&ff, &zz2, &g)   // 2Z^2 - (YY - XX)
 	f.mul(&r.X, &e, &ff)
 	f.mul(&r.Y, &h, &g)
 	f.mul(&r.Z, &g, &ff)

@@ -407,15 +407,17 @@ func TestFieldOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for n := 0; n < 300; n++ {
 		a, b := randFe(rng), randFe(rng)
-		var m, s, ad, sb fe8
+		var m, s, m2, s2, ad, sb fe8
 		mulGeneric(&m, &a, &b)
 		sqrGeneric(&s, &a)
+		mul2Generic(&m2, &a, &b)
+		sqr2Generic(&s2, &a)
 		portablePath.add(&ad, &a, &b)
 		portablePath.sub(&sb, &a, &b)
 		for _, r := range []struct {
 			op string
 			f  *fe8
-		}{{"mul", &m}, {"sqr", &s}, {"add", &ad}, {"sub", &sb}} {
+		}{{"mul", &m}, {"sqr", &s}, {"mul2", &m2}, {"sqr2", &s2}, {"add", &ad}, {"sub", &sb}} {
 			checkLoose(t, r.op, r.f)
 		}
 		for j := 0; j < lanes; j++ {
@@ -427,6 +429,8 @@ func TestFieldOps(t *testing.T) {
 			}{
 				{"mul", &m, new(big.Int).Mul(x, y)},
 				{"sqr", &s, new(big.Int).Mul(x, x)},
+				{"mul2", &m2, new(big.Int).Lsh(new(big.Int).Mul(x, y), 1)},
+				{"sqr2", &s2, new(big.Int).Lsh(new(big.Int).Mul(x, x), 1)},
 				{"add", &ad, new(big.Int).Add(x, y)},
 				{"sub", &sb, new(big.Int).Sub(x, y)},
 			} {
@@ -460,6 +464,8 @@ func TestIFMAField(t *testing.T) {
 			{"add", addIFMA, addGeneric},
 			{"sub", subIFMA, subGeneric},
 			{"sqr", func(z, a, _ *fe8) { sqrIFMA(z, a) }, func(z, a, _ *fe8) { sqrGeneric(z, a) }},
+			{"mul2", mul2IFMA, mul2Generic},
+			{"sqr2", func(z, a, _ *fe8) { sqr2IFMA(z, a) }, func(z, a, _ *fe8) { sqr2Generic(z, a) }},
 		} {
 			var got, want fe8
 			op.asm(&got, &a, &b)
