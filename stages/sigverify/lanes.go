@@ -66,25 +66,42 @@ func (f *lanePath) inLanes(n int) int {
 }
 
 // lanes checks every one of checks in the lanes, eight per pass (the last
-// pass with as many as are left), whatever their number.
+// pass with as many as are left), whatever their number: two passes at a
+// time (verifyPair) while more than eight are left.
 func (b lanesBackend) lanes(checks []sigCheck) {
 	if len(checks) == 0 {
 		return
 	}
-	var s *laneScratch
-	select {
-	case s = <-laneScratchFree:
-	default:
-		s = &laneScratch{h: sha512.New()}
-	}
-	for len(checks) > 0 {
-		n := min(len(checks), lanes)
-		s.verify(b.path, checks[:n])
+	s := [2]*laneScratch{getScratch()}
+	for len(checks) > lanes {
+		if s[1] == nil {
+			s[1] = getScratch()
+		}
+		n := min(len(checks), 2*lanes)
+		verifyPair(b.path, s, [2][]sigCheck{checks[:lanes], checks[lanes:n]}, 2)
 		checks = checks[n:]
 	}
+	if len(checks) > 0 {
+		s[0].verify(b.path, checks)
+	}
+	for _, x := range s {
+		if x == nil {
+			continue
+		}
+		select {
+		case laneScratchFree <- x:
+		default:
+		}
+	}
+}
+
+// getScratch takes a scratch state from laneScratchFree, or makes one.
+func getScratch() *laneScratch {
 	select {
-	case laneScratchFree <- s:
+	case s := <-laneScratchFree:
+		return s
 	default:
+		return &laneScratch{h: sha512.New()}
 	}
 }
 
@@ -154,6 +171,39 @@ var identity = func() (c cached8) {
 
 // verify checks up to eight signatures, one per lane.
 func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
+	verifyPair(f, [2]*laneScratch{s}, [2][]sigCheck{checks}, 1)
+}
+
+// verifyPair checks up to eight signatures in each of the first n (1 or
+// 2) scratch states: each pass's own steps, but the exponent chains of
+// decompression and of the final inversion of the two passes
+// interleaved (pair), which hides much of a square's latency.
+func verifyPair(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
+	pr := pair{f, n}
+	var a [2]*ext8
+	var enc [2]*[lanes][32]byte
+	var ok [2]*[lanes]bool
+	for k := 0; k < n; k++ {
+		s[k].prepare(checks[k])
+		a[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
+	}
+	pr.decompress(a, enc, ok)
+	var z, zi [2]fe8
+	for k := 0; k < n; k++ {
+		s[k].table(f)
+		s[k].ladder(f)
+		z[k] = s[k].q.Z
+	}
+	pr.invert(&zi, &z)
+	for k := 0; k < n; k++ {
+		s[k].finish(f, &zi[k], checks[k])
+	}
+}
+
+// prepare does the byte checks of up to eight signatures, one per lane,
+// hashes and splits k and S into digits, and keeps R's encoding reduced;
+// a lane without a check, or that fails, gets B as A and zero digits.
+func (s *laneScratch) prepare(checks []sigCheck) {
 	var y fe8
 	for j := 0; j < lanes; j++ {
 		s.pre[j] = false
@@ -206,9 +256,10 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 			s.rEnc[j][31] |= checks[j].sig[31] & 0x80
 		}
 	}
+}
 
-	// -A, and its multiples.
-	f.decompress(&s.a, &s.aEnc, &s.aOK)
+// table sets negA to the multiples of -A, A decompressed into s.a.
+func (s *laneScratch) table(f *lanePath) {
 	f.neg(&s.a.X, &s.a.X)
 	f.neg(&s.a.T, &s.a.T)
 	s.negA.setIdentity()
@@ -220,7 +271,10 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 	for i := 1; i < len(s.negA); i++ {
 		f.neg(&s.negA[i].negT, &s.negA[i].c.T2d)
 	}
+}
 
+// ladder sets s.q to [k](-A) + [S]B, X, Y and Z (T is left stale).
+func (s *laneScratch) ladder(f *lanePath) {
 	q := &s.q
 	q.X = fe8{}
 	q.Y, q.Z = feOne, feOne
@@ -247,11 +301,14 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 			f.paddXYZ(q, q, &s.c)
 		}
 	}
+}
 
-	var zi, x fe8
-	f.invert(&zi, &q.Z)
-	f.mul(&x, &q.X, &zi)
-	f.mul(&y, &q.Y, &zi)
+// finish encodes s.q, with zi its 1/Z, and sets each check's verdict.
+func (s *laneScratch) finish(f *lanePath, zi *fe8, checks []sigCheck) {
+	q := &s.q
+	var x, y fe8
+	f.mul(&x, &q.X, zi)
+	f.mul(&y, &q.Y, zi)
 	for j := range checks {
 		ok := s.pre[j] && s.aOK[j]
 		if ok {
