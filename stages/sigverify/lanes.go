@@ -126,6 +126,7 @@ type laneScratch struct {
 	pre  [lanes]bool     // passed the byte checks
 	aOK  [lanes]bool     // A decompressed
 	negA table8
+	negL laneTable // negA by lane, for the ifma8 picks
 	a, q ext8
 	q25  ext25 // q on the avx2x4 path (ladder25)
 	c    cached8
@@ -147,19 +148,26 @@ type entry8 struct {
 // negated.
 func (t *table8) setIdentity() { t[0] = entry8{c: identity} }
 
+// laneEntry is one multiple of a point for one lane in the two forms a
+// pick copies: [0] for a positive digit, Y+X, Y-X, 2Z and 2dT (5 limbs
+// each), and [1] for a negative one, Y-X, Y+X, 2Z and -2dT. Picks load a
+// lane's form whole (the ifma8 path then transposes eight of them into
+// limb rows), which is faster than gathering it word by word.
+type laneEntry [2][20]uint64
+
+// laneTable is a table8 by lane: entry k of lane j at [k][j]
+// (tableLanesIFMA writes it).
+type laneTable [9][lanes]laneEntry
+
 // laneScratchFree keeps up to 64 scratch states (about 20 KiB each) for
 // reuse: a free list rather than a sync.Pool, which a collection empties,
 // so that a call allocates nothing in steady state.
 var laneScratchFree = make(chan *laneScratch, 64)
 
-// baseEntry is one multiple of B in cached form, one lane's limbs, with
-// 2dT negated for the negative digits: 25 words, in this order, which
-// pickBaseIFMA's gather offsets assume.
-type baseEntry struct{ ypx, ymx, z2, t2d, negT2d [5]uint64 }
-
-// baseTable is [0]B ... [128]B, built at init (25 KiB): entry k for a
-// digit of absolute value k, [0]B the identity (1, 1, 2, 0).
-var baseTable [129]baseEntry
+// baseTable is [0]B ... [128]B, built at init (40 KiB), the same in
+// every lane: entry k for a digit of absolute value k, [0]B the identity
+// (1, 1, 2, 0).
+var baseTable [129]laneEntry
 
 // identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
 var identity = func() (c cached8) {
@@ -271,6 +279,7 @@ func (s *laneScratch) table(f *lanePath) {
 	for i := 1; i < len(s.negA); i++ {
 		f.neg(&s.negA[i].negT, &s.negA[i].c.T2d)
 	}
+	f.tableLanes(&s.negL, &s.negA)
 }
 
 // ladder sets s.q to [k](-A) + [S]B, X, Y and Z (T is left stale).
@@ -291,7 +300,7 @@ func (s *laneScratch) ladder(f *lanePath) {
 			}
 			// An addition that a doubling or the end follows
 			// leaves T out: they read X, Y, Z only.
-			f.pick(&s.c, &s.negA, &s.kd[i])
+			f.pick(&s.c, &s.negA, &s.negL, &s.kd[i])
 			if i%2 == 1 {
 				f.paddXYZ(q, q, &s.c)
 				continue
@@ -375,23 +384,19 @@ func (t *table8) pick(c *cached8, d *[lanes]int8) {
 }
 
 // pickBase sets c, lane by lane, to digit d[j] times B: the identity
-// for 0, an entry of baseTable, or an entry negated for a negative digit;
+// for 0, an entry of baseTable, or its negated form for a negative digit;
 // by indexing, as pick.
 func pickBase(c *cached8, d *[lanes]int8) {
 	for j := 0; j < lanes; j++ {
 		v := int(d[j])
 		m := v >> 63 // -1 for a negative digit, else 0
 		a := (v ^ m) - m
-		sg := m & 1
-		e := &baseTable[a]
-		yx := [2]*[5]uint64{&e.ypx, &e.ymx}
-		ypx, ymx := yx[sg], yx[sg^1]
-		t2d := [2]*[5]uint64{&e.t2d, &e.negT2d}[sg]
+		e := &baseTable[a][m&1]
 		for l := 0; l < 5; l++ {
-			c.YpX[l][j] = ypx[l]
-			c.YmX[l][j] = ymx[l]
-			c.Z2[l][j] = e.z2[l]
-			c.T2d[l][j] = t2d[l]
+			c.YpX[l][j] = e[l]
+			c.YmX[l][j] = e[5+l]
+			c.Z2[l][j] = e[10+l]
+			c.T2d[l][j] = e[15+l]
 		}
 	}
 }

@@ -103,19 +103,26 @@ func paddIFMA(r, p *ext8, q *cached8)
 //go:noescape
 func paddXYZIFMA(r, p *ext8, q *cached8)
 
-// pickIFMA sets c to t.pick(c, d)'s result, bit for bit, by gathers:
-// entry |d[j]| of lane j, Y+X and Y-X swapped and 2dT negated where d[j]
-// is negative. Each d[j] must lie in [-8, 8]. Only where hasIFMA.
+// pickIFMA sets c to t.pick(c, d)'s result, bit for bit, where tl is
+// t by lane (tableLanesIFMA): it loads each lane's laneEntry form and
+// transposes the eight into limb rows. Each d[j] must lie in [-8, 8].
+// Only where hasIFMA.
 //
 //go:noescape
-func pickIFMA(c *cached8, t *table8, d *[lanes]int8)
+func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8)
 
-// pickBaseIFMA sets c to pickBase(c, d)'s result, bit for bit, by
-// gathers from baseTable. Each d[j] must lie in [-128, 128]. Only where
-// hasIFMA.
+// pickBaseIFMA sets c to pickBase(c, d)'s result, bit for bit, as
+// pickIFMA does from baseTable. Each d[j] must lie in [-128, 128]. Only
+// where hasIFMA.
 //
 //go:noescape
 func pickBaseIFMA(c *cached8, d *[lanes]int8)
+
+// tableLanesIFMA sets tl to t by lane: entry k of lane j in both of its
+// laneEntry forms. Only where hasIFMA.
+//
+//go:noescape
+func tableLanesIFMA(tl *laneTable, t *table8)
 
 // mulAVX2 sets z = a * b, loose in and out, the same value as mulGeneric
 // (not the same limbs: it multiplies in radix 2^25.5). Only where

@@ -61,7 +61,9 @@ func BenchmarkLaneOps(b *testing.B) {
 	}
 	for _, p := range lanePaths() {
 		b.Run("op=pick/path="+p.name, func(b *testing.B) {
-			cpuLoop(b, func() { p.pick(&c, &t, &d) })
+			var tl laneTable
+			p.tableLanes(&tl, &t)
+			cpuLoop(b, func() { p.pick(&c, &t, &tl, &d) })
 		})
 		b.Run("op=pickBase/path="+p.name, func(b *testing.B) {
 			cpuLoop(b, func() { p.pickBase(&c, &d256) })

@@ -31,10 +31,9 @@ func main() {
 	genDbl(false)
 	genPadd(true)
 	genPadd(false)
-	genPick()
-	genPickBase()
-	out.WriteString("DATA laneIota<>+0(SB)/8, $0x0706050403020100\n")
-	out.WriteString("GLOBL laneIota<>(SB), RODATA|NOPTR, $8\n")
+	genPick("pickIFMA", 8*320, 320)
+	genPick("pickBaseIFMA", 0, 0)
+	genTableLanes()
 	// Into the current directory: go generate runs it in the package's,
 	// TestGenerated in a temporary one, to compare.
 	if err := os.WriteFile("lanes_ifma_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -306,100 +305,150 @@ func genPadd(withT bool) {
 	out.WriteString("\n")
 }
 
-// emitMulConst emits dst = src * c for a small constant c by shifts and
-// adds (no VPMULLQ, which needs AVX-512 DQ); t is scratch.
-func emitMulConst(dst, src, t string, c int) {
-	first := true
-	for b := 0; c>>b != 0; b++ {
-		if c>>b&1 == 0 {
-			continue
+// emitTranspose8 emits the transpose of the 8x8 block of words in
+// registers r (r[i] word w) into out (out[w] word i): three stages of
+// shuffles within 128-bit blocks, of 128-bit blocks, and of pairs of
+// them. It overwrites r and t; out may be t.
+func emitTranspose8(r, t, out [8]string) {
+	// t[2i] block b = (r[2i] word 2b, r[2i+1] word 2b); t[2i+1] the
+	// odd words.
+	for i := 0; i < 4; i++ {
+		p("VPUNPCKLQDQ %s, %s, %s", r[2*i+1], r[2*i], t[2*i])
+		p("VPUNPCKHQDQ %s, %s, %s", r[2*i+1], r[2*i], t[2*i+1])
+	}
+	// With w the word's parity: r[4h+w] = rows 4h..4h+3, words w and
+	// 4+w; r[4h+2+w] words 2+w and 6+w (blocks: rows 4h,4h+1 then
+	// 4h+2,4h+3, each two words).
+	for h := 0; h < 2; h++ {
+		for w := 0; w < 2; w++ {
+			a, b := t[4*h+w], t[4*h+2+w]
+			p("VSHUFI64X2 $0x88, %s, %s, %s", b, a, r[4*h+w])
+			p("VSHUFI64X2 $0xdd, %s, %s, %s", b, a, r[4*h+2+w])
 		}
-		switch {
-		case first && b == 0:
-			p("VMOVDQA64 %s, %s", src, dst)
-		case first:
-			p("VPSLLQ $%d, %s, %s", b, src, dst)
-		case b == 0:
-			p("VPADDQ %s, %s, %s", src, dst, dst)
-		default:
-			p("VPSLLQ $%d, %s, %s", b, src, t)
-			p("VPADDQ %s, %s, %s", t, dst, dst)
+	}
+	for c := 0; c < 8; c++ {
+		w, q := c%2, c/2
+		lo, hi := r[w+2*(q%2)], r[4+w+2*(q%2)]
+		imm := 0x88
+		if q >= 2 {
+			imm = 0xdd
 		}
-		first = false
+		p("VSHUFI64X2 $%#x, %s, %s, %s", imm, hi, lo, out[c])
 	}
 }
 
-// emitPickIndex emits the three gather index vectors of a pick from the
-// eight signed digits at (DX): with base = |d| * entry + lane (in 8-byte
-// words; lane 0..7 when lanewise, else 0) and n = field for a negative
-// digit, else 0: Z1 = base + n, Z2 = base - n, Z3 = base. A gather at
-// Z1 reads Y+X (or, at the offset of 2dT, 2dT) for a positive digit and
-// the field one further (Y-X, or 2dT negated) for a negative one; at Z2
-// from Y-X's offset, Y-X or Y+X. Z0, Z4..Z6 scratch.
-func emitPickIndex(entry, field int, lanewise bool) {
-	p("VPMOVSXBQ (DX), Z0")
-	p("VPABSQ Z0, Z4")
-	p("VPSRAQ $63, Z0, Z0") // -1 for a negative digit
-	emitMulConst("Z3", "Z4", "Z5", entry)
-	if lanewise {
-		p("VPMOVZXBQ laneIota<>(SB), Z5")
-		p("VPADDQ Z5, Z3, Z3")
+// regs8 names 8 consecutive registers from Z(first).
+func regs8(first int) (r [8]string) {
+	for i := range r {
+		r[i] = z(first + i)
 	}
-	p("MOVQ $%d, AX", field)
-	p("VPBROADCASTQ AX, Z6")
-	p("VPANDQ Z6, Z0, Z0")
-	p("VPADDQ Z0, Z3, Z1")
-	p("VPSUBQ Z0, Z3, Z2")
+	return r
 }
 
-// emitGathers emits the 20 gathers of a pick into c at (DI), limb l of
-// the cached8's field k at 64 (5k + l), from the table at SI: Y+X at
-// index Z1 and offset ypx, Y-X at Z2 and ypx + field, 2Z at Z3 and ypx +
-// 2 field, 2dT at Z1 and ypx + 3 field, each limb step further.
-func emitGathers(field, step int) {
-	idx := [4]string{"Z1", "Z2", "Z3", "Z1"}
-	for k := 0; k < 4; k++ {
-		for l := 0; l < 5; l++ {
-			dst := z(10 + 5*k + l)
-			p("KXNORW K0, K0, K1")
-			p("VPXORQ %s, %s, %s", dst, dst, dst)
-			p("VPGATHERQQ %d(SI)(%s*8), K1, %s", 8*(k*field+l*step), idx[k], dst)
+// genPick writes name(c *cached8, [t *laneTable,] d *[8]int8): lane j of
+// c from the laneEntry form at entry |d[j]|, lane j, form (d[j] < 0):
+// entries entry bytes apart, lanes lane bytes apart within an entry
+// (entry 0: the baseTable, 320 bytes an entry, every lane alike). It
+// loads each lane's 20 words (three loads) and transposes them into the
+// 20 limb registers of c.
+func genPick(name string, entry, lane int) {
+	base := entry == 0
+	if base {
+		entry = 320
+		fmt.Fprintf(&out, "// func %s(c *cached8, d *[8]int8)\n", name)
+		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-16\n", name)
+		p("MOVQ c+0(FP), DI")
+		p("MOVQ d+8(FP), DX")
+		p("LEAQ ·baseTable(SB), SI")
+	} else {
+		fmt.Fprintf(&out, "// func %s(c *cached8, tl *laneTable, d *[8]int8)\n", name)
+		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
+		p("MOVQ c+0(FP), DI")
+		p("MOVQ tl+8(FP), SI")
+		p("MOVQ d+16(FP), DX")
+	}
+	p("MOVQ $0x0f, AX")
+	p("KMOVW AX, K1")
+	rows := [3][8]string{regs8(0), regs8(8), regs8(16)}
+	for j := 0; j < 8; j++ {
+		// AX = SI + |d| entry + (d < 0) 160 + j lane.
+		p("MOVBQSX %d(DX), AX", j)
+		p("MOVQ AX, BX")
+		p("SARQ $63, BX")
+		p("XORQ BX, AX")
+		p("SUBQ BX, AX")
+		p("IMUL3Q $%d, AX, AX", entry)
+		p("ANDQ $160, BX")
+		p("ADDQ BX, AX")
+		p("ADDQ SI, AX")
+		if !base && j > 0 {
+			p("ADDQ $%d, AX", j*lane)
+		}
+		p("VMOVDQU64 (AX), %s", rows[0][j])
+		p("VMOVDQU64 64(AX), %s", rows[1][j])
+		p("VMOVDQU64.Z 128(AX), K1, %s", rows[2][j])
+	}
+	t := regs8(24)
+	for b := 0; b < 3; b++ {
+		emitTranspose8(rows[b], t, t)
+		n := 8
+		if b == 2 {
+			n = 4
+		}
+		for c := 0; c < n; c++ {
+			p("VMOVDQU64 %s, %d(DI)", t[c], 64*(8*b+c))
 		}
 	}
-	for k := 0; k < 4; k++ {
-		for l := 0; l < 5; l++ {
-			p("VMOVDQU64 %s, %d(DI)", z(10+5*k+l), 64*(5*k+l))
-		}
-	}
-}
-
-// genPick writes pickIFMA(c *cached8, t *table8, d *[8]int8): table8's
-// entries are 200 words (cached8 then 2dT negated), each field 40 words,
-// limb l of lane j at word 8 l + j.
-func genPick() {
-	out.WriteString("// func pickIFMA(c *cached8, t *table8, d *[8]int8)\n")
-	out.WriteString("TEXT ·pickIFMA(SB), NOSPLIT, $0-24\n")
-	p("MOVQ c+0(FP), DI")
-	p("MOVQ t+8(FP), SI")
-	p("MOVQ d+16(FP), DX")
-	emitPickIndex(200, 40, true)
-	emitGathers(40, 8)
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")
 }
 
-// genPickBase writes pickBaseIFMA(c *cached8, d *[8]int8) from
-// baseTable: entries of 25 words (ypx, ymx, z2, t2d, negT2d, 5 words
-// each), one lane's limbs, so every lane gathers from its own entry.
-func genPickBase() {
-	out.WriteString("// func pickBaseIFMA(c *cached8, d *[8]int8)\n")
-	out.WriteString("TEXT ·pickBaseIFMA(SB), NOSPLIT, $0-16\n")
-	p("MOVQ c+0(FP), DI")
-	p("MOVQ d+8(FP), DX")
-	p("LEAQ ·baseTable(SB), SI")
-	emitPickIndex(25, 5, false)
-	emitGathers(5, 1)
+// genTableLanes writes tableLanesIFMA(tl *laneTable, t *table8): each
+// entry8 of t (1600 bytes: Y+X, Y-X, 2Z, 2dT, -2dT) as the 8 lanes'
+// laneEntry forms, by 8x8 transposes of its limb rows.
+func genTableLanes() {
+	out.WriteString("// func tableLanesIFMA(tl *laneTable, t *table8)\n")
+	out.WriteString("TEXT ·tableLanesIFMA(SB), NOSPLIT, $0-16\n")
+	p("MOVQ tl+0(FP), DI")
+	p("MOVQ t+8(FP), SI")
+	p("MOVQ $0x0f, AX")
+	p("KMOVW AX, K1")
+	p("MOVQ $9, CX")
+	out.WriteString("tableLanesLoop:\n")
+	// The rows of each form: fields in the order the form stores them.
+	forms := [2][4]int{{0, 1, 2, 3}, {1, 0, 2, 4}}
+	r, t := regs8(0), regs8(8)
+	for f, fields := range forms {
+		var src []int // byte offsets of the 20 limb rows
+		for _, fl := range fields {
+			for l := 0; l < 5; l++ {
+				src = append(src, 320*fl+64*l)
+			}
+		}
+		for b := 0; b < 3; b++ {
+			n := 8
+			if b == 2 {
+				n = 4
+			}
+			for i := 0; i < n; i++ {
+				p("VMOVDQU64 %d(SI), %s", src[8*b+i], r[i])
+			}
+			emitTranspose8(r, t, t)
+			for j := 0; j < 8; j++ {
+				dst := fmt.Sprintf("%d(DI)", 320*j+160*f+64*b)
+				if n == 8 {
+					p("VMOVDQU64 %s, %s", t[j], dst)
+				} else {
+					p("VMOVDQU64 %s, K1, %s", t[j], dst)
+				}
+			}
+		}
+	}
+	p("ADDQ $1600, SI")
+	p("ADDQ $2560, DI")
+	p("DECQ CX")
+	p("JNZ tableLanesLoop")
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

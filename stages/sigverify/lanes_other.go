@@ -26,9 +26,10 @@ func paddIFMA(r, p *ext8, q *cached8) { panic("sigverify: no ifma8 path on this 
 func paddXYZIFMA(r, p *ext8, q *cached8) {
 	panic("sigverify: no ifma8 path on this platform")
 }
-func pickIFMA(c *cached8, t *table8, d *[lanes]int8) {
+func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8) {
 	panic("sigverify: no ifma8 path on this platform")
 }
+func tableLanesIFMA(tl *laneTable, t *table8) { panic("sigverify: no ifma8 path on this platform") }
 func pickBaseIFMA(c *cached8, d *[lanes]int8) { panic("sigverify: no ifma8 path on this platform") }
 
 // ifmaPath is nil: there is no ifma8 path here.

@@ -176,7 +176,7 @@ func init() {
 		walk.Z.copyLane(k, &q.Z)
 		walk.T.copyLane(k, &q.T)
 	}
-	baseTable[0] = baseEntry{ypx: [5]uint64{1}, ymx: [5]uint64{1}, z2: [5]uint64{2}}
+	baseTable[0] = laneEntry{{0: 1, 5: 1, 10: 2}, {0: 1, 5: 1, 10: 2}}
 	for n := 1; n < len(baseTable); n += lanes {
 		var c cached8
 		var negT fe8
@@ -185,8 +185,8 @@ func init() {
 		for j := 0; j < lanes; j++ {
 			e := &baseTable[n+j]
 			for l := 0; l < 5; l++ {
-				e.ypx[l], e.ymx[l], e.z2[l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j]
-				e.t2d[l], e.negT2d[l] = c.T2d[l][j], negT[l][j]
+				e[0][l], e[0][5+l], e[0][10+l], e[0][15+l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j]
+				e[1][l], e[1][5+l], e[1][10+l], e[1][15+l] = c.YmX[l][j], c.YpX[l][j], c.Z2[l][j], negT[l][j]
 			}
 		}
 		portablePath.padd(&walk, &walk, &t8[7])
@@ -238,17 +238,25 @@ func (f *lanePath) paddXYZ(r, p *ext8, q *cached8) {
 }
 
 // pick sets c to digit d[j] times t's point, lane by lane (table8.pick);
-// the ifma8 path gathers in assembly.
-func (f *lanePath) pick(c *cached8, t *table8, d *[lanes]int8) {
+// the ifma8 path picks from tl, t by lane (tableLanesIFMA), in assembly.
+func (f *lanePath) pick(c *cached8, t *table8, tl *laneTable, d *[lanes]int8) {
 	if f.kind == pathIFMA {
-		pickIFMA(c, t, d)
+		pickIFMA(c, tl, d)
 		return
 	}
 	t.pick(c, d)
 }
 
+// tableLanes sets tl to t by lane for the ifma8 path's picks; the other
+// paths pick from t and leave tl alone.
+func (f *lanePath) tableLanes(tl *laneTable, t *table8) {
+	if f.kind == pathIFMA {
+		tableLanesIFMA(tl, t)
+	}
+}
+
 // pickBase sets c to digit d[j] times B, lane by lane (pickBase); the
-// ifma8 path gathers in assembly.
+// ifma8 path in assembly.
 func (f *lanePath) pickBase(c *cached8, d *[lanes]int8) {
 	if f.kind == pathIFMA {
 		pickBaseIFMA(c, d)

@@ -321,17 +321,22 @@ func TestRadix256(t *testing.T) {
 }
 
 // TestBaseTable checks baseTable's entries against [n]B computed with
-// voi: entry n in cached form is (Y+X, Y-X, 2Z, 2dT) of [n]B (entry 0 the
-// identity), and its negated 2dT sums with 2dT to 0.
+// voi: entry n's positive form is (Y+X, Y-X, 2Z, 2dT) of [n]B (entry 0
+// the identity), and its negative form has Y+X and Y-X swapped, the same
+// 2Z, and a 2dT that sums with the positive one's to 0.
 func TestBaseTable(t *testing.T) {
-	if e := baseTable[0]; e != (baseEntry{ypx: [5]uint64{1}, ymx: [5]uint64{1}, z2: [5]uint64{2}}) {
-		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0)", e)
+	id := [20]uint64{0: 1, 5: 1, 10: 2}
+	if e := baseTable[0]; e != (laneEntry{id, id}) {
+		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0) in both forms", e)
 	}
 	for n := 1; n < len(baseTable); n++ {
 		e := &baseTable[n]
 		var ypx, ymx, z2, t2d, nt fe8
 		for l := 0; l < 5; l++ {
-			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e.ypx[l], e.ymx[l], e.z2[l], e.t2d[l], e.negT2d[l]
+			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e[0][l], e[0][5+l], e[0][10+l], e[0][15+l], e[1][15+l]
+			if e[1][l] != e[0][5+l] || e[1][5+l] != e[0][l] || e[1][10+l] != e[0][10+l] {
+				t.Fatalf("entry %d: negative form %x is not the positive %x with Y+X and Y-X swapped", n, e[1], e[0])
+			}
 		}
 		checkLoose(t, "entry", &ypx)
 		// y = (ypx + ymx) / z2, x = (ypx - ymx) / z2.
@@ -350,11 +355,11 @@ func TestBaseTable(t *testing.T) {
 		var wantEnc curve.CompressedEdwardsY
 		wantEnc.SetEdwardsPoint(want)
 		if enc != wantEnc {
-			t.Fatalf("entry %d: encodes %x, [%d]B is %x", n-1, enc, n, wantEnc)
+			t.Fatalf("entry %d: encodes %x, [%d]B is %x", n, enc, n, wantEnc)
 		}
 		portablePath.add(&sum, &t2d, &nt)
 		if sum.bytes(0) != ([32]byte{}) {
-			t.Fatalf("entry %d: 2dT + negated 2dT = %x", n-1, sum.bytes(0))
+			t.Fatalf("entry %d: 2dT + negated 2dT = %x", n, sum.bytes(0))
 		}
 	}
 }
@@ -839,7 +844,8 @@ func TestAVX2Ext25(t *testing.T) {
 }
 
 // TestPick checks pick and pickBase lane by lane for every digit, on
-// every lane path (ifma8 gathers in assembly): the identity for 0, the
+// every lane path (ifma8 picks from the table by lane, tableLanes, in
+// assembly): the identity for 0, the
 // entry for a positive digit, the entry with Y+X and Y-X swapped and 2dT
 // negated for a negative one.
 func TestPick(t *testing.T) {
@@ -862,6 +868,8 @@ func TestPick(t *testing.T) {
 	one := [5]uint64{1}
 	idWant := [4][5]uint64{one, one, {2}, {}}
 	for _, p := range lanePaths() {
+		var tl laneTable
+		p.tableLanes(&tl, &tab)
 		for v := -8; v <= 8; v++ {
 			var d [lanes]int8
 			for j := range d {
@@ -871,7 +879,7 @@ func TestPick(t *testing.T) {
 				}
 			}
 			c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
-			p.pick(&c, &tab, &d)
+			p.pick(&c, &tab, &tl, &d)
 			for j := range d {
 				w := int(d[j])
 				want := idWant
@@ -900,12 +908,14 @@ func TestPick(t *testing.T) {
 				w := int(d[j])
 				want := idWant
 				switch {
-				case w > 0:
-					e := &baseTable[w]
-					want = [4][5]uint64{e.ypx, e.ymx, e.z2, e.t2d}
-				case w < 0:
-					e := &baseTable[-w]
-					want = [4][5]uint64{e.ymx, e.ypx, e.z2, e.negT2d}
+				case w > 0, w < 0:
+					e := &baseTable[max(w, -w)][0]
+					ypx, ymx, z2, t2d := [5]uint64(e[0:5]), [5]uint64(e[5:10]), [5]uint64(e[10:15]), [5]uint64(e[15:20])
+					want = [4][5]uint64{ypx, ymx, z2, t2d}
+					if w < 0 {
+						neg := baseTable[-w][1]
+						want = [4][5]uint64{ymx, ypx, z2, [5]uint64(neg[15:20])}
+					}
 				}
 				check(p.name, "pickBase", w, &c, j, want)
 			}
