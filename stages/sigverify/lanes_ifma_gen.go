@@ -42,6 +42,26 @@ func main() {
 	}
 }
 
+// The constants the field operations read, set once per function by
+// emitConsts; emitMulK and emitAddSub leave these registers alone.
+const (
+	cMask = "Z31" // 2^51 - 1
+	c19   = "Z30" // 19
+	c4m   = "Z28" // 4 (2^51 - 1): limbs 1..4 of 4p
+	c4p0  = "Z29" // 4 (2^51 - 19): limb 0 of 4p
+)
+
+// emitConsts sets cMask, c19, c4m and c4p0 in every lane.
+func emitConsts() {
+	mask51(cMask)
+	p("MOVQ $19, AX")
+	p("VPBROADCASTQ AX, %s", c19)
+	p("VPSLLQ $2, %s, %s", cMask, c4m)
+	p("MOVQ $72, AX")
+	p("VPBROADCASTQ AX, %s", c4p0)
+	p("VPSUBQ %s, %s, %s", c4p0, c4m, c4p0)
+}
+
 // mask51 sets register r to 2^51 - 1 in every lane.
 func mask51(r string) {
 	p("VPTERNLOGQ $0xff, %s, %s, %s", r, r, r)
@@ -86,6 +106,7 @@ func genMul(sqr, dbl bool) {
 		fmt.Fprintf(&out, "TEXT ·%sIFMA(SB), NOSPLIT, $0-16\n", name)
 		p("MOVQ z+0(FP), DI")
 		p("MOVQ a+8(FP), SI")
+		emitConsts()
 		emitMulK(mem{"DI", 0}, mem{"SI", 0}, mem{"SI", 0}, true, dbl)
 	} else {
 		fmt.Fprintf(&out, "// func %sIFMA(z, a, b *fe8)\n", name)
@@ -93,6 +114,7 @@ func genMul(sqr, dbl bool) {
 		p("MOVQ z+0(FP), DI")
 		p("MOVQ a+8(FP), SI")
 		p("MOVQ b+16(FP), DX")
+		emitConsts()
 		emitMulK(mem{"DI", 0}, mem{"SI", 0}, mem{"DX", 0}, false, dbl)
 	}
 	p("VZEROUPPER")
@@ -112,7 +134,8 @@ func emitMul(zm, am, bm mem, sqr bool) { emitMulK(zm, am, bm, sqr, false) }
 // mulGeneric, so the same bits. The square takes each product a_i a_k
 // with i < k once, its columns doubled, then the squares a_i a_i: 15
 // products for 25, and the same column sums as the multiply. It reads a
-// and b before it writes z, so z may alias either. Z0..Z29 are scratch.
+// and b before it writes z, so z may alias either. Z0..Z27 are scratch;
+// it reads the constants of emitConsts.
 func emitMulK(zm, am, bm mem, sqr, dbl bool) {
 	// a: Z0..Z4, b: Z5..Z9, lo columns: Z10..Z18, hi columns: Z19..Z27.
 	for i := 0; i < 5; i++ {
@@ -158,22 +181,19 @@ func emitMulK(zm, am, bm mem, sqr, dbl bool) {
 	// r[c] = t[c] + 19 t[c+5], c in 0..4, into Z10..Z14.
 	// VPMULLQ (AVX-512 DQ) by 19: one instruction for four shifts and
 	// adds, about 10% off a doubling or an addition.
-	p("MOVQ $19, AX")
-	p("VPBROADCASTQ AX, Z28")
 	for c := 0; c < 5; c++ {
 		u := z(10 + c + 5)
 		if c == 4 {
 			u = "Z27"
 		}
-		p("VPMULLQ Z28, %s, %s", u, u)
+		p("VPMULLQ %s, %s, %s", c19, u, u)
 		p("VPADDQ %s, %s, %s", u, z(10+c), z(10+c))
 		if dbl {
 			p("VPADDQ %s, %s, %s", z(10+c), z(10+c), z(10+c))
 		}
 	}
-	mask51("Z29")
 	r := [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"}
-	carry(r, "Z29", "Z28", [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"})
+	carry(r, cMask, c19, [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"})
 	for i := 0; i < 5; i++ {
 		p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
 	}
@@ -187,6 +207,7 @@ func genAddSub(name string, sub bool) {
 	p("MOVQ z+0(FP), DI")
 	p("MOVQ a+8(FP), SI")
 	p("MOVQ b+16(FP), DX")
+	emitConsts()
 	emitAddSub(mem{"DI", 0}, mem{"SI", 0}, mem{"DX", 0}, sub)
 	p("VZEROUPPER")
 	p("RET")
@@ -194,23 +215,17 @@ func genAddSub(name string, sub bool) {
 }
 
 // emitAddSub emits z = a + b, or with sub z = a + 4p - b, and the
-// parallel carry pass. z may alias a or b. Z0..Z23 are scratch.
+// parallel carry pass. z may alias a or b. Z0..Z14 are scratch; it
+// reads the constants of emitConsts (4p: limb 0 is 4 (2^51 - 19), the
+// others 4 (2^51 - 1)).
 func emitAddSub(zm, am, bm mem, sub bool) {
-	mask51("Z20")
-	if sub {
-		// 4p: limb 0 is 4 (2^51 - 19) = 4m - 72, the others 4m.
-		p("VPSLLQ $2, Z20, Z21")  // 4m
-		p("MOVQ $72, AX")         //
-		p("VPBROADCASTQ AX, Z22") //
-		p("VPSUBQ Z22, Z21, Z22") // 4m - 72
-	}
 	for i := 0; i < 5; i++ {
 		p("VMOVDQU64 %s, %s", am.limb(i), z(i))
 		p("VMOVDQU64 %s, %s", bm.limb(i), z(5+i))
 		if sub {
-			c := "Z21"
+			c := c4m
 			if i == 0 {
-				c = "Z22"
+				c = c4p0
 			}
 			p("VPADDQ %s, %s, %s", c, z(i), z(i))
 			p("VPSUBQ %s, %s, %s", z(5+i), z(i), z(i))
@@ -219,11 +234,37 @@ func emitAddSub(zm, am, bm mem, sub bool) {
 		}
 	}
 	r := [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"}
-	p("MOVQ $19, AX")
-	p("VPBROADCASTQ AX, Z23")
-	carry(r, "Z20", "Z23", [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"})
+	carry(r, cMask, c19, [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"})
 	for i := 0; i < 5; i++ {
 		p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
+	}
+}
+
+// emitSumDiff emits sum = a + b and diff = a + 4p - b, each with its
+// carry pass, as emitAddSub twice but loading a and b once. sum and diff
+// may alias a or b. Z0..Z24 are scratch.
+func emitSumDiff(sum, diff, am, bm mem) {
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU64 %s, %s", am.limb(i), z(i))
+		p("VMOVDQU64 %s, %s", bm.limb(i), z(5+i))
+	}
+	for i := 0; i < 5; i++ {
+		c := c4m
+		if i == 0 {
+			c = c4p0
+		}
+		p("VPADDQ %s, %s, %s", z(5+i), z(i), z(10+i))
+		p("VPADDQ %s, %s, %s", c, z(i), z(15+i))
+		p("VPSUBQ %s, %s, %s", z(5+i), z(15+i), z(15+i))
+	}
+	t := [5]string{"Z20", "Z21", "Z22", "Z23", "Z24"}
+	rs := [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"}
+	rd := [5]string{"Z15", "Z16", "Z17", "Z18", "Z19"}
+	carry(rs, cMask, c19, t)
+	carry(rd, cMask, c19, t)
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU64 %s, %s", rs[i], sum.limb(i))
+		p("VMOVDQU64 %s, %s", rd[i], diff.limb(i))
 	}
 }
 
@@ -247,14 +288,14 @@ func genDbl(withT bool) {
 	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-16\n", name, 8*320)
 	p("MOVQ r+0(FP), DI")
 	p("MOVQ p+8(FP), SI")
+	emitConsts()
 	X, Y, Z := coord("SI", 0), coord("SI", 1), coord("SI", 2)
 	xx, yy, zz2, h, g, e, ff := tmp(0), tmp(1), tmp(2), tmp(4), tmp(5), tmp(6), tmp(7)
 	emitMul(xx, X, X, true)
 	emitMul(yy, Y, Y, true)
 	emitMulK(zz2, Z, Z, true, true)
 	emitMulK(e, X, Y, false, true)
-	emitAddSub(h, yy, xx, false)
-	emitAddSub(g, yy, xx, true)
+	emitSumDiff(h, g, yy, xx)
 	emitAddSub(ff, zz2, g, true)
 	emitMul(coord("DI", 0), e, ff, false)
 	emitMul(coord("DI", 1), h, g, false)
@@ -277,23 +318,21 @@ func genPadd(withT bool) {
 		name = "paddIFMA"
 	}
 	fmt.Fprintf(&out, "// func %s(r, p *ext8, q *cached8)\n", name)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-24\n", name, 9*320)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-24\n", name, 10*320)
 	p("MOVQ r+0(FP), DI")
 	p("MOVQ p+8(FP), SI")
 	p("MOVQ q+16(FP), DX")
+	emitConsts()
 	X, Y, Z, T := coord("SI", 0), coord("SI", 1), coord("SI", 2), coord("SI", 3)
 	ypx, ymx, z2, t2d := coord("DX", 0), coord("DX", 1), coord("DX", 2), coord("DX", 3)
-	t, a, b, c, d, e, ff, g, h := tmp(0), tmp(1), tmp(2), tmp(3), tmp(4), tmp(5), tmp(6), tmp(7), tmp(8)
-	emitAddSub(t, Y, X, true)
-	emitMul(a, t, ymx, false)
-	emitAddSub(t, Y, X, false)
+	t, a, b, c, d, e, ff, g, h, t1 := tmp(0), tmp(1), tmp(2), tmp(3), tmp(4), tmp(5), tmp(6), tmp(7), tmp(8), tmp(9)
+	emitSumDiff(t, t1, Y, X)
+	emitMul(a, t1, ymx, false)
 	emitMul(b, t, ypx, false)
 	emitMul(c, T, t2d, false)
 	emitMul(d, Z, z2, false)
-	emitAddSub(e, b, a, true)
-	emitAddSub(ff, d, c, true)
-	emitAddSub(g, d, c, false)
-	emitAddSub(h, b, a, false)
+	emitSumDiff(h, e, b, a)
+	emitSumDiff(g, ff, d, c)
 	emitMul(coord("DI", 0), e, ff, false)
 	emitMul(coord("DI", 1), g, h, false)
 	if withT {
