@@ -108,16 +108,12 @@ func (p pair) pow22523(z, a *[2]fe8) {
 	p.mul(z, &t, a)
 }
 
-// decompress sets p to the points the lanes of enc encode, as dalek's
-// CompressedEdwardsY::decompress does: y is bits 0..254 (a y >= p reduces
-// mod p), x the root of (y^2 - 1) / (d y^2 + 1) with the sign of bit 255
-// (x = 0 with the bit set is accepted, as -0). ok[j] reports whether
-// lane j's x exists; a lane that fails holds some loose value.
-func (f *lanePath) decompress(p *ext8, enc *[lanes][32]byte, ok *[lanes]bool) {
-	pair{f, 1}.decompress([2]*ext8{p}, [2]*[lanes][32]byte{enc}, [2]*[lanes]bool{ok})
-}
-
-// decompress is lanePath.decompress on the first n of p, enc and ok.
+// decompress sets the first n of p to the points the lanes of enc
+// encode, as dalek's CompressedEdwardsY::decompress does: y is bits
+// 0..254 (a y >= p reduces mod p), x the root of (y^2 - 1) / (d y^2 + 1)
+// with the sign of bit 255 (x = 0 with the bit set is accepted, as -0).
+// ok[k][j] reports whether lane j's x exists; a lane that fails holds
+// some loose value.
 func (pr pair) decompress(p [2]*ext8, enc [2]*[lanes][32]byte, ok [2]*[lanes]bool) {
 	f := pr.f
 	var y, yy, u, v [2]fe8
