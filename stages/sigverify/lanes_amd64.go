@@ -53,6 +53,18 @@ func lanePaths() []*lanePath {
 //go:noescape
 func mulIFMA(z, a, b *fe8)
 
+// sqrNIFMA sets z = z^(2^n), n >= 1, as n calls of sqrIFMA, bit for
+// bit, in one call. Only where hasIFMA.
+//
+//go:noescape
+func sqrNIFMA(z *fe8, n int)
+
+// sqrN2IFMA is sqrNIFMA on z1 and z2, their squares interleaved. Only
+// where hasIFMA.
+//
+//go:noescape
+func sqrN2IFMA(z1, z2 *fe8, n int)
+
 // mul2IFMA sets z = 2 a b, as mul2Generic, bit for bit. Only where
 // hasIFMA.
 //

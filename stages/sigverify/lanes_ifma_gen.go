@@ -25,6 +25,8 @@ func main() {
 	genMul(true, false)
 	genMul(false, true)
 	genMul(true, true)
+	genSqrN(false)
+	genSqrN(true)
 	genAddSub("addIFMA", false)
 	genAddSub("subIFMA", true)
 	genDbl(true)
@@ -117,6 +119,40 @@ func genMul(sqr, dbl bool) {
 		emitConsts()
 		emitMulK(mem{"DI", 0}, mem{"SI", 0}, mem{"DX", 0}, false, dbl)
 	}
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// genSqrN writes sqrNIFMA(z *fe8, n int), z = z^(2^n) in place, or with
+// two sqrN2IFMA(z1, z2 *fe8, n int), both squared n times, a square of
+// one then of the other in each turn of the loop, so that the CPU
+// overlaps the two chains. n >= 1.
+func genSqrN(two bool) {
+	if two {
+		out.WriteString("// func sqrN2IFMA(z1, z2 *fe8, n int)\n")
+		out.WriteString("TEXT ·sqrN2IFMA(SB), NOSPLIT, $0-24\n")
+		p("MOVQ z1+0(FP), DI")
+		p("MOVQ z2+8(FP), SI")
+		p("MOVQ n+16(FP), CX")
+	} else {
+		out.WriteString("// func sqrNIFMA(z *fe8, n int)\n")
+		out.WriteString("TEXT ·sqrNIFMA(SB), NOSPLIT, $0-16\n")
+		p("MOVQ z+0(FP), DI")
+		p("MOVQ n+8(FP), CX")
+	}
+	emitConsts()
+	label := "sqrNLoop"
+	if two {
+		label = "sqrN2Loop"
+	}
+	out.WriteString(label + ":\n")
+	emitMul(mem{"DI", 0}, mem{"DI", 0}, mem{"DI", 0}, true)
+	if two {
+		emitMul(mem{"SI", 0}, mem{"SI", 0}, mem{"SI", 0}, true)
+	}
+	p("DECQ CX")
+	p("JNZ %s", label)
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

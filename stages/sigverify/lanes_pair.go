@@ -42,9 +42,15 @@ func (p pair) neg(z, a *[2]fe8) {
 	}
 }
 
-// sqrN sets z = a^(2^n), n >= 1, the two chains a square apart.
+// sqrN sets z = a^(2^n), n >= 1, the two chains a square apart (on
+// ifma8 in one assembly call).
 func (p pair) sqrN(z, a *[2]fe8, n int) {
-	if p.f.kind == pathAVX2 {
+	if p.f.kind == pathIFMA && p.n == 2 && n >= 1 {
+		*z = *a
+		sqrN2IFMA(&z[0], &z[1], n)
+		return
+	}
+	if p.f.kind == pathAVX2 || p.f.kind == pathIFMA {
 		for k := 0; k < p.n; k++ {
 			p.f.sqrN(&z[k], &a[k], n)
 		}

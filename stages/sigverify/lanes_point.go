@@ -322,11 +322,16 @@ func (f *lanePath) dblOps(r, p *ext8, withT bool) {
 	}
 }
 
-// sqrN sets z = a^(2^n), n >= 1. The avx2x4 path does it in one
-// assembly call.
+// sqrN sets z = a^(2^n), n >= 1. The ifma8 and avx2x4 paths do it in
+// one assembly call.
 func (f *lanePath) sqrN(z, a *fe8, n int) {
 	if f.kind == pathAVX2 && n >= 1 { // the assembly's loop needs n >= 1
 		sqrNAVX2(z, a, n)
+		return
+	}
+	if f.kind == pathIFMA && n >= 1 {
+		*z = *a
+		sqrNIFMA(z, n)
 		return
 	}
 	f.sqr(z, a)

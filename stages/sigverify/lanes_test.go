@@ -488,6 +488,36 @@ func TestIFMAField(t *testing.T) {
 	}
 }
 
+// TestIFMASqrN checks the ifma8 square chains in one call, one chain
+// (sqrNIFMA) and two interleaved (sqrN2IFMA), against n calls of
+// sqrGeneric, bit for bit. Skipped where the CPU lacks AVX-512 IFMA.
+func TestIFMASqrN(t *testing.T) {
+	if !hasIFMA {
+		t.Skip("this CPU lacks AVX-512 F and IFMA: the ifma8 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(30, 31))
+	for _, n := range []int{1, 2, 3, 5, 50, 100} {
+		for r := 0; r < 20; r++ {
+			a, b := edgyFe(rng, r), edgyFe(rng, r+1)
+			wa, wb := a, b
+			for i := 0; i < n; i++ {
+				sqrGeneric(&wa, &wa)
+				sqrGeneric(&wb, &wb)
+			}
+			one := a
+			sqrNIFMA(&one, n)
+			if one != wa {
+				t.Fatalf("sqrNIFMA(%x, %d) = %x, want %x", a, n, one, wa)
+			}
+			x, y := a, b
+			sqrN2IFMA(&x, &y, n)
+			if x != wa || y != wb {
+				t.Fatalf("sqrN2IFMA(%x, %x, %d) = %x, %x, want %x, %x", a, b, n, x, y, wa, wb)
+			}
+		}
+	}
+}
+
 // TestIFMAPoint checks the ifma8 path's one-call doubling and addition
 // against the same formulas by calls to its field operations, bit for
 // bit, on random loose coordinates, in place and not. Skipped where the
