@@ -153,9 +153,10 @@ func (pr pair) decompress(p [2]*ext8, enc [2]*[lanes][32]byte, ok [2]*[lanes]boo
 	pr.mul(&ri, &r, sqrtM1)
 	for k := 0; k < pr.n; k++ {
 		for j := 0; j < lanes; j++ {
-			correct := eqLane(&check[k], &u[k], j)
-			flipped := eqLane(&check[k], &nu[k], j)
-			flippedI := eqLane(&check[k], &nui[k], j)
+			c := check[k].canonical(j)
+			correct := c == u[k].canonical(j)
+			flipped := c == nu[k].canonical(j)
+			flippedI := c == nui[k].canonical(j)
 			if flipped || flippedI {
 				r[k].copyLane(j, &ri[k])
 			}
