@@ -25,6 +25,10 @@ import (
 //     reduced bytes exactly when R decompresses to it (x = 0, where the
 //     sign bit would not matter, only at y = 1 and y = -1, small order).
 //
+// More than eight signatures go through two passes at a time
+// (verifyPair): each pass its own steps, but the exponent chains of the
+// two (decompression, the final inversion) interleaved.
+//
 // A lane that fails a check gets false and computes on harmless values;
 // lanes never mix, so one bad signature cannot change another's verdict.
 // There is no aggregate (random linear combination) equation.

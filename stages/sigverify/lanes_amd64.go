@@ -15,8 +15,11 @@ var hasIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA && cpu.X86.HasAVX512DQ
 // hasAVX2 reports whether this CPU (and OS) runs the avx2x4 path.
 var hasAVX2 = cpu.X86.HasAVX2
 
-// ifmaPath is the 8-lane AVX-512 IFMA path. A pass takes about 2.2
-// voi signatures' time (BENCHMARKS.md), so 3 or more go in the lanes.
+// ifmaPath is the 8-lane AVX-512 IFMA path. A pass took about 2.2 voi
+// signatures' time when this was set (BENCHMARKS.md, issue 13), so 3 or
+// more go in the lanes; issue 25 made a pass cheaper (about 1.4 voi
+// signatures' time for eight, in pairs), so 2 may pay now too: not
+// measured, left at 3.
 var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
