@@ -85,11 +85,15 @@ func carry(r [5]string, m, c19 string, t [5]string) {
 	}
 }
 
-// mem names an fe8 in memory: limb i is at off + 64 i from base.
+// mem names an fe8 in memory: limb i is at off + 64 i from base. The
+// zero mem, inRegs, names Z0..Z4 instead, for a chain of squares kept in
+// registers.
 type mem struct {
 	base string
 	off  int
 }
+
+var inRegs mem
 
 func (m mem) limb(i int) string { return fmt.Sprintf("%d(%s)", m.off+64*i, m.base) }
 
@@ -142,17 +146,30 @@ func genSqrN(two bool) {
 		p("MOVQ n+8(FP), CX")
 	}
 	emitConsts()
-	label := "sqrNLoop"
-	if two {
-		label = "sqrN2Loop"
+	if !two {
+		// One chain stays in Z0..Z4 from the first square to the last:
+		// no store and load between squares on its critical path.
+		z0 := mem{"DI", 0}
+		for i := 0; i < 5; i++ {
+			p("VMOVDQU64 %s, %s", z0.limb(i), z(i))
+		}
+		out.WriteString("sqrNLoop:\n")
+		emitMul(inRegs, inRegs, inRegs, true)
+		p("DECQ CX")
+		p("JNZ sqrNLoop")
+		for i := 0; i < 5; i++ {
+			p("VMOVDQU64 %s, %s", z(i), z0.limb(i))
+		}
+		p("VZEROUPPER")
+		p("RET")
+		out.WriteString("\n")
+		return
 	}
-	out.WriteString(label + ":\n")
+	out.WriteString("sqrN2Loop:\n")
 	emitMul(mem{"DI", 0}, mem{"DI", 0}, mem{"DI", 0}, true)
-	if two {
-		emitMul(mem{"SI", 0}, mem{"SI", 0}, mem{"SI", 0}, true)
-	}
+	emitMul(mem{"SI", 0}, mem{"SI", 0}, mem{"SI", 0}, true)
 	p("DECQ CX")
-	p("JNZ %s", label)
+	p("JNZ sqrN2Loop")
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")
@@ -175,7 +192,9 @@ func emitMul(zm, am, bm mem, sqr bool) { emitMulK(zm, am, bm, sqr, false) }
 func emitMulK(zm, am, bm mem, sqr, dbl bool) {
 	// a: Z0..Z4, b: Z5..Z9, lo columns: Z10..Z18, hi columns: Z19..Z27.
 	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %s, %s", am.limb(i), z(i))
+		if am != inRegs {
+			p("VMOVDQU64 %s, %s", am.limb(i), z(i))
+		}
 		if !sqr {
 			p("VMOVDQU64 %s, %s", bm.limb(i), z(5+i))
 		}
@@ -231,7 +250,11 @@ func emitMulK(zm, am, bm mem, sqr, dbl bool) {
 	r := [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"}
 	carry(r, cMask, c19, [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"})
 	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
+		if zm == inRegs {
+			p("VMOVDQA64 %s, %s", r[i], z(i))
+		} else {
+			p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
+		}
 	}
 }
 
