@@ -138,8 +138,8 @@ type laneScratch struct {
 
 // table8 is [0]P ... [8]P per lane in cached form, [0]P the identity
 // (setIdentity), with each entry's 2dT negated for the negative digits:
-// entry k of a digit of absolute value k, contiguous so that pickIFMA
-// gathers from it by index.
+// entry k for a digit of absolute value k (pick indexes it;
+// tableLanesIFMA turns it into the laneTable the ifma8 picks read).
 type table8 [9]entry8
 
 // entry8 is one multiple of P per lane: cached form, and 2dT negated.
