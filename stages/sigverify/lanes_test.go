@@ -251,6 +251,32 @@ func TestLanesRemainder(t *testing.T) {
 	}
 }
 
+// TestLanesAllocs proves a call of the lanes allocates nothing once its
+// scratch states are on the free list: one pass, two at a time
+// (verifyPair), and two then one, on every lane path.
+func TestLanesAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(40, 41))
+	cases := diffCases(t, rng, 17)
+	checks := make([]sigCheck, len(cases))
+	for i := range cases {
+		c := &cases[i]
+		checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+	}
+	for _, p := range lanePaths() {
+		b := lanesBackend{p}
+		for _, n := range []int{8, 16, 17} {
+			if a := testing.AllocsPerRun(10, func() { b.lanes(checks[:n]) }); a != 0 {
+				t.Errorf("path %s, %d signatures: %v allocations a call, want 0", p.name, n, a)
+			}
+			for i := range checks[:n] {
+				if checks[i].ok != cases[i].want {
+					t.Fatalf("path %s, %d signatures, %d (%s): %v, voi %v", p.name, n, i, cases[i].name, checks[i].ok, cases[i].want)
+				}
+			}
+		}
+	}
+}
+
 // TestRadix16 checks the signed digits recompose the scalar and lie in
 // range.
 func TestRadix16(t *testing.T) {
