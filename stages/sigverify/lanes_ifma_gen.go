@@ -335,9 +335,10 @@ func coord(base string, k int) mem { return mem{base, 320 * k} }
 func tmp(k int) mem { return mem{"SP", 320 * k} }
 
 // genDbl writes dblIFMA(r, p *ext8) (withT) or dblXYZIFMA: the doubling
-// of lanePath.dbl as one function, the same field operations in the same
-// order (so the same bits), temporaries in the frame. r may alias p: p
-// is read before r is written.
+// of lanePath.dblOps as one function, the same field operations on the
+// same operands (so the same bits) in an order measured to run faster,
+// temporaries in the frame. r may alias p: p is read before r is
+// written.
 func genDbl(withT bool) {
 	name := "dblXYZIFMA"
 	if withT {
@@ -372,9 +373,11 @@ func genDbl(withT bool) {
 }
 
 // genPadd writes paddIFMA(r, p *ext8, q *cached8) (withT) or
-// paddXYZIFMA: the addition of lanePath.padd as one function, the same
-// field operations in the same order, temporaries in the frame; without
-// T for an addition that a doubling (or the end) follows. r may alias p.
+// paddXYZIFMA: the addition of lanePath.paddOps as one function, the
+// same field operations on the same operands (so the same bits) in an
+// order measured to run faster, temporaries in the frame; without T for
+// an addition that a doubling (or the end) follows. r may alias p: p is
+// read before r is written.
 func genPadd(withT bool) {
 	name := "paddXYZIFMA"
 	if withT {
