@@ -464,7 +464,7 @@ func (g *Graph) stop(ctx context.Context) error {
 	if g.fwd != nil {
 		g.fwd.close()
 	}
-	if res, err := g.request(g.bankPID, statsReq{}, 5*time.Second); err == nil {
+	if res, err := g.request(g.bankPID, finalStatsReq{}, 5*time.Second); err == nil {
 		g.final = g.snapshot(res.(scheduler.Stats))
 	} else if g.Err() == nil {
 		errs = append(errs, fmt.Errorf("stages: banking stats: %w", err))
