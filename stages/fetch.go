@@ -43,6 +43,15 @@ type FetchConfig struct {
 	// pool (anywhere in the graph), fetch drops what it reads. Zero means
 	// 4096 (about 330 MB with 64-packet batches).
 	MaxLiveBatches int
+	// GRO asks the kernel to coalesce runs of same-size datagrams from one
+	// source into one message on each UDP socket (mmsg.Conn.EnableGRO):
+	// on loopback a segmenting sender's runs, such as the load
+	// generator's, reach fetch whole, and the reader's CPU per datagram
+	// falls several times. The price is the drop count: the kernel counts
+	// a coalesced message it drops once, so SocketDropped becomes a lower
+	// bound (Snapshot.SocketDroppedLowerBound); off by default for that.
+	// Where the kernel cannot (not Linux, before 5.0), it stays off.
+	GRO bool
 	// QUIC configures the QUIC TPU reader (package quic), beside the UDP
 	// readers; it fills the same pooled batches, takes the same credits
 	// and coalesces the same way. Its Addr empty: off. Its Pool and
@@ -110,6 +119,7 @@ type fetcher struct {
 	retrying   bool
 
 	stopping atomic.Bool    // the readers are to return
+	gro      atomic.Bool    // a socket reads with UDP_GRO: its drop count counts messages
 	closed   atomic.Bool    // the actor is stopping: readers drop what they read
 	wg       sync.WaitGroup // the readers
 	maxDrain time.Duration  // 0: maxDrain (a test sets its own)
@@ -280,6 +290,9 @@ func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 	// Best effort, like the receive buffer's size: without it (other
 	// OSes, or a kernel that refuses) the drop count stays 0, unknown.
 	_ = mm.CountDrops()
+	if f.cfg.GRO && mm.EnableGRO() == nil {
+		f.gro.Store(true)
+	}
 	ds := make([]mmsg.Datagram, f.pool.BatchCap())
 	var b *packet.Batch
 	var first int64 // packet.Now() of b's first packet
@@ -315,8 +328,8 @@ func (f *fetcher) read(conn *net.UDPConn, dropped *atomic.Uint64) {
 			dropped.Store(mm.Dropped())
 		}
 		k := 0 // datagrams kept, moved down over oversize ones
+		f.received.Add(uint64(n))
 		for i := 0; i < n; i++ {
-			f.received.Add(1)
 			if ds[i].N > packet.Size {
 				f.oversize.Add(1)
 				continue

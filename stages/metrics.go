@@ -22,7 +22,8 @@ import (
 //	tpu_packets_total{stage, outcome}    every terminal outcome, by the stage that decided it
 //	                                     (stage fetch, sigverify or banking; outcome as packet.Outcome names it)
 //	tpu_fetch_received_total             datagrams fetch read
-//	tpu_fetch_socket_dropped_total       datagrams the kernel dropped at fetch's sockets (0: unknown)
+//	tpu_fetch_socket_dropped_total       datagrams the kernel dropped at fetch's sockets (0: unknown;
+//	                                     with FetchConfig.GRO a lower bound: a dropped coalesced run counts once)
 //	tpu_fetch_spared_total               packets a no-credit drop at fetch spared, their source being light
 //	                                     (Snapshot.Spared: no outcome; each has its own later)
 //	tpu_fetch_quic_total{event}          the QUIC TPU's events, only with it on: connections admitted
@@ -110,7 +111,7 @@ func registerMetrics(m metric.Meter, g *Graph) error {
 		metric.WithDescription("packets by terminal outcome and the stage that decided it"))
 	received, err2 := m.Int64ObservableCounter("tpu.fetch.received", metric.WithDescription("datagrams fetch read"))
 	dropped, err3 := m.Int64ObservableCounter("tpu.fetch.socket_dropped",
-		metric.WithDescription("datagrams the kernel dropped at fetch's sockets, never received (0: unknown, off Linux)"))
+		metric.WithDescription("datagrams the kernel dropped at fetch's sockets, never received (0: unknown, off Linux; with --fetch-gro a lower bound: a dropped coalesced run counts once)"))
 	buffered, err4 := m.Int64ObservableGauge("tpu.banking.buffered", metric.WithDescription("transactions in banking's buffer or executing"))
 	slots, err5 := m.Int64ObservableCounter("tpu.banking.slots", metric.WithDescription("slots ended"))
 	live, err6 := m.Int64ObservableGauge("tpu.pool.live", metric.WithDescription("batches out of the pool"))

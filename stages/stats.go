@@ -26,6 +26,11 @@ type Snapshot struct {
 	// one fetch read show once another arrives; elsewhere it is 0,
 	// meaning unknown.
 	SocketDropped uint64
+	// SocketDroppedLowerBound is set where a socket reads with UDP_GRO
+	// (FetchConfig.GRO): the kernel counts a coalesced message it drops
+	// once, however many datagrams it held, so SocketDropped is at least
+	// what was dropped, and sent >= SocketDropped + Received.
+	SocketDroppedLowerBound bool
 	// QUIC is the QUIC TPU reader's events (connections admitted,
 	// refused and closed, streams received or dropped, throttled):
 	// zeros when it is off. Its stream_received are in Received too;
@@ -90,14 +95,15 @@ func (s Snapshot) AccountingOK() bool { return s.InTransit == 0 }
 
 func (g *Graph) snapshot(bs scheduler.Stats) Snapshot {
 	s := Snapshot{
-		Elapsed:       time.Since(g.started),
-		Received:      g.fetch.received.Load(),
-		SocketDropped: g.fetch.drops.sum(),
-		Verified:      g.sv.forwarded.Load(),
-		Buffered:      bs.Buffered,
-		Errors:        bs.Errors,
-		Live:          g.pool.Stats().Live,
-		Slots:         bs.Slots,
+		Elapsed:                 time.Since(g.started),
+		Received:                g.fetch.received.Load(),
+		SocketDropped:           g.fetch.drops.sum(),
+		SocketDroppedLowerBound: g.fetch.gro.Load(),
+		Verified:                g.sv.forwarded.Load(),
+		Buffered:                bs.Buffered,
+		Errors:                  bs.Errors,
+		Live:                    g.pool.Stats().Live,
+		Slots:                   bs.Slots,
 
 		HeldBatches:       bs.HeldBatches,
 		CopyBuffers:       bs.CopyBuffers,

@@ -37,7 +37,7 @@ func liveLine(cur, prev stages.Snapshot, origin time.Duration, hops map[string]*
 	tps := float64(cur.Executed()-prev.Executed()) / max(dt, 1e-9)
 	fmt.Fprintf(&b, "%5.1fs received %d", (cur.Elapsed - origin).Seconds(), cur.Received)
 	if cur.SocketDropped > 0 {
-		fmt.Fprintf(&b, " socket dropped %d", cur.SocketDropped)
+		fmt.Fprintf(&b, " socket dropped %s%d", atLeast(cur.SocketDroppedLowerBound), cur.SocketDropped)
 	}
 	fmt.Fprintf(&b, " verified %d executed %d (ok %d, failed %d) buffered %d tps %.0f",
 		cur.Verified, cur.Executed(), cur.Outcomes[packet.OutcomeExecutedOK],
@@ -137,12 +137,16 @@ type summary struct {
 	// SocketDropped is what the kernel dropped at fetch's sockets: never
 	// received, so no outcome; sent = socket_dropped + received. 0 where
 	// the kernel cannot tell (every OS but Linux).
-	SocketDropped uint64               `json:"socket_dropped"`
-	Outcomes      map[string]uint64    `json:"outcomes"`   // every terminal outcome, zero counts included
-	Executed      uint64               `json:"executed"`   // executed_ok + executed_failed
-	TPS           float64              `json:"tps"`        // executed / seconds
-	Hops          map[string]quantiles `json:"hops"`       // each hop's queue wait + service
-	Latency       latencyQuantiles     `json:"latency_us"` // socket to executed
+	SocketDropped uint64 `json:"socket_dropped"`
+	// SocketDroppedLowerBound: with --fetch-gro the kernel counts a
+	// coalesced message it drops once, so socket_dropped is at least what
+	// it dropped, and sent >= socket_dropped + received.
+	SocketDroppedLowerBound bool                 `json:"socket_dropped_lower_bound,omitempty"`
+	Outcomes                map[string]uint64    `json:"outcomes"`   // every terminal outcome, zero counts included
+	Executed                uint64               `json:"executed"`   // executed_ok + executed_failed
+	TPS                     float64              `json:"tps"`        // executed / seconds
+	Hops                    map[string]quantiles `json:"hops"`       // each hop's queue wait + service
+	Latency                 latencyQuantiles     `json:"latency_us"` // socket to executed
 	// Tracers is where the tracer packets' time went (--tracer-every),
 	// segment by segment; absent without tracers.
 	Tracers *tracerSummary `json:"tracers,omitempty"`
@@ -264,19 +268,20 @@ func (s *summary) addRecorder(dir string, st bankingtrace.Stats) {
 // load ran (for TPS).
 func newSummary(s stages.Snapshot, hops map[string]*trace.Hop, latency *trace.Histogram, seconds float64) summary {
 	out := summary{
-		Received:      s.Received,
-		SocketDropped: s.SocketDropped,
-		Outcomes:      map[string]uint64{},
-		Executed:      s.Executed(),
-		Hops:          map[string]quantiles{},
-		LiveBatches:   s.Live,
-		AccountingOK:  s.AccountingOK(),
-		Buffered:      s.Buffered,
-		Slots:         s.Slots,
-		Seconds:       seconds,
-		Errors:        s.Errors,
-		Copies:        s.Copies,
-		FetchSpared:   s.Spared,
+		Received:                s.Received,
+		SocketDropped:           s.SocketDropped,
+		SocketDroppedLowerBound: s.SocketDroppedLowerBound,
+		Outcomes:                map[string]uint64{},
+		Executed:                s.Executed(),
+		Hops:                    map[string]quantiles{},
+		LiveBatches:             s.Live,
+		AccountingOK:            s.AccountingOK(),
+		Buffered:                s.Buffered,
+		Slots:                   s.Slots,
+		Seconds:                 seconds,
+		Errors:                  s.Errors,
+		Copies:                  s.Copies,
+		FetchSpared:             s.Spared,
 	}
 	for _, o := range packet.Terminal() {
 		out.Outcomes[o.String()] = s.Outcomes[o]
@@ -356,7 +361,11 @@ func (s summary) print(w io.Writer, sent int) {
 	} else {
 		fmt.Fprintf(w, "received %d packets in %.1fs\n", s.Received, s.Seconds)
 	}
-	fmt.Fprintf(w, "socket dropped %d (by the kernel, before fetch read them: never received; 0 where it cannot tell)\n", s.SocketDropped)
+	if s.SocketDroppedLowerBound {
+		fmt.Fprintf(w, "socket dropped at least %d (by the kernel, before fetch read them: never received; with --fetch-gro a dropped coalesced run counts once)\n", s.SocketDropped)
+	} else {
+		fmt.Fprintf(w, "socket dropped %d (by the kernel, before fetch read them: never received; 0 where it cannot tell)\n", s.SocketDropped)
+	}
 	ok, failed := packet.OutcomeExecutedOK.String(), packet.OutcomeExecutedFailed.String()
 	fmt.Fprintf(w, "executed %d (%.0f tx/s): ok %d, failed %d; %d slots committed\n", s.Executed, s.TPS,
 		s.Outcomes[ok], s.Outcomes[failed], s.Slots)
@@ -423,4 +432,12 @@ func (s summary) print(w io.Writer, sent int) {
 	} else {
 		fmt.Fprintln(w, "accounts hash: none (the drain did not finish: not all that was received ran)")
 	}
+}
+
+// atLeast is "at least " where a count is a lower bound.
+func atLeast(lower bool) string {
+	if lower {
+		return "at least "
+	}
+	return ""
 }

@@ -293,3 +293,24 @@ func TestLiveLineClock(t *testing.T) {
 		t.Errorf("live line after 1 s of load, 13.3 s after the graph started: %q", line)
 	}
 }
+
+// With --fetch-gro the socket drop count is a lower bound, and the live
+// line, the summary and its JSON say so.
+func TestSocketDroppedLowerBound(t *testing.T) {
+	in := testSnapshot()
+	in.SocketDroppedLowerBound = true
+	if line := liveLine(in, testSnapshot(), 0, nil); !strings.Contains(line, " socket dropped at least 20 verified ") {
+		t.Errorf("live line %q", line)
+	}
+	var lat trace.Histogram
+	s := newSummary(in, nil, &lat, 2)
+	var b strings.Builder
+	s.print(&b, 120)
+	if !strings.Contains(b.String(), "\nsocket dropped at least 20 (by the kernel, before fetch read them: never received; with --fetch-gro a dropped coalesced run counts once)\n") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+	j, _ := json.Marshal(s)
+	if !strings.Contains(string(j), `"socket_dropped_lower_bound":true`) {
+		t.Errorf("JSON lacks socket_dropped_lower_bound: %s", j)
+	}
+}

@@ -39,6 +39,7 @@ type runFlags struct {
 	genesisSeed                                                           string
 	blockCostLimit                                                        uint64
 	contention                                                            loadgen.Contention
+	fetchGRO                                                              bool
 
 	// The knobs that shape latency. Their flags default to the configs'
 	// own defaults, so 0 is never needed to mean "the default" and is
@@ -106,6 +107,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.quicConns, "quic-conns", 4, "QUIC connections the load generator opens with --send quic")
 	fs.IntVar(&f.quicIdentities, "quic-identities", 4, "identities the load generator's QUIC connections present, round-robin: the genesis validators' first, so staked up to --genesis-validators")
 	fs.IntVar(&f.sockets, "tpu-sockets", 1, "UDP sockets bound to --tpu-addr (SO_REUSEPORT), each with its own reader")
+	fs.BoolVar(&f.fetchGRO, "fetch-gro", false, "let the kernel coalesce runs of datagrams into one read (UDP_GRO, Linux): cheaper reads of segmenting senders such as the load generator, but a dropped run then counts once in socket_dropped, a lower bound")
 	fs.StringVar(&f.ledger, "ledger", "ledger", "ledger directory")
 	fs.BoolVar(&f.reset, "reset", false, "delete the ledger and start from genesis (only a directory holding a tpu ledger and nothing else, or an empty one; never one another process holds)")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to send load (with --no-gen: how long to run, default 0: until a signal)")
@@ -182,7 +184,7 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if err := checkKnobs(f); err != nil {
 		return cfg, err
 	}
-	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery, Coalesce: f.fetchCoalesce}
+	cfg.Fetch = stages.FetchConfig{Addr: f.addr, Sockets: f.sockets, TracerEvery: f.tracerEvery, Coalesce: f.fetchCoalesce, GRO: f.fetchGRO}
 	var err error
 	if cfg.Fetch.QUIC, err = quicConfig(f); err != nil {
 		return cfg, err

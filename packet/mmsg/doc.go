@@ -9,7 +9,10 @@
 // as one message that the kernel cuts up, so the send path runs once per
 // run rather than once per datagram; the receiver sees the same datagrams
 // either way, and a path that cannot segment falls back to a message per
-// datagram. On other systems the same API takes the portable path: one
+// datagram. With EnableGRO (UDP_GRO, Linux 5.0) the kernel hands Read
+// such runs whole, and Read cuts them back into datagrams: the reader's
+// CPU per datagram falls several times, but the kernel's drop count then
+// counts a dropped run once. On other systems the same API takes the portable path: one
 // ReadFromUDPAddrPort or WriteToUDPAddrPort per datagram.
 //
 // # Invariants

@@ -28,12 +28,16 @@ type batch struct {
 	ctrl  []byte                  // a UDP_SEGMENT control message per header
 	runs  []int                   // datagrams per header of the last send
 
-	// With CountDrops: rctrl holds a control buffer of rctrlSize bytes
-	// per header for reads (nil: not counting), last is the kernel's
-	// 32-bit count as last seen and dropped its running total.
-	rctrl   []byte
-	last    uint32
-	dropped uint64
+	// rctrl holds a control buffer of rctrlSize bytes per header for
+	// reads, made by CountDrops or EnableGRO (nil: neither). With
+	// CountDrops (counting), last is the kernel's 32-bit count as last
+	// seen and dropped its running total.
+	rctrl    []byte
+	counting bool
+	last     uint32
+	dropped  uint64
+
+	gro *gro // nil: UDP_GRO off (gro_linux.go)
 
 	// The poller callbacks and their arguments and results, made once: a
 	// closure per call would allocate.
@@ -85,6 +89,9 @@ const (
 // read is Conn.Read with recvmmsg. Each datagram's N is its real size
 // (MSG_TRUNC), so an oversize one is seen as such.
 func (m *batch) read(ds []Datagram) (int, error) {
+	if m.gro != nil {
+		return m.readGRO(ds)
+	}
 	n := min(len(ds), len(m.hdrs))
 	for i := 0; i < n; i++ {
 		b := ds[i].Buf
@@ -92,7 +99,7 @@ func (m *batch) read(ds []Datagram) (int, error) {
 		m.iovs[i].SetLen(len(b))
 		h := &m.hdrs[i].hdr
 		h.Iov, h.Iovlen, h.Control, h.Controllen = &m.iovs[i], 1, nil, 0
-		if m.rctrl != nil {
+		if m.counting {
 			h.Control = &m.rctrl[i*rctrlSize]
 			h.SetControllen(rctrlSize)
 		}
@@ -110,15 +117,15 @@ func (m *batch) read(ds []Datagram) (int, error) {
 		ds[i].N = int(m.hdrs[i].len)
 		ds[i].Addr = sockaddrToAddrPort(&m.addrs[i])
 	}
-	if m.rctrl != nil && got > 0 {
+	if m.counting && got > 0 {
 		m.countDrops(got)
 	}
 	return got, err
 }
 
 // rctrlSize is a read's control buffer per datagram: room for the
-// SO_RXQ_OVFL message (a uint32) and one more of up to 16 bytes, should
-// the socket's owner have asked for another.
+// SO_RXQ_OVFL message (a uint32) and one more of up to 16 bytes: UDP_GRO's
+// segment size (an int), or another the socket's owner asked for.
 var rctrlSize = unix.CmsgSpace(4) + unix.CmsgSpace(16)
 
 // enableDrops is Conn.CountDrops on the batch path: it sets SO_RXQ_OVFL
@@ -137,6 +144,7 @@ func (m *batch) enableDrops() error {
 	if m.rctrl == nil {
 		m.rctrl = make([]byte, len(m.hdrs)*rctrlSize)
 	}
+	m.counting = true
 	return nil
 }
 
@@ -157,18 +165,28 @@ func (m *batch) countDrops(got int) {
 }
 
 // rxqOvfl finds the SO_RXQ_OVFL message among the control messages in c
-// and returns its count, without allocating (unix.ParseSocketControlMessage
-// would).
+// and returns its count.
 func rxqOvfl(c []byte) (uint32, bool) {
+	v, ok := findCmsg(c, unix.SOL_SOCKET, unix.SO_RXQ_OVFL)
+	if !ok || len(v) < 4 {
+		return 0, false
+	}
+	return *(*uint32)(unsafe.Pointer(&v[0])), true
+}
+
+// findCmsg returns the data of the control message of the given level and
+// type among those in c, without allocating (unix.ParseSocketControlMessage
+// would).
+func findCmsg(c []byte, level, typ int32) ([]byte, bool) {
 	hl := unix.CmsgLen(0)
 	for len(c) >= hl {
 		cm := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
 		l := int(cm.Len)
 		if l < hl || l > len(c) {
-			return 0, false
+			return nil, false
 		}
-		if cm.Level == unix.SOL_SOCKET && cm.Type == unix.SO_RXQ_OVFL && l >= unix.CmsgLen(4) {
-			return *(*uint32)(unsafe.Pointer(&c[hl])), true
+		if cm.Level == level && cm.Type == typ {
+			return c[hl:l], true
 		}
 		next := unix.CmsgSpace(l - hl)
 		if next >= len(c) {
@@ -176,7 +194,7 @@ func rxqOvfl(c []byte) (uint32, bool) {
 		}
 		c = c[next:]
 	}
-	return 0, false
+	return nil, false
 }
 
 // write is Conn.Write with sendmmsg, as many datagrams per call as the

@@ -22,3 +22,5 @@ func (*batch) write([]Datagram, netip.AddrPort) (int, error) {
 func (*batch) enableDrops() error { panic("mmsg: no batch path on this OS") }
 
 func (*batch) drops() uint64 { panic("mmsg: no batch path on this OS") }
+
+func (*batch) enableGRO() error { panic("mmsg: no batch path on this OS") }

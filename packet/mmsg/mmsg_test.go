@@ -143,7 +143,7 @@ func TestNewSize(t *testing.T) {
 
 // loopbackPair returns a receiving and a sending UDP socket on loopback,
 // each with a Conn of n datagrams made by mk, closed when the test ends.
-func loopbackPair(t *testing.T, n int, mk func(*net.UDPConn, int) (*Conn, error)) (in *net.UDPConn, r *Conn, out *net.UDPConn, w *Conn) {
+func loopbackPair(t testing.TB, n int, mk func(*net.UDPConn, int) (*Conn, error)) (in *net.UDPConn, r *Conn, out *net.UDPConn, w *Conn) {
 	t.Helper()
 	conns := [2]*net.UDPConn{}
 	ms := [2]*Conn{}
