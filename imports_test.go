@@ -47,7 +47,7 @@ var rules = []rule{
 	// (keys, errors, fees) <- ledger <- bank <- runtime <- scheduler.
 	// "=banking" is the root package alone, not its subpackages.
 	{dir: "banking/bankingtrace", internal: []string{"packet", "txview", "banking"}, external: []string{"golang.org/x/sys/"}},
-	{dir: "banking/bankingbench", internal: []string{"packet", "txview", "trace/procstats", "banking"}},
+	{dir: "banking/bankingbench", internal: []string{"packet", "txview", "trace/procstats", "trace/cpustage", "banking"}},
 	{dir: "banking/loadgen", internal: []string{"packet", "txview", "=banking", "banking/bank", "banking/runtime"}},
 	{dir: "banking/banktest", internal: []string{"packet", "txview", "=banking", "banking/ledger", "banking/bank"}, external: []string{"github.com/cockroachdb/pebble/", "github.com/decred/dcrd/dcrec/secp256k1/", "golang.org/x/crypto/sha3"}},
 	{dir: "banking/scheduler/schedtest", internal: []string{"banking/bank", "banking/scheduler"}},

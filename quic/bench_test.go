@@ -33,7 +33,10 @@ import (
 //     packet delivered (the handshake and the child's start excluded);
 //   - cpu-ns/tx: the reader process's CPU (user + system) per
 //     transaction, and tx/cpu-s its inverse: transactions per CPU-second;
-//   - sender-cpu-ns/tx: the child's, sending.
+//   - sender-cpu-ns/tx: the child's, sending;
+//   - pkts-in/tx and sends/tx (QUIC): the packets quic-go read from the
+//     server's socket, and the system calls it sent with (a call may
+//     send several packets with GSO), per transaction.
 //
 // The QUIC sender is one staked connection with 64 streams in flight;
 // the UDP sender writes one datagram per call, at most 2,048 ahead of
@@ -94,6 +97,7 @@ func benchIngress(b *testing.B, proto string, size int) {
 		b.Fatal(err)
 	}
 	var addr netip.AddrPort
+	var guard *pathGuard
 	switch proto {
 	case "quic":
 		s, err := Listen(Config{Addr: "127.0.0.1:0", Pool: pool, Stakes: NewStakes(map[Identity]uint64{idOf(benchKey()): 1}),
@@ -103,7 +107,7 @@ func benchIngress(b *testing.B, proto string, size int) {
 		}
 		s.Start()
 		defer s.Close()
-		addr = s.Addr()
+		addr, guard = s.Addr(), s.guard
 	case "udp":
 		srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
@@ -157,6 +161,10 @@ func benchIngress(b *testing.B, proto string, size int) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
+	var in0, sends0 int64
+	if guard != nil {
+		in0, sends0 = guard.packetsIn.Load(), guard.sends.Load()
+	}
 	cpu0 := cpustage.ProcessCPU()
 	if _, err := stdin.Write([]byte{1}); err != nil { // go
 		b.Fatal(err)
@@ -196,6 +204,10 @@ wait:
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(delivered), "cpu-ns/tx")
 	b.ReportMetric(float64(delivered)/cpu.Seconds(), "tx/cpu-s")
 	b.ReportMetric(float64(senderCPU)/float64(delivered), "sender-cpu-ns/tx")
+	if guard != nil {
+		b.ReportMetric(float64(guard.packetsIn.Load()-in0)/float64(delivered), "pkts-in/tx")
+		b.ReportMetric(float64(guard.sends.Load()-sends0)/float64(delivered), "sends/tx")
+	}
 	if proto == "udp" {
 		b.ReportMetric(float64(n-delivered), "lost")
 	}

@@ -205,36 +205,42 @@ func (g *gate) allow(a net.Addr, now time.Time, l Limits) bool {
 
 // loadMeter counts staked streams per ThrottleWindow, for the staked
 // throttle (Agave 4.x keeps an EMA over 5 ms intervals; this keeps the
-// last full window and the current one).
+// last full window and the current one). Counting takes no lock: only
+// a window's roll does.
 type loadMeter struct {
-	mu        sync.Mutex
-	start     time.Time
-	cur, prev int
+	mu        sync.Mutex   // a roll
+	start     atomic.Int64 // the current window's start, since meterEpoch
+	cur, prev atomic.Int64
 }
 
-func (m *loadMeter) roll(now time.Time) {
-	if d := now.Sub(m.start); d >= ThrottleWindow {
-		m.prev = m.cur
+// meterEpoch is what loadMeter's times count from (monotonic).
+var meterEpoch = time.Now()
+
+func (m *loadMeter) roll(now time.Duration) {
+	if now-time.Duration(m.start.Load()) < ThrottleWindow {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := now - time.Duration(m.start.Load()); d >= ThrottleWindow {
+		p := m.cur.Swap(0)
 		if d >= 2*ThrottleWindow {
-			m.prev = 0
+			p = 0
 		}
-		m.start, m.cur = now, 0
+		m.prev.Store(p)
+		m.start.Store(int64(now))
 	}
 }
 
 func (m *loadMeter) add(now time.Time) {
-	m.mu.Lock()
-	m.roll(now)
-	m.cur++
-	m.mu.Unlock()
+	m.roll(now.Sub(meterEpoch))
+	m.cur.Add(1)
 }
 
 // saturated reports whether staked streams reach capacity per window.
 func (m *loadMeter) saturated(now time.Time, capacity int) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.roll(now)
-	return max(m.prev, m.cur) >= capacity
+	m.roll(now.Sub(meterEpoch))
+	return max(m.prev.Load(), m.cur.Load()) >= int64(capacity)
 }
 
 // connStreams reads one connection's streams.
@@ -246,11 +252,13 @@ type connStreams struct {
 	sem      chan struct{} // its concurrent streams
 	withhold atomic.Int64  // stream credits still to keep back
 	wg       sync.WaitGroup
+	credit   *creditBatch
 }
 
 // streamReader reads one stream; the assembler may kick it.
 type streamReader struct {
 	str    *quicgo.ReceiveStream
+	at     time.Time // str accepted: its deadline is StreamTimeout after
 	kicked atomic.Bool
 }
 
@@ -271,6 +279,7 @@ func (r *streamReader) kick() {
 type readJob struct {
 	cs  *connStreams
 	str *quicgo.ReceiveStream
+	at  time.Time // accepted
 }
 
 // maxIdleReaders bounds the readers kept waiting for a stream (each a
@@ -297,7 +306,7 @@ func (s *Server) reader(j readJob) {
 	r := new(streamReader)
 	idle := time.NewTimer(readerIdle)
 	for {
-		r.str = j.str
+		r.str, r.at = j.str, j.at
 		r.kicked.Store(false)
 		j.cs.read(r)
 		if s.idle.Add(1) > maxIdleReaders {
@@ -333,7 +342,7 @@ func (cs *connStreams) read(r *streamReader) {
 	// Credit: the first (MaxStreams - this connection's limit) streams'
 	// are kept, so that its concurrent streams settle at its limit.
 	if cs.withhold.Add(-1) < 0 {
-		str.ReleaseStreamCredit()
+		cs.credit.release(str)
 	}
 	<-cs.sem
 }
@@ -341,7 +350,7 @@ func (cs *connStreams) read(r *streamReader) {
 func (cs *connStreams) readStream(r *streamReader) Event {
 	a := cs.s.asm
 	str := r.str
-	deadline := time.Now().Add(cs.s.cfg.StreamTimeout)
+	deadline := r.at.Add(cs.s.cfg.StreamTimeout)
 	str.SetReadDeadline(deadline)
 	f, slot, p, ok := a.reserve(r)
 	if !ok {

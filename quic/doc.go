@@ -27,8 +27,9 @@
 // by withholding stream credit (Config.RequireStreamCreditRelease: the
 // first streams' credit is kept), and its rate by delaying the accept of
 // its next stream: quic-go grants no new stream credit until a stream is
-// accepted, read and released. Nothing resets a well-behaved client's
-// stream.
+// accepted, read and released. Credit goes back in batches, or after
+// creditHold (credit.go), each release costing a packet. Nothing resets
+// a well-behaved client's stream.
 //
 // Into the pipeline: streams are read straight into pooled packet
 // buffers of a shared batch (the assembler, assemble.go); a batch goes

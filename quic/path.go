@@ -4,9 +4,11 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	quicgo "github.com/quic-go/quic-go"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 )
@@ -24,11 +26,13 @@ import (
 // Handshake) pass: they are the handshake's, and the gate and quic-go
 // deal with them.
 //
-// To quic-go the wrapper is a plain net.PacketConn, which it reads one
-// packet a call and writes without GSO; the wrapper itself reads the
-// socket in batches (recvmmsg, as quic-go would), so that a flood does
-// not overrun the socket while the one goroutine reading it makes a
-// system call per packet.
+// To quic-go the wrapper is what a *net.UDPConn is
+// (quicgo.OOBCapablePacketConn, and ReadBatch), so that quic-go uses
+// its own fast path on it: it reads the socket in recvmmsg batches
+// straight into its packet buffers, through the guard's ReadBatch,
+// which drops the refused packets from the batch; it reads ECN and
+// packet info, and sends with sendmsg, GSO and ECN where the kernel has
+// them.
 
 // pendingFor is how long an address that opened a handshake may send
 // 1-RTT packets before its connection is admitted: the handshake
@@ -41,43 +45,30 @@ const pendingFor = 2 * HandshakeTimeout
 // client retransmits them).
 const maxPending = 1 << 16
 
-// readBatch is the packets the guard reads from the socket at once;
-// batchBuf each one's room (more than any QUIC packet quic-go sends or
-// takes).
-const (
-	readBatch = 16
-	batchBuf  = 2048
-)
-
 // batchReader reads several datagrams a system call: x/net's ipv4 or
 // ipv6 PacketConn.
 type batchReader interface {
 	ReadBatch(ms []ipv4.Message, flags int) (int, error)
 }
 
-// pathGuard is the server's socket as quic-go sees it. quic-go reads it
-// from one goroutine: the batch (msgs, n, next) is that goroutine's.
+// pathGuard is the server's socket as quic-go sees it.
 type pathGuard struct {
 	udp     *net.UDPConn
 	refused func() // counts a packet dropped
-
 	batch   batchReader
-	msgs    []ipv4.Message
-	n, next int
+
+	// Packets handed to quic-go and system calls sending, for
+	// BenchmarkIngress.
+	packetsIn, sends atomic.Int64
 
 	mu      sync.RWMutex
 	pending map[netip.AddrPort]time.Time // handshaking: until when
-	live    map[netip.AddrPort]*liveAddr // admitted connections' addresses
+	live    map[netip.AddrPort]int       // admitted connections' addresses: how many
 	adds    int
 }
 
-type liveAddr struct {
-	conns int
-	addr  *net.UDPAddr // handed to quic-go with each packet, not allocated anew
-}
-
 func newPathGuard(udp *net.UDPConn, refused func()) *pathGuard {
-	g := &pathGuard{udp: udp, refused: refused, pending: map[netip.AddrPort]time.Time{}, live: map[netip.AddrPort]*liveAddr{}}
+	g := &pathGuard{udp: udp, refused: refused, pending: map[netip.AddrPort]time.Time{}, live: map[netip.AddrPort]int{}}
 	if udp == nil { // tests of the address book alone
 		return g
 	}
@@ -85,10 +76,6 @@ func newPathGuard(udp *net.UDPConn, refused func()) *pathGuard {
 		g.batch = ipv4.NewPacketConn(udp)
 	} else {
 		g.batch = ipv6.NewPacketConn(udp)
-	}
-	g.msgs = make([]ipv4.Message, readBatch)
-	for i := range g.msgs {
-		g.msgs[i].Buffers = [][]byte{make([]byte, batchBuf)}
 	}
 	return g
 }
@@ -118,12 +105,7 @@ func (g *pathGuard) admit(a netip.AddrPort) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.pending, a)
-	l := g.live[a]
-	if l == nil {
-		l = &liveAddr{addr: net.UDPAddrFromAddrPort(a)}
-		g.live[a] = l
-	}
-	l.conns++
+	g.live[a]++
 }
 
 // release: its packets still pass for pendingFor, so that quic-go can
@@ -131,73 +113,132 @@ func (g *pathGuard) admit(a netip.AddrPort) {
 func (g *pathGuard) release(a netip.AddrPort, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if l := g.live[a]; l != nil {
-		if l.conns--; l.conns == 0 {
+	if n, ok := g.live[a]; ok {
+		if n == 1 {
 			delete(g.live, a)
 			if len(g.pending) < maxPending {
 				g.pending[a] = now.Add(pendingFor)
 			}
+			return
 		}
+		g.live[a] = n - 1
 	}
 }
 
-// allowed returns the address to hand quic-go with a 1-RTT packet from
-// a, or ok false when the packet is to be dropped.
-func (g *pathGuard) allowed(a netip.AddrPort, now time.Time) (addr net.Addr, ok bool) {
+// allowed reports whether a 1-RTT packet from a goes to quic-go.
+func (g *pathGuard) allowed(a netip.AddrPort, now time.Time) bool {
 	g.mu.RLock()
-	l := g.live[a]
+	_, live := g.live[a]
 	until, pending := g.pending[a]
 	g.mu.RUnlock()
-	switch {
-	case l != nil:
-		return l.addr, true
-	case pending && now.Before(until):
-		return net.UDPAddrFromAddrPort(a), true
-	}
-	return nil, false
+	return live || pending && now.Before(until)
 }
 
-// ReadFrom copies the next packet quic-go may have into b.
+// pass reports whether a packet whose first byte is first, from a,
+// goes to quic-go: a long header packet (or an empty one) always, a
+// short header one from an allowed address.
+func (g *pathGuard) pass(first []byte, a net.Addr, now time.Time) bool {
+	if len(first) == 0 || first[0]&0x80 != 0 {
+		return true
+	}
+	ua, ok := a.(*net.UDPAddr)
+	if !ok {
+		return false
+	}
+	return g.allowed(unmap(ua.AddrPort()), now)
+}
+
+// ReadBatch reads datagrams into ms as x/net's ReadBatch does, at least
+// one, dropping (and counting) those refused: the ones passed are moved
+// to the front of ms, in order, and their number returned. Each message
+// must have one buffer, all of a size, and OOB buffers all of a size
+// (quic-go's are).
+func (g *pathGuard) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
+	for {
+		n, err := g.batch.ReadBatch(ms, flags)
+		if err != nil {
+			return 0, err
+		}
+		if k := g.filter(ms[:n], time.Now()); k > 0 {
+			g.packetsIn.Add(int64(k))
+			return k, nil
+		}
+	}
+}
+
+// filter moves the messages of ms that pass to its front and returns
+// their number. Nothing is copied while every message passes.
+func (g *pathGuard) filter(ms []ipv4.Message, now time.Time) int {
+	k := 0
+	for i := range ms {
+		m := &ms[i]
+		if !g.pass(m.Buffers[0][:m.N], m.Addr, now) {
+			g.refused()
+			continue
+		}
+		if k != i {
+			d := &ms[k]
+			d.N = copy(d.Buffers[0], m.Buffers[0][:m.N])
+			d.NN = copy(d.OOB, m.OOB[:m.NN])
+			d.Flags, d.Addr = m.Flags, m.Addr
+		}
+		k++
+	}
+	return k
+}
+
+// ReadFrom reads the next packet that passes into b. quic-go reads
+// through ReadBatch; this is for net.PacketConn.
 func (g *pathGuard) ReadFrom(b []byte) (int, net.Addr, error) {
 	for {
-		if g.next == g.n {
-			n, err := g.batch.ReadBatch(g.msgs, 0)
-			if err != nil {
-				return 0, nil, err
-			}
-			g.n, g.next = n, 0
-			continue
-		}
-		m := &g.msgs[g.next]
-		g.next++
-		ua, ok := m.Addr.(*net.UDPAddr)
-		if !ok {
-			continue
-		}
-		ap := unmap(ua.AddrPort())
-		n := copy(b, m.Buffers[0][:m.N])
-		if n == 0 || b[0]&0x80 != 0 { // long header, or nothing to tell
-			return n, net.UDPAddrFromAddrPort(ap), nil
-		}
-		if addr, ok := g.allowed(ap, time.Now()); ok {
-			return n, addr, nil
+		n, a, err := g.udp.ReadFrom(b)
+		if err != nil || g.pass(b[:n], a, time.Now()) {
+			return n, a, err
 		}
 		g.refused()
 	}
 }
 
-func (g *pathGuard) WriteTo(b []byte, addr net.Addr) (int, error) { return g.udp.WriteTo(b, addr) }
-func (g *pathGuard) Close() error                                 { return g.udp.Close() }
-func (g *pathGuard) LocalAddr() net.Addr                          { return g.udp.LocalAddr() }
-func (g *pathGuard) SetDeadline(t time.Time) error                { return g.udp.SetDeadline(t) }
-func (g *pathGuard) SetReadDeadline(t time.Time) error            { return g.udp.SetReadDeadline(t) }
-func (g *pathGuard) SetWriteDeadline(t time.Time) error           { return g.udp.SetWriteDeadline(t) }
+// ReadMsgUDP reads the next packet that passes, as the socket's
+// ReadMsgUDP does.
+func (g *pathGuard) ReadMsgUDP(b, oob []byte) (n, oobn, flags int, addr *net.UDPAddr, err error) {
+	for {
+		n, oobn, flags, addr, err = g.udp.ReadMsgUDP(b, oob)
+		if err != nil || g.pass(b[:n], addr, time.Now()) {
+			return n, oobn, flags, addr, err
+		}
+		g.refused()
+	}
+}
 
-// SyscallConn lets quic-go set the don't-fragment bit and the socket's
-// buffers; it reads through ReadFrom all the same (pathGuard has no
-// ReadMsgUDP, so quic-go does not read the raw socket itself).
+// WriteMsgUDP is how quic-go sends: with its control messages (GSO's
+// segment size, ECN, the source address).
+func (g *pathGuard) WriteMsgUDP(b, oob []byte, addr *net.UDPAddr) (n, oobn int, err error) {
+	g.sends.Add(1)
+	return g.udp.WriteMsgUDP(b, oob, addr)
+}
+
+func (g *pathGuard) WriteTo(b []byte, addr net.Addr) (int, error) {
+	g.sends.Add(1)
+	return g.udp.WriteTo(b, addr)
+}
+
+func (g *pathGuard) Close() error                       { return g.udp.Close() }
+func (g *pathGuard) LocalAddr() net.Addr                { return g.udp.LocalAddr() }
+func (g *pathGuard) SetDeadline(t time.Time) error      { return g.udp.SetDeadline(t) }
+func (g *pathGuard) SetReadDeadline(t time.Time) error  { return g.udp.SetReadDeadline(t) }
+func (g *pathGuard) SetWriteDeadline(t time.Time) error { return g.udp.SetWriteDeadline(t) }
+
+// SyscallConn lets quic-go set the socket's options (don't fragment,
+// ECN and packet info reception) and find whether it has GSO.
 func (g *pathGuard) SyscallConn() (syscall.RawConn, error) { return g.udp.SyscallConn() }
 
 // SetReadBuffer and SetWriteBuffer are the socket's.
 func (g *pathGuard) SetReadBuffer(n int) error  { return g.udp.SetReadBuffer(n) }
 func (g *pathGuard) SetWriteBuffer(n int) error { return g.udp.SetWriteBuffer(n) }
+
+// The guard is to quic-go what a *net.UDPConn is.
+var (
+	_ quicgo.OOBCapablePacketConn = (*pathGuard)(nil)
+	_ batchReader                 = (*pathGuard)(nil)
+)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
+	"golang.org/x/net/ipv4"
 )
 
 // rebinder is a client socket whose source address can change under a
@@ -128,7 +129,7 @@ func TestPathGuardAddresses(t *testing.T) {
 	a := netip.MustParseAddrPort("127.0.0.2:1000")
 	b := netip.MustParseAddrPort("[::ffff:127.0.0.3]:1000") // mapped: the same as 127.0.0.3
 	c := netip.MustParseAddrPort("127.0.0.4:1000")
-	pass := func(ap netip.AddrPort, at time.Time) bool { _, ok := g.allowed(unmap(ap), at); return ok }
+	pass := func(ap netip.AddrPort, at time.Time) bool { return g.allowed(unmap(ap), at) }
 	g.handshaking(a, t0)
 	g.handshaking(b, t0)
 	if !pass(a, t0.Add(pendingFor-time.Millisecond)) || pass(a, t0.Add(pendingFor+time.Millisecond)) {
@@ -151,4 +152,71 @@ func TestPathGuardAddresses(t *testing.T) {
 	if !pass(b, late.Add(pendingFor-time.Millisecond)) || pass(b, late.Add(pendingFor+time.Millisecond)) {
 		t.Fatal("a released address passes for pendingFor, not after")
 	}
+}
+
+// TestPathGuardFilter: of a batch read, the packets refused are dropped
+// and counted, the others moved to the front in order, whole (data,
+// control messages, address).
+func TestPathGuardFilter(t *testing.T) {
+	refused := 0
+	g := newPathGuard(nil, func() { refused++ })
+	now := time.Unix(1000, 0)
+	ok := netip.MustParseAddrPort("127.0.0.2:1000")
+	g.admit(ok)
+	bad := net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.3:1000"))
+	good := net.UDPAddrFromAddrPort(ok)
+	type in struct {
+		first byte // 0x80: long header; 0x40: short
+		addr  *net.UDPAddr
+	}
+	batch := []in{{0x40, good}, {0x40, bad}, {0xc0, bad}, {0x40, bad}, {0x41, good}}
+	ms := make([]ipv4.Message, len(batch))
+	for i, p := range batch {
+		ms[i].Buffers = [][]byte{make([]byte, 64)}
+		ms[i].OOB = make([]byte, 16)
+		ms[i].N = 10 + i
+		ms[i].Buffers[0][0], ms[i].Buffers[0][1] = p.first, byte(i)
+		ms[i].NN = i
+		ms[i].OOB[0] = byte(i)
+		ms[i].Addr = p.addr
+		ms[i].Flags = i
+	}
+	k := g.filter(ms, now)
+	want := []int{0, 2, 4} // the indices passed
+	if k != len(want) || refused != 2 {
+		t.Fatalf("%d passed, %d refused; want %d and 2", k, refused, len(want))
+	}
+	for j, i := range want {
+		m := ms[j]
+		if m.N != 10+i || m.Buffers[0][1] != byte(i) || m.Buffers[0][0] != batch[i].first ||
+			m.NN != i || (i > 0 && m.OOB[0] != byte(i)) || m.Addr != batch[i].addr || m.Flags != i {
+			t.Fatalf("message %d is not packet %d: %+v", j, i, m)
+		}
+	}
+}
+
+// TestPathGuardFastPath: quic-go takes the guard for what a
+// *net.UDPConn is: it reads the server's socket through the guard's
+// ReadBatch (not packet by packet through ReadFrom), and sends with GSO
+// exactly when it does on a plain socket on this machine (the client's).
+func TestPathGuardFastPath(t *testing.T) {
+	s, k := startServer(t, Config{})
+	c := dial(t, s, nil)
+	send(t, c, tx(1, 100))
+	waitFor(t, "the packet", func() bool { return k.len() == 1 })
+	if n := s.guard.packetsIn.Load(); n == 0 {
+		t.Fatal("quic-go did not read through the guard's ReadBatch")
+	}
+	if s.guard.sends.Load() == 0 {
+		t.Fatal("no sends counted")
+	}
+	conns := s.table.all()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections", len(conns))
+	}
+	server, client := conns[0].ConnectionState().GSO, c.Raw().ConnectionState().GSO
+	if server != client {
+		t.Fatalf("GSO: %v through the guard, %v on a plain socket", server, client)
+	}
+	t.Logf("GSO: %v", server)
 }

@@ -263,3 +263,25 @@ func admitted(t *testing.T, s *Server, key ed25519.PrivateKey) *Conn {
 	waitFor(t, "the connection admitted", func() bool { return s.Counts()[EventConnAccepted] > n })
 	return c
 }
+
+// TestLoadMeter: the staked load is the larger of the last full window's
+// count and the current one's; a window with nothing after it is
+// forgotten.
+func TestLoadMeter(t *testing.T) {
+	var m loadMeter
+	t0 := time.Now()
+	for range 10 {
+		m.add(t0)
+	}
+	if !m.saturated(t0, 10) || m.saturated(t0, 11) {
+		t.Fatal("the current window's 10")
+	}
+	t1 := t0.Add(ThrottleWindow)
+	m.add(t1)
+	if !m.saturated(t1, 10) {
+		t.Fatal("the last window's 10 forgotten one window on")
+	}
+	if m.saturated(t1.Add(2*ThrottleWindow), 1) {
+		t.Fatal("remembered two windows on")
+	}
+}

@@ -91,6 +91,7 @@ type Server struct {
 	gate   gate
 	load   loadMeter
 	peers  peerStats
+	sweep  creditSweep // releases stream credit held too long (credit.go)
 
 	jobs    chan readJob   // streams for idle readers (conn.go)
 	idle    atomic.Int64   // readers waiting on jobs
@@ -137,6 +138,7 @@ func Listen(cfg Config) (*Server, error) {
 	s.gate.init()
 	s.peers.init()
 	s.asm = newAssembler(cfg.Pool, cfg.Coalesce, cfg.Deliver)
+	s.sweep.init()
 	if s.udp, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap)); err != nil {
 		return nil, fmt.Errorf("quic: listen on %s: %w", cfg.Addr, err)
 	}
@@ -236,6 +238,7 @@ func (s *Server) Close() {
 		s.wg.Wait()
 		close(s.jobs) // no stream is dispatched after its connection's end
 		s.readers.Wait()
+		s.sweep.stop()
 		s.asm.close()
 		s.tr.Close()
 		s.udp.Close()
@@ -305,14 +308,15 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 	limit := s.lim.maxStreams(share)
 	cs := &connStreams{
 		s: s, c: c, e: e, sem: make(chan struct{}, limit),
-		meta: e.meta(),
+		meta: e.meta(), credit: newCreditBatch(limit, &s.sweep),
 	}
 	cs.withhold.Store(int64(s.lim.MaxStreams - limit))
 	var w window
 	ctx := c.Context()
 	defer cs.wg.Wait()
+	now := time.Now() // one reading a stream: of its accept
 	for {
-		if wait := s.quota(&w, e, share, time.Now()); wait > 0 {
+		if wait := s.quota(&w, e, share, now); wait > 0 {
 			s.counts.add(EventRateLimited)
 			t := time.NewTimer(wait)
 			select {
@@ -321,6 +325,7 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 				t.Stop()
 				return
 			}
+			now = time.Now()
 			continue
 		}
 		select {
@@ -333,12 +338,13 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 			<-cs.sem
 			return
 		}
+		now = time.Now()
 		w.used++
 		if e.stake > 0 {
-			s.load.add(time.Now())
+			s.load.add(now)
 		}
 		cs.wg.Add(1)
-		s.dispatch(readJob{cs, str})
+		s.dispatch(readJob{cs, str, now})
 	}
 }
 

@@ -149,6 +149,9 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		s.drv.OnCompletion(wb)
 		s.bookAt = 0
 	case slotTickMsg:
+		if s.clock == nil {
+			break // sent before the clock stopped (finalStatsReq)
+		}
 		if late := s.clock.handled(); late > 0 {
 			s.pub.lateTicks.Add(late)
 			s.log.Debug("slot clock tick late: banking took longer than the slot time", "periods", late, "slot_time", s.slotTime)
@@ -164,6 +167,12 @@ func (s *bankingStage) Receive(ctx actor.Context) {
 		s.flushers.wait(ctx)
 		s.drv.Abort()
 	case statsReq:
+		ctx.Respond(s.sched.Stats())
+	case finalStatsReq:
+		if s.clock != nil {
+			s.clock.stop()
+			s.clock = nil
+		}
 		ctx.Respond(s.sched.Stats())
 	case *actor.Stopping:
 		if s.clock != nil {

@@ -110,6 +110,7 @@ type Graph struct {
 	fwd   *forwarder // nil: off
 
 	fetchPID, svPID, bankPID  *actor.PID
+	bankDisp                  *ownGoroutine // banking's mailbox's goroutine
 	fetchCredits, bankCredits *Credits
 	acceptWindow              int // Accepting's bound on banking's buffer
 	latency                   *trace.Latency
@@ -244,7 +245,10 @@ func Start(cfg Config) (*Graph, error) {
 	}
 	g.bs.ledgerFailed = g.ledgerFailed
 	startSlot, scfg := g.bank.Slot(), g.sched.Config()
-	g.bankPID = g.spawn("banking", g.bs)
+	// Banking's mailbox idles between most of its messages: it runs on
+	// a goroutine of its own rather than a new one each time.
+	g.bankDisp = newOwnGoroutine(cpustage.Banking)
+	g.bankPID = g.spawn("banking", g.bs, actor.WithDispatcher(g.bankDisp))
 	g.fan.banking = func(m *BatchMsg) { root().Send(g.bankPID, m) }
 	g.sv = &sigverifyStage{
 		cfg: cfg.Sigverify, verifier: verifier, dedup: dedup, upstream: g.fetchCredits, credits: g.bankCredits,
@@ -467,12 +471,13 @@ func (g *Graph) stop(ctx context.Context) error {
 	if g.fwd != nil {
 		g.fwd.close()
 	}
-	if res, err := g.request(g.bankPID, statsReq{}, 5*time.Second); err == nil {
+	if res, err := g.request(g.bankPID, finalStatsReq{}, 5*time.Second); err == nil {
 		g.final = g.snapshot(res.(scheduler.Stats))
 	} else if g.Err() == nil {
 		errs = append(errs, fmt.Errorf("stages: banking stats: %w", err))
 	}
 	root.StopFuture(g.bankPID).Wait()
+	g.bankDisp.stop()
 	g.stopped = true
 	g.sched.Close()
 	if drained {

@@ -96,6 +96,12 @@ type committedMsg struct {
 // (sigverify: *stageCounts; banking: scheduler.Stats).
 type statsReq struct{}
 
+// finalStatsReq: the graph -> banking, as it stops: banking stops its
+// slot clock, then answers with scheduler.Stats, so that no slot ends
+// after the counters the graph keeps (a tick sent before the clock
+// stopped is dropped).
+type finalStatsReq struct{}
+
 // blockhashReq: the graph -> banking, answered with the bank's latest
 // blockhash ([32]byte).
 type blockhashReq struct{}

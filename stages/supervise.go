@@ -17,10 +17,10 @@ import (
 // the actor is then stopped, never restarted (protoactor's default would
 // call the producer again, which hands back the same struct, its state
 // as the panic left it, and the batch the message held would be lost).
-func (g *Graph) spawn(name string, a actor.Actor) *actor.PID {
+func (g *Graph) spawn(name string, a actor.Actor, opts ...actor.PropsOption) *actor.PID {
 	st := cpustage.Parse(name) // fetch, sigverify, banking
 	props := actor.PropsFromProducer(func() actor.Actor { return supervised{name: name, stage: st, a: a, g: g} },
-		actor.WithGuardian(stopOnPanic))
+		append([]actor.PropsOption{actor.WithGuardian(stopOnPanic)}, opts...)...)
 	return g.system.Root.Spawn(props)
 }
 

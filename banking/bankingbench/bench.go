@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace/cpustage"
 	"github.com/tpugo/tpu/trace/procstats"
 	"github.com/tpugo/tpu/txview"
 )
@@ -43,6 +45,14 @@ type Config struct {
 	NoTxHistory bool
 	// Progress, when not nil, is called about once a second.
 	Progress func(done, total int, elapsed time.Duration)
+	// StageCPU measures the CPU by stage over the iterations, as tpu run
+	// does (trace/cpustage): Result.StageCPU. It runs Go's CPU profiler,
+	// of which a process has one at a time: with another one running
+	// Run does not measure (StageCPU stays nil) and says nothing.
+	StageCPU bool
+	// CPUProfile, when not nil, receives that profile (pprof's gzipped
+	// format) after the run; it implies StageCPU.
+	CPUProfile io.Writer
 }
 
 // Result is what Run measured. The first fields are
@@ -75,6 +85,31 @@ type Result struct {
 	GCCPUPercent float64           `json:"gc_cpu_percent"`
 	Outcomes     map[string]uint64 `json:"outcomes"`
 	AccountingOK bool              `json:"accounting_ok"`
+	// StageCPU is the CPU by stage over the iterations (Config.StageCPU),
+	// with the stages as tpu run names them: banking is the goroutine
+	// that drives the scheduler (admission, scheduling, booking, slot
+	// ends), execution the workers, commit the ledger's goroutines,
+	// generator the harness's own work (filling the batches, clearing
+	// the status cache between iterations). Nil when not measured.
+	StageCPU *StageCPU `json:"stage_cpu,omitempty"`
+}
+
+// StageCPU is the CPU by stage of a run (trace/cpustage).
+type StageCPU struct {
+	ProcessCPUS float64 `json:"process_cpu_s"` // the process's CPU over the iterations (getrusage)
+	// Coverage is the share of ProcessCPUS the profile sampled; the
+	// stages are scaled to add up to ProcessCPUS.
+	Coverage float64 `json:"coverage"`
+	// ResolutionUSPerTx is one sample's CPU per transaction sent.
+	ResolutionUSPerTx float64                `json:"resolution_us_per_tx"`
+	Stages            map[string]StageFigure `json:"stages"`
+}
+
+// StageFigure is one stage's CPU.
+type StageFigure struct {
+	USPerTx float64 `json:"us_per_tx"` // per transaction sent
+	Share   float64 `json:"share"`     // of the process's CPU
+	Samples int64   `json:"samples"`   // the profile samples the figure rests on
 }
 
 // ErrConfig reports an invalid Config.
@@ -116,11 +151,21 @@ func Run(cfg Config) (Result, error) {
 	if !cfg.CostLimits {
 		bankCfg.BlockCostLimit, bankCfg.AccountCostLimit = ^uint64(0)/2, ^uint64(0)/2
 	}
-	bk, err := bank.Open(bankCfg)
+	var bk *bank.Bank
+	var err error
+	// The ledger's goroutines, started by Open, are commit's.
+	cpustage.Do(cpustage.Commit, func() { bk, err = bank.Open(bankCfg) })
 	if err != nil {
 		return Result{}, err
 	}
 	defer bk.Close()
+	onWorker := cfg.Scheduler.OnWorker
+	cfg.Scheduler.OnWorker = func() {
+		cpustage.Set(cpustage.Execution)
+		if onWorker != nil {
+			onWorker()
+		}
+	}
 	sched, err := scheduler.New(cfg.Scheduler, bk)
 	if err != nil {
 		return Result{}, err
@@ -166,48 +211,66 @@ func Run(cfg Config) (Result, error) {
 	var busy time.Duration
 	batches := make([]*packet.Batch, cfg.BatchesPerIteration)
 	runtime.GC()
+	var sampler *cpustage.Sampler
+	if cfg.StageCPU || cfg.CPUProfile != nil {
+		sampler, _ = cpustage.Start(cfg.CPUProfile != nil) // nil: another profile runs
+	}
 	before := procstats.Read()
 
 	start := time.Now()
 	slotStart := start
 	lastProgress := start
-	for it := 0; it < cfg.Iterations; it++ {
-		chunk := chunks[it%cfg.NumChunks]
-		for b := range batches { // what the network would have delivered
-			batches[b] = pool.Get()
-			for _, tx := range chunk[b*cfg.PacketsPerBatch : (b+1)*cfg.PacketsPerBatch] {
-				batches[b].Next().Fill(tx)
+	var loopErr error
+	// This goroutine is banking's (the scheduler's), but while it plays
+	// the network and resets for the next iteration: the generator's.
+	cpustage.Do(cpustage.Banking, func() {
+		for it := 0; it < cfg.Iterations; it++ {
+			chunk := chunks[it%cfg.NumChunks]
+			cpustage.Set(cpustage.Generator)
+			for b := range batches { // what the network would have delivered
+				batches[b] = pool.Get()
+				for _, tx := range chunk[b*cfg.PacketsPerBatch : (b+1)*cfg.PacketsPerBatch] {
+					batches[b].Next().Fill(tx)
+				}
+			}
+			sched.ClearStatusCache() // the same transactions come again: as banking-bench's clear_signatures
+			cpustage.Set(cpustage.Banking)
+			t0 := time.Now()
+			// Batches arrive one by one, and the scheduler hands out work
+			// between them, as Agave's scheduler thread interleaves receiving
+			// with scheduling: the workers start on the first batch.
+			for _, b := range batches {
+				drv.OnBatch(b)
+				drv.Poll()
+			}
+			for !drv.Idle() {
+				drv.Await()
+				// The slot clock, read between completions. (With nothing
+				// in flight and work buffered, the work waits for the next
+				// slot's cost room: --cost-limits.)
+				if !sched.Ending() && time.Since(slotStart) >= cfg.SlotTime {
+					slotStart = time.Now()
+					drv.OnTick()
+				}
+			}
+			if loopErr = drv.Err(); loopErr != nil {
+				return
+			}
+			d := time.Since(t0)
+			busy += d
+			processingUs = append(processingUs, float64(perIter)/d.Seconds())
+			if cfg.Progress != nil && time.Since(lastProgress) >= time.Second {
+				lastProgress = time.Now()
+				cfg.Progress(it+1, cfg.Iterations, time.Since(start))
 			}
 		}
-		sched.ClearStatusCache() // the same transactions come again: as banking-bench's clear_signatures
-		t0 := time.Now()
-		// Batches arrive one by one, and the scheduler hands out work
-		// between them, as Agave's scheduler thread interleaves receiving
-		// with scheduling: the workers start on the first batch.
-		for _, b := range batches {
-			drv.OnBatch(b)
-			drv.Poll()
-		}
-		for !drv.Idle() {
-			drv.Await()
-			// The slot clock, read between completions. (With nothing
-			// in flight and work buffered, the work waits for the next
-			// slot's cost room: --cost-limits.)
-			if !sched.Ending() && time.Since(slotStart) >= cfg.SlotTime {
-				slotStart = time.Now()
-				drv.OnTick()
-			}
-		}
-		if err := drv.Err(); err != nil {
-			return res, err
-		}
-		d := time.Since(t0)
-		busy += d
-		processingUs = append(processingUs, float64(perIter)/d.Seconds())
-		if cfg.Progress != nil && time.Since(lastProgress) >= time.Second {
-			lastProgress = time.Now()
-			cfg.Progress(it+1, cfg.Iterations, time.Since(start))
-		}
+	})
+	var win cpustage.Window
+	if sampler != nil {
+		win, _ = sampler.Stop()
+	}
+	if loopErr != nil {
+		return res, loopErr
 	}
 	total := time.Since(start)
 	spent := procstats.Read().Sub(before)
@@ -237,5 +300,31 @@ func Run(cfg Config) (Result, error) {
 		}
 	}
 	res.AccountingOK = st.Received == sum+st.Buffered && st.Received == res.TotalSent
+	if sampler != nil {
+		res.StageCPU = stageCPU(win, res.TotalSent)
+		if cfg.CPUProfile != nil {
+			if err := sampler.WriteProfile(cfg.CPUProfile); err != nil {
+				return res, err
+			}
+		}
+	}
 	return res, nil
+}
+
+// stageCPU turns the iterations' profile window into the figures per
+// transaction of n.
+func stageCPU(w cpustage.Window, n uint64) *StageCPU {
+	s := &StageCPU{ProcessCPUS: w.Process.Seconds(), Coverage: w.Coverage(), Stages: map[string]StageFigure{}}
+	if n == 0 {
+		return s
+	}
+	s.ResolutionUSPerTx = float64(w.Resolution()) / 1e3 / float64(n)
+	for st := range cpustage.NumStages {
+		fig := StageFigure{USPerTx: float64(w.Stages[st]) / 1e3 / float64(n), Samples: w.Samples[st]}
+		if w.Process > 0 {
+			fig.Share = float64(w.Stages[st]) / float64(w.Process)
+		}
+		s.Stages[st.String()] = fig
+	}
+	return s
 }

@@ -1,12 +1,17 @@
 package bankingbench
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/tpugo/tpu/banking/ledger"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/banking/scheduler"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 // TestRun: a small run under each method and contention lands every
@@ -34,5 +39,55 @@ func TestRun(t *testing.T) {
 func TestRunConfig(t *testing.T) {
 	if _, err := Run(Config{Iterations: 1, BatchesPerIteration: 1, NumChunks: 1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("zero packets per batch: %v", err)
+	}
+}
+
+// TestRunStageCPU: the CPU by stage over the iterations adds up to the
+// process's CPU, each figure is per transaction sent, the goroutine
+// driving the scheduler counts as banking (it has samples of its own),
+// the stages this harness has none of have no sample, and the profile
+// written is the one measured.
+func TestRunStageCPU(t *testing.T) {
+	var prof bytes.Buffer
+	res, err := Run(Config{
+		Iterations: 40, BatchesPerIteration: 32, NumChunks: 2, PacketsPerBatch: 128,
+		Scheduler: scheduler.Config{Workers: 2}, Sync: ledger.NoSync, CPUProfile: &prof,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.StageCPU
+	if s == nil {
+		t.Skip("not measured: another CPU profile runs (go test -cpuprofile?)")
+	}
+	var sum float64
+	for _, fig := range s.Stages {
+		sum += fig.USPerTx * float64(res.TotalSent) / 1e6
+	}
+	if s.ProcessCPUS <= 0 || math.Abs(sum-s.ProcessCPUS) > 0.05*s.ProcessCPUS {
+		t.Errorf("stages add up to %.3f s, the process's CPU %.3f s", sum, s.ProcessCPUS)
+	}
+	if b := s.Stages["banking"]; b.Samples == 0 || b.USPerTx <= 0 {
+		t.Errorf("banking: %+v", b)
+	}
+	for _, st := range []string{"fetch", "sigverify", "rpc"} {
+		if s.Stages[st].Samples != 0 {
+			t.Errorf("%s: %+v in a harness without it", st, s.Stages[st])
+		}
+	}
+	p, err := profile.Parse(&prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, c := range cpustage.SamplesByStage(p) {
+		n += c
+	}
+	var want int64
+	for _, fig := range s.Stages {
+		want += fig.Samples
+	}
+	if n != want {
+		t.Errorf("the profile written has %d samples, the figures %d", n, want)
 	}
 }

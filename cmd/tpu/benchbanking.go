@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -13,6 +14,7 @@ import (
 	"github.com/tpugo/tpu/banking/scheduler"
 
 	"github.com/tpugo/tpu/banking/bankingbench"
+	"github.com/tpugo/tpu/trace/cpustage"
 )
 
 func init() {
@@ -37,7 +39,10 @@ be replayed, and cost limits are lifted, both as the original does. Slots
 still end every 400 ms and commit to the ledger (a temporary directory
 unless --ledger is given).
 
-Prints banking-bench's totals line and tx/s figures, or with --json one
+Prints banking-bench's totals line and tx/s figures, and the CPU by stage
+per transaction over the iterations, measured as tpu run measures it
+(banking: the goroutine driving the scheduler; execution: the workers;
+commit: the ledger; generator: filling the batches), or with --json one
 object with the same fields.
 
 Flags:`
@@ -57,7 +62,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
 	txHistory := fs.Bool("tx-history", false, "keep each committed transaction and its meta in the ledger, as tpu run --no-gen does (off by default, as in tpu run with its load generator: the figures are banking's)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (generation included) to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the iterations (the one the CPU by stage is measured with) to this file")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run (generation included) to this file")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -74,6 +79,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		CostLimits:          *costLimits,
 		Ledger:              *ledgerDir,
 		NoTxHistory:         !*txHistory,
+		StageCPU:            true,
 	}
 	var err error
 	if cfg.Contention, err = loadgen.ParseContention(*contention); err == nil {
@@ -99,15 +105,12 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	}
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(pf)
-		}
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tpu bench banking: --cpuprofile: %v\n", err)
 			return 1
 		}
 		defer pf.Close()
-		defer pprof.StopCPUProfile()
+		cfg.CPUProfile = pf
 	}
 	if *memProfile != "" {
 		runtime.MemProfileRate = 4096
@@ -138,6 +141,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stdout, "{'name': 'banking_bench_success_tx_total', 'median': '%.2f'}\n", res.BankingBenchSuccessTotal)
 		fmt.Fprintf(env.stdout, "method %s, handoff %s, contention %s, %d workers: tx/s per iteration median %.0f (p10 %.0f, p90 %.0f) over %d iterations, %d slots; %.2f allocs and %.0f bytes per tx, GC %.1f%% of CPU\n",
 			res.Method, res.Handoff, res.Contention, res.Workers, res.MedianTPS, res.P10TPS, res.P90TPS, *iterations, res.Slots, res.AllocsPerTx, res.BytesPerTx, res.GCCPUPercent)
+		printBenchStageCPU(env.stdout, res.StageCPU)
 	}
 	if !res.AccountingOK {
 		fmt.Fprintf(env.stderr, "tpu bench banking: accounting failed: %v\n", res.Outcomes)
@@ -148,4 +152,25 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// printBenchStageCPU prints the CPU by stage, as tpu run's summary
+// does, on one line; nothing when it was not measured.
+func printBenchStageCPU(w io.Writer, s *bankingbench.StageCPU) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "CPU by stage, us per transaction (the profile sampled %.0f%% of the process's %.1f s, scaled to it):", 100*s.Coverage, s.ProcessCPUS)
+	for st := range cpustage.NumStages {
+		if st == cpustage.Fetch || st == cpustage.Sigverify || st == cpustage.RPC {
+			continue // none in this harness
+		}
+		fig := s.Stages[st.String()]
+		if fig.Samples == 0 {
+			fmt.Fprintf(w, " %s <%.2g", st, s.ResolutionUSPerTx)
+		} else {
+			fmt.Fprintf(w, " %s %.2f", st, fig.USPerTx)
+		}
+	}
+	fmt.Fprintln(w)
 }

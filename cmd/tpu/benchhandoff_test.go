@@ -78,7 +78,11 @@ func TestBenchHandoff(t *testing.T) {
 		}
 		// Refcount copies nothing; copy copies every batch once per
 		// consumer, and a batch holds at most 64 packets.
-		if r.Mode == "refcount" && r.Copies != 0 || r.Mode == "copy" && r.Copies < uint64(r.Consumers)*count/64 {
+		// Every executed packet reached the fan-out in a batch of at most
+		// 64, and in copy mode each consumer got a copy of that batch.
+		// (Not count/64: on a loaded machine some packets are dropped
+		// before the fan-out.)
+		if r.Mode == "refcount" && r.Copies != 0 || r.Mode == "copy" && r.Copies < uint64(r.Consumers)*((r.Executed+63)/64) {
 			t.Errorf("%s: %d copies", key, r.Copies)
 		}
 		if (r.Consumers >= 2) != (r.Recorded > 0) || r.RecorderDropped != 0 {
@@ -180,7 +184,11 @@ func TestBenchHandoffClosedLoop(t *testing.T) {
 		if r.TapPackets > taps*r.Received || r.TapPackets+64*r.TapDropped < taps*r.Executed || (taps > 0) != (r.TapPackets > 0) {
 			t.Errorf("%+v: taps read %d packets, dropped %d batches; received %d, executed %d", k, r.TapPackets, r.TapDropped, r.Received, r.Executed)
 		}
-		if r.Mode == "refcount" && r.Copies != 0 || r.Mode == "copy" && r.Copies < uint64(r.Consumers)*count/64 {
+		// Every executed packet reached the fan-out in a batch of at most
+		// 64, and in copy mode each consumer got a copy of that batch.
+		// (Not count/64: on a loaded machine some packets are dropped
+		// before the fan-out.)
+		if r.Mode == "refcount" && r.Copies != 0 || r.Mode == "copy" && r.Copies < uint64(r.Consumers)*((r.Executed+63)/64) {
 			t.Errorf("%+v: %d copies", k, r.Copies)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -193,8 +194,13 @@ type stageCPUSummary struct {
 	ProcessCPUS float64 `json:"process_cpu_s"` // what the kernel charged the process (getrusage)
 	// Coverage is the share of ProcessCPUS the profile sampled; the
 	// stages' figures are scaled to add up to ProcessCPUS.
-	Coverage float64                `json:"coverage"`
-	Stages   map[string]stageFigure `json:"stages"`
+	Coverage float64 `json:"coverage"`
+	// ResolutionUSPerTx is what one profile sample stands for, in
+	// microseconds per transaction executed: a stage's us_per_tx is a
+	// whole number of these, and one with no sample spent less than
+	// about one of them, not nothing.
+	ResolutionUSPerTx float64                `json:"resolution_us_per_tx"`
+	Stages            map[string]stageFigure `json:"stages"`
 }
 
 // stageFigure is one stage's CPU.
@@ -202,7 +208,13 @@ type stageFigure struct {
 	CPUS    float64 `json:"cpu_s"`
 	USPerTx float64 `json:"us_per_tx"` // per transaction executed (0 with none)
 	Share   float64 `json:"share"`     // of the process's CPU
+	Samples int64   `json:"samples"`   // the profile samples the figure rests on
 }
+
+// fewSamples is the count below which the summary prints a stage's
+// samples beside its figure: with n samples the figure is within about
+// 2/sqrt(n) of the truth (two standard errors), over 60% below 10.
+const fewSamples = 10
 
 // summary returns the figures, nil if nothing was measured.
 func (c *stageCPU) summary() *stageCPUSummary {
@@ -214,9 +226,12 @@ func (c *stageCPU) summary() *stageCPUSummary {
 	}
 	s := &stageCPUSummary{Seconds: total.Wall.Seconds(), ProcessCPUS: total.Process.Seconds(), Coverage: total.Coverage(),
 		Stages: map[string]stageFigure{}}
+	if executed > 0 {
+		s.ResolutionUSPerTx = float64(total.Resolution()) / 1e3 / float64(executed)
+	}
 	for st := range cpustage.NumStages {
 		d := total.Stages[st]
-		fig := stageFigure{CPUS: d.Seconds()}
+		fig := stageFigure{CPUS: d.Seconds(), Samples: total.Samples[st]}
 		if executed > 0 {
 			fig.USPerTx = usPerTx(d, executed)
 		}
@@ -233,13 +248,35 @@ func (s *stageCPUSummary) print(w io.Writer) {
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(w, "CPU by stage, us per transaction executed (share of the process's %.1f s of CPU over %.1f s; the profile sampled %.0f%% of it, scaled to the whole):\n",
-		s.ProcessCPUS, s.Seconds, 100*s.Coverage)
+	fmt.Fprintf(w, "CPU by stage, us per transaction executed (share of the process's %.1f s of CPU over %.1f s; the profile sampled %.0f%% of it, scaled to the whole; one sample is %.2g us per transaction):\n",
+		s.ProcessCPUS, s.Seconds, 100*s.Coverage, s.ResolutionUSPerTx)
 	var total float64
 	for st := range cpustage.NumStages {
 		fig := s.Stages[st.String()]
 		total += fig.USPerTx
-		fmt.Fprintf(w, "  %-10s %8.2f us  %5.1f%%\n", st, fig.USPerTx, 100*fig.Share)
+		fmt.Fprintf(w, "  %-10s %s  %5.1f%%%s\n", st, s.figure(fig), 100*fig.Share, samplesNote(fig.Samples))
 	}
 	fmt.Fprintf(w, "  %-10s %8.2f us\n", "total", total)
+}
+
+// figure formats a stage's us per transaction, 8 columns and the unit: a
+// stage no sample saw spent less than the resolution, which it says
+// ("<0.03") rather than a false 0.
+func (s *stageCPUSummary) figure(fig stageFigure) string {
+	if fig.Samples == 0 && s.ResolutionUSPerTx > 0 {
+		return fmt.Sprintf("%8s us", "<"+strconv.FormatFloat(s.ResolutionUSPerTx, 'g', 2, 64))
+	}
+	return fmt.Sprintf("%8.2f us", fig.USPerTx)
+}
+
+// samplesNote names a figure's samples when they are too few to trust
+// it (fewSamples).
+func samplesNote(n int64) string {
+	if n >= fewSamples {
+		return ""
+	}
+	if n == 1 {
+		return "  (1 sample)"
+	}
+	return fmt.Sprintf("  (%d samples)", n)
 }

@@ -141,3 +141,43 @@ func TestLimitOf(t *testing.T) {
 
 // stageLabelRE finds the stage labels in a goroutine profile (debug 1).
 var stageLabelRE = regexp.MustCompile(`# labels: \{[^}]*"stage":"([a-z]+)"`)
+
+// TestStageCPUResolution: a stage no profile sample saw is printed as
+// below the resolution (the CPU one sample stands for, per transaction),
+// not as 0; a figure resting on few samples says how many; the JSON
+// carries the counts and the resolution.
+func TestStageCPUResolution(t *testing.T) {
+	w := cpustage.Window{Wall: 4 * time.Second, Process: time.Second}
+	w.Samples[cpustage.Sigverify], w.Stages[cpustage.Sigverify] = 87, 870*time.Millisecond
+	w.Samples[cpustage.Banking], w.Stages[cpustage.Banking] = 10, 100*time.Millisecond
+	w.Samples[cpustage.Execution], w.Stages[cpustage.Execution] = 3, 30*time.Millisecond
+	c := &stageCPU{total: w, executed: 100_000}
+	s := c.summary()
+	// 100 samples over 1 s of process CPU: 10 ms each, 0.1 us a
+	// transaction over 100,000.
+	if math.Abs(s.ResolutionUSPerTx-0.1) > 1e-9 {
+		t.Errorf("resolution %v us per tx, want 0.1", s.ResolutionUSPerTx)
+	}
+	if got := s.Stages["execution"]; got.Samples != 3 || math.Abs(got.USPerTx-0.3) > 1e-9 {
+		t.Errorf("execution %+v", got)
+	}
+	if got := s.Stages["commit"]; got.Samples != 0 || got.USPerTx != 0 {
+		t.Errorf("commit %+v", got)
+	}
+	var out bytes.Buffer
+	s.print(&out)
+	text := out.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^  commit +<0\.1 us +0\.0%  \(0 samples\)$`),
+		regexp.MustCompile(`(?m)^  execution +0\.30 us +3\.0%  \(3 samples\)$`),
+		regexp.MustCompile(`(?m)^  banking +1\.00 us +10\.0%$`),
+		regexp.MustCompile(`one sample is 0\.1 us per transaction`),
+	} {
+		if !want.MatchString(text) {
+			t.Errorf("the summary lacks %v:\n%s", want, text)
+		}
+	}
+	if regexp.MustCompile(`\s0\.00 us`).MatchString(text) {
+		t.Errorf("a false 0 in the summary:\n%s", text)
+	}
+}

@@ -40,13 +40,15 @@ func TestShutdownUnderLoad(t *testing.T) {
 
 func shutdownRound(t *testing.T, ledger string) {
 	// 50 ms slots: the load's blockhash, taken before it is signed, stays
-	// valid 150 slots, 7.5 s, longer than 5,000 transactions take to sign
-	// under -race (about 2,700 a second a core), so the load commits
-	// (with 10 ms slots it expired while it was signed, and nothing ever
-	// committed). The load's schedule (count / rate) lasts 20 s: the
-	// SIGINT comes long before its end, even under -race.
+	// valid 150 slots, 7.5 s, longer than 2,000 transactions take to sign
+	// under -race (about 2,700 a second a core; with 5,000, a -race run
+	// beside another and other work took longer, and nothing committed),
+	// so the load commits (with 10 ms slots it expired while it was
+	// signed, and nothing ever committed). The load's schedule (count /
+	// rate) lasts 20 s: the SIGINT comes long before its end, even under
+	// -race.
 	c := startChild(t, "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0", "--ledger", ledger,
-		"--duration", "60s", "--rate", "250", "--count", "5000", "--accounts", "64", "--slot-time", "50ms")
+		"--duration", "60s", "--rate", "100", "--count", "2000", "--accounts", "64", "--slot-time", "50ms")
 	url := logged(t, c.await(t, 1, "msg=json-rpc"), "url")
 	// History to search: slots before the blockhash window (the searches
 	// read none while the ledger holds fewer than 150). The first round

@@ -25,6 +25,10 @@ import (
 //     reduced bytes exactly when R decompresses to it (x = 0, where the
 //     sign bit would not matter, only at y = 1 and y = -1, small order).
 //
+// More than eight signatures go through two passes at a time
+// (verifyPair): each pass its own steps, but the exponent chains of the
+// two (decompression, the final inversion) interleaved.
+//
 // A lane that fails a check gets false and computes on harmless values;
 // lanes never mix, so one bad signature cannot change another's verdict.
 // There is no aggregate (random linear combination) equation.
@@ -66,25 +70,42 @@ func (f *lanePath) inLanes(n int) int {
 }
 
 // lanes checks every one of checks in the lanes, eight per pass (the last
-// pass with as many as are left), whatever their number.
+// pass with as many as are left), whatever their number: two passes at a
+// time (verifyPair) while more than eight are left.
 func (b lanesBackend) lanes(checks []sigCheck) {
 	if len(checks) == 0 {
 		return
 	}
-	var s *laneScratch
-	select {
-	case s = <-laneScratchFree:
-	default:
-		s = &laneScratch{h: sha512.New()}
-	}
-	for len(checks) > 0 {
-		n := min(len(checks), lanes)
-		s.verify(b.path, checks[:n])
+	s := [2]*laneScratch{getScratch()}
+	for len(checks) > lanes {
+		if s[1] == nil {
+			s[1] = getScratch()
+		}
+		n := min(len(checks), 2*lanes)
+		verifyPair(b.path, s, [2][]sigCheck{checks[:lanes], checks[lanes:n]}, 2)
 		checks = checks[n:]
 	}
+	if len(checks) > 0 {
+		s[0].verify(b.path, checks)
+	}
+	for _, x := range s {
+		if x == nil {
+			continue
+		}
+		select {
+		case laneScratchFree <- x:
+		default:
+		}
+	}
+}
+
+// getScratch takes a scratch state from laneScratchFree, or makes one.
+func getScratch() *laneScratch {
 	select {
-	case laneScratchFree <- s:
+	case s := <-laneScratchFree:
+		return s
 	default:
+		return &laneScratch{h: sha512.New()}
 	}
 }
 
@@ -104,34 +125,53 @@ type laneScratch struct {
 	sum  [64]byte
 	aEnc [lanes][32]byte
 	rEnc [lanes][32]byte // R, y reduced mod p, sign bit kept
-	kd   [lanes][64]int8 // signed radix-16 digits of k
-	sd   [lanes][32]int8 // signed radix-256 digits of S
+	kd   [64][lanes]int8 // signed radix-16 digits of k: digit i of lane j at [i][j]
+	sd   [32][lanes]int8 // signed radix-256 digits of S, as kd
 	pre  [lanes]bool     // passed the byte checks
 	aOK  [lanes]bool     // A decompressed
 	negA table8
+	negL laneTable // negA by lane, for the ifma8 picks
 	a, q ext8
 	q25  ext25 // q on the avx2x4 path (ladder25)
 	c    cached8
 }
 
-// table8 is [1]P ... [8]P per lane in cached form, with each entry's
-// 2dT negated for the negative digits.
-type table8 struct {
-	c    [8]cached8
-	negT [8]fe8
+// table8 is [0]P ... [8]P per lane in cached form, [0]P the identity
+// (setIdentity), with each entry's 2dT negated for the negative digits:
+// entry k for a digit of absolute value k (pick indexes it;
+// tableLanesIFMA turns it into the laneTable the ifma8 picks read).
+type table8 [9]entry8
+
+// entry8 is one multiple of P per lane: cached form, and 2dT negated.
+type entry8 struct {
+	c    cached8
+	negT fe8
 }
 
-// laneScratchFree keeps up to 64 scratch states (about 20 KiB each) for
+// setIdentity sets entry 0 to the neutral point: (1, 1, 2, 0), and 0
+// negated.
+func (t *table8) setIdentity() { t[0] = entry8{c: identity} }
+
+// laneEntry is one multiple of a point for one lane in the two forms a
+// pick copies: [0] for a positive digit, Y+X, Y-X, 2Z and 2dT (5 limbs
+// each), and [1] for a negative one, Y-X, Y+X, 2Z and -2dT. Picks load a
+// lane's form whole (the ifma8 path then transposes eight of them into
+// limb rows), which is faster than gathering it word by word.
+type laneEntry [2][20]uint64
+
+// laneTable is a table8 by lane: entry k of lane j at [k][j]
+// (tableLanesIFMA writes it).
+type laneTable [9][lanes]laneEntry
+
+// laneScratchFree keeps up to 64 scratch states (about 44 KiB each) for
 // reuse: a free list rather than a sync.Pool, which a collection empties,
 // so that a call allocates nothing in steady state.
 var laneScratchFree = make(chan *laneScratch, 64)
 
-// baseEntry is one multiple of B in cached form, one lane's limbs, with
-// 2dT negated for the negative digits.
-type baseEntry struct{ ypx, ymx, z2, t2d, negT2d [5]uint64 }
-
-// baseTable is [1]B ... [128]B, built at init (25 KiB).
-var baseTable [128]baseEntry
+// baseTable is [0]B ... [128]B, built at init (40 KiB), the same in
+// every lane: entry k for a digit of absolute value k, [0]B the identity
+// (1, 1, 2, 0).
+var baseTable [129]laneEntry
 
 // identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
 var identity = func() (c cached8) {
@@ -143,11 +183,49 @@ var identity = func() (c cached8) {
 
 // verify checks up to eight signatures, one per lane.
 func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
+	verifyPair(f, [2]*laneScratch{s}, [2][]sigCheck{checks}, 1)
+}
+
+// verifyPair checks up to eight signatures in each of the first n (1 or
+// 2) scratch states: each pass's own steps, but the exponent chains of
+// decompression and of the final inversion of the two passes
+// interleaved (pair), which hides much of a square's latency.
+func verifyPair(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
+	pr := pair{f, n}
+	var a [2]*ext8
+	var enc [2]*[lanes][32]byte
+	var ok [2]*[lanes]bool
+	for k := 0; k < n; k++ {
+		s[k].prepare(checks[k])
+		a[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
+	}
+	pr.decompress(a, enc, ok)
+	var z, zi [2]fe8
+	for k := 0; k < n; k++ {
+		s[k].table(f)
+		s[k].ladder(f)
+		z[k] = s[k].q.Z
+	}
+	pr.invert(&zi, &z)
+	for k := 0; k < n; k++ {
+		s[k].finish(f, &zi[k], checks[k])
+	}
+}
+
+// prepare does the byte checks of up to eight signatures, one per lane,
+// hashes and splits k and S into digits, and keeps R's encoding reduced;
+// a lane without a check, or that fails, gets B as A and zero digits.
+func (s *laneScratch) prepare(checks []sigCheck) {
 	var y fe8
 	for j := 0; j < lanes; j++ {
 		s.pre[j] = false
 		s.aEnc[j] = baseEnc
-		s.kd[j], s.sd[j] = [64]int8{}, [32]int8{}
+		for i := range s.kd {
+			s.kd[i][j] = 0
+		}
+		for i := range s.sd {
+			s.sd[i][j] = 0
+		}
 		if j >= len(checks) {
 			continue
 		}
@@ -172,8 +250,16 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 			s.pre[j] = false
 			continue
 		}
-		radix16(&s.kd[j], &kb)
-		radix256(&s.sd[j], (*[32]byte)(c.sig[32:]))
+		var kd [64]int8
+		var sd [32]int8
+		radix16(&kd, &kb)
+		radix256(&sd, (*[32]byte)(c.sig[32:]))
+		for i, v := range kd {
+			s.kd[i][j] = v
+		}
+		for i, v := range sd {
+			s.sd[i][j] = v
+		}
 		y.setLane(j, r)
 	}
 	for j := range checks {
@@ -182,20 +268,26 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 			s.rEnc[j][31] |= checks[j].sig[31] & 0x80
 		}
 	}
+}
 
-	// -A, and its multiples.
-	f.decompress(&s.a, &s.aEnc, &s.aOK)
+// table sets negA to the multiples of -A, A decompressed into s.a.
+func (s *laneScratch) table(f *lanePath) {
 	f.neg(&s.a.X, &s.a.X)
 	f.neg(&s.a.T, &s.a.T)
-	f.toCached(&s.negA.c[0], &s.a)
-	for i := 1; i < 8; i++ {
-		f.padd(&s.a, &s.a, &s.negA.c[0])
-		f.toCached(&s.negA.c[i], &s.a)
+	s.negA.setIdentity()
+	f.toCached(&s.negA[1].c, &s.a)
+	for i := 2; i < len(s.negA); i++ {
+		f.padd(&s.a, &s.a, &s.negA[1].c)
+		f.toCached(&s.negA[i].c, &s.a)
 	}
-	for i := range s.negA.negT {
-		f.neg(&s.negA.negT[i], &s.negA.c[i].T2d)
+	for i := 1; i < len(s.negA); i++ {
+		f.neg(&s.negA[i].negT, &s.negA[i].c.T2d)
 	}
+	f.tableLanes(&s.negL, &s.negA)
+}
 
+// ladder sets s.q to [k](-A) + [S]B, X, Y and Z (T is left stale).
+func (s *laneScratch) ladder(f *lanePath) {
 	q := &s.q
 	q.X = fe8{}
 	q.Y, q.Z = feOne, feOne
@@ -210,19 +302,26 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 				f.dbl(q, q, false)
 				f.dbl(q, q, true)
 			}
-			s.negA.pick(&s.c, &s.kd, i)
-			f.padd(q, q, &s.c)
-			if i%2 == 0 {
-				pickBase(&s.c, &s.sd, i/2)
-				f.padd(q, q, &s.c)
+			// An addition that a doubling or the end follows
+			// leaves T out: they read X, Y, Z only.
+			f.pick(&s.c, &s.negA, &s.negL, &s.kd[i])
+			if i%2 == 1 {
+				f.paddXYZ(q, q, &s.c)
+				continue
 			}
+			f.padd(q, q, &s.c)
+			f.pickBase(&s.c, &s.sd[i/2])
+			f.paddXYZ(q, q, &s.c)
 		}
 	}
+}
 
-	var zi, x fe8
-	f.invert(&zi, &q.Z)
-	f.mul(&x, &q.X, &zi)
-	f.mul(&y, &q.Y, &zi)
+// finish encodes s.q, with zi its 1/Z, and sets each check's verdict.
+func (s *laneScratch) finish(f *lanePath, zi *fe8, checks []sigCheck) {
+	q := &s.q
+	var x, y fe8
+	f.mul(&x, &q.X, zi)
+	f.mul(&y, &q.Y, zi)
 	for j := range checks {
 		ok := s.pre[j] && s.aOK[j]
 		if ok {
@@ -252,76 +351,56 @@ func (s *laneScratch) ladder25() {
 			dblXYZ25AVX2(q)
 			dbl25AVX2(q)
 		}
-		s.negA.pick(&s.c, &s.kd, i)
+		s.negA.pick(&s.c, &s.kd[i])
 		if i%2 == 1 {
 			paddXYZ25AVX2(q, &s.c)
 			continue
 		}
 		padd25AVX2(q, &s.c)
-		pickBase(&s.c, &s.sd, i/2)
+		pickBase(&s.c, &s.sd[i/2])
 		paddXYZ25AVX2(q, &s.c)
 	}
 	fromExt25AVX2(&s.q, q)
 }
 
-// pick sets c, lane by lane, to digit d[j][i] times the table's point:
+// pick sets c, lane by lane, to digit d[j] times the table's point:
 // the identity for 0, an entry, or an entry negated (Y+X and Y-X
 // swapped, 2dT negated) for a negative digit. It chooses by indexing, not
 // by branches: the digits are random, so branches would be mispredicted
 // about half the time.
-func (t *table8) pick(c *cached8, d *[lanes][64]int8, i int) {
-	ents := [9]*cached8{&identity, &t.c[0], &t.c[1], &t.c[2], &t.c[3], &t.c[4], &t.c[5], &t.c[6], &t.c[7]}
-	negs := [9]*fe8{&identity.T2d, &t.negT[0], &t.negT[1], &t.negT[2], &t.negT[3], &t.negT[4], &t.negT[5], &t.negT[6], &t.negT[7]}
+func (t *table8) pick(c *cached8, d *[lanes]int8) {
 	for j := 0; j < lanes; j++ {
-		v := int(d[j][i])
+		v := int(d[j])
 		m := v >> 63 // -1 for a negative digit, else 0
 		a := (v ^ m) - m
 		sg := m & 1
-		e := ents[a]
-		yx := [2]*fe8{&e.YpX, &e.YmX}
+		e := &t[a]
+		yx := [2]*fe8{&e.c.YpX, &e.c.YmX}
 		ypx, ymx := yx[sg], yx[sg^1]
-		t2d := [2]*fe8{&e.T2d, negs[a]}[sg]
+		t2d := [2]*fe8{&e.c.T2d, &e.negT}[sg]
 		for l := 0; l < 5; l++ {
 			c.YpX[l][j] = ypx[l][j]
 			c.YmX[l][j] = ymx[l][j]
-			c.Z2[l][j] = e.Z2[l][j]
+			c.Z2[l][j] = e.c.Z2[l][j]
 			c.T2d[l][j] = t2d[l][j]
 		}
 	}
 }
 
-// baseIdentity is the neutral point as a baseEntry: (1, 1, 2, 0), and 0
-// negated.
-var baseIdentity = baseEntry{ypx: [5]uint64{1}, ymx: [5]uint64{1}, z2: [5]uint64{2}}
-
-// baseSel is the entry of each absolute digit 0..128: baseIdentity, then
-// baseTable's.
-var baseSel = func() (s [129]*baseEntry) {
-	s[0] = &baseIdentity
-	for k := 1; k < len(s); k++ {
-		s[k] = &baseTable[k-1]
-	}
-	return s
-}()
-
-// pickBase sets c, lane by lane, to digit d[j][i] times B: the identity
-// for 0, an entry of baseTable, or an entry negated for a negative digit;
+// pickBase sets c, lane by lane, to digit d[j] times B: the identity
+// for 0, an entry of baseTable, or its negated form for a negative digit;
 // by indexing, as pick.
-func pickBase(c *cached8, d *[lanes][32]int8, i int) {
+func pickBase(c *cached8, d *[lanes]int8) {
 	for j := 0; j < lanes; j++ {
-		v := int(d[j][i])
+		v := int(d[j])
 		m := v >> 63 // -1 for a negative digit, else 0
 		a := (v ^ m) - m
-		sg := m & 1
-		e := baseSel[a]
-		yx := [2]*[5]uint64{&e.ypx, &e.ymx}
-		ypx, ymx := yx[sg], yx[sg^1]
-		t2d := [2]*[5]uint64{&e.t2d, &e.negT2d}[sg]
+		e := &baseTable[a][m&1]
 		for l := 0; l < 5; l++ {
-			c.YpX[l][j] = ypx[l]
-			c.YmX[l][j] = ymx[l]
-			c.Z2[l][j] = e.z2[l]
-			c.T2d[l][j] = t2d[l]
+			c.YpX[l][j] = e[l]
+			c.YmX[l][j] = e[5+l]
+			c.Z2[l][j] = e[10+l]
+			c.T2d[l][j] = e[15+l]
 		}
 	}
 }

@@ -8,14 +8,18 @@ import "golang.org/x/sys/cpu"
 //go:generate go run lanes_avx2_gen.go
 
 // hasIFMA reports whether this CPU (and OS) runs the ifma8 path: AVX-512
-// F for the ZMM registers and IFMA for the 52-bit multiplies.
-var hasIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
+// F for the ZMM registers, IFMA for the 52-bit multiplies and DQ for
+// VPMULLQ (every CPU with IFMA so far has DQ).
+var hasIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA && cpu.X86.HasAVX512DQ
 
 // hasAVX2 reports whether this CPU (and OS) runs the avx2x4 path.
 var hasAVX2 = cpu.X86.HasAVX2
 
-// ifmaPath is the 8-lane AVX-512 IFMA path. A pass takes about 2.2
-// voi signatures' time (BENCHMARKS.md), so 3 or more go in the lanes.
+// ifmaPath is the 8-lane AVX-512 IFMA path. A pass took about 2.2 voi
+// signatures' time when this was set (BENCHMARKS.md, issue 13), so 3 or
+// more go in the lanes; issue 25 made a pass cheaper (about 1.4 voi
+// signatures' time for eight, in pairs), so 2 may pay now too: not
+// measured, left at 3.
 var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
@@ -52,6 +56,29 @@ func lanePaths() []*lanePath {
 //go:noescape
 func mulIFMA(z, a, b *fe8)
 
+// sqrNIFMA sets z = z^(2^n), n >= 1, as n calls of sqrIFMA, bit for
+// bit, in one call. Only where hasIFMA.
+//
+//go:noescape
+func sqrNIFMA(z *fe8, n int)
+
+// sqrN2IFMA is sqrNIFMA on z1 and z2, their squares interleaved. Only
+// where hasIFMA.
+//
+//go:noescape
+func sqrN2IFMA(z1, z2 *fe8, n int)
+
+// mul2IFMA sets z = 2 a b, as mul2Generic, bit for bit. Only where
+// hasIFMA.
+//
+//go:noescape
+func mul2IFMA(z, a, b *fe8)
+
+// sqr2IFMA sets z = 2 a a, as mul2IFMA(z, a, a). Only where hasIFMA.
+//
+//go:noescape
+func sqr2IFMA(z, a *fe8)
+
 // addIFMA sets z = a + b, as fe8.add. Only where hasIFMA.
 //
 //go:noescape
@@ -84,6 +111,33 @@ func dblXYZIFMA(r, p *ext8)
 //
 //go:noescape
 func paddIFMA(r, p *ext8, q *cached8)
+
+// paddXYZIFMA is paddIFMA without T (left stale): for an addition that
+// a doubling follows, which reads X, Y, Z only.
+//
+//go:noescape
+func paddXYZIFMA(r, p *ext8, q *cached8)
+
+// pickIFMA sets c to t.pick(c, d)'s result, bit for bit, where tl is
+// t by lane (tableLanesIFMA): it loads each lane's laneEntry form and
+// transposes the eight into limb rows. Each d[j] must lie in [-8, 8].
+// Only where hasIFMA.
+//
+//go:noescape
+func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8)
+
+// pickBaseIFMA sets c to pickBase(c, d)'s result, bit for bit, as
+// pickIFMA does from baseTable. Each d[j] must lie in [-128, 128]. Only
+// where hasIFMA.
+//
+//go:noescape
+func pickBaseIFMA(c *cached8, d *[lanes]int8)
+
+// tableLanesIFMA sets tl to t by lane: entry k of lane j in both of its
+// laneEntry forms. Only where hasIFMA.
+//
+//go:noescape
+func tableLanesIFMA(tl *laneTable, t *table8)
 
 // mulAVX2 sets z = a * b, loose in and out, the same value as mulGeneric
 // (not the same limbs: it multiplies in radix 2^25.5). Only where

@@ -2,42 +2,33 @@ package sigverify
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
 // BenchmarkLaneOps times the 8-lane field and point operations and one
-// group's table pick per path, to see where a group's time goes.
+// group's table pick per path, to see where a group's time goes. Each
+// reports cpu-ns/op, the thread's CPU time per op, which a loaded machine
+// does not inflate as it does ns/op.
 func BenchmarkLaneOps(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	x, y := randFe(rng), randFe(rng)
 	for _, p := range lanePaths() {
 		b.Run("op=mul/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.mul(&x, &x, &y)
-			}
+			cpuLoop(b, func() { p.mul(&x, &x, &y) })
 		})
 		b.Run("op=sqr/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.sqr(&x, &x)
-			}
+			cpuLoop(b, func() { p.sqr(&x, &x) })
 		})
 		b.Run("op=add/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.add(&x, &x, &y)
-			}
+			cpuLoop(b, func() { p.add(&x, &x, &y) })
 		})
 	}
 	// A chain of 100 squares in one call (the avx2x4 path stays in radix
 	// 2^25.5 between them): per op, 100 squares.
 	for _, p := range lanePaths() {
 		b.Run("op=sqrN100/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.sqrN(&x, &x, 100)
-			}
+			cpuLoop(b, func() { p.sqrN(&x, &x, 100) })
 		})
 	}
 	// The point operations, and for comparison the same formulas by one
@@ -46,60 +37,52 @@ func BenchmarkLaneOps(b *testing.B) {
 	q := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
 	for _, p := range lanePaths() {
 		b.Run("op=dbl/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.dbl(&e, &e, true)
-			}
+			cpuLoop(b, func() { p.dbl(&e, &e, true) })
 		})
 		b.Run("op=dblOps/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.dblOps(&e, &e, true)
-			}
+			cpuLoop(b, func() { p.dblOps(&e, &e, true) })
 		})
 		b.Run("op=padd/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.padd(&e, &e, &q)
-			}
+			cpuLoop(b, func() { p.padd(&e, &e, &q) })
 		})
 		b.Run("op=paddOps/path="+p.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p.paddOps(&e, &e, &q)
-			}
+			cpuLoop(b, func() { p.paddOps(&e, &e, &q) })
 		})
 	}
-	var d [lanes][64]int8
+	var d [lanes]int8
 	for j := range d {
-		for i := range d[j] {
-			d[j][i] = int8(rng.IntN(17) - 8)
-		}
+		d[j] = int8(rng.IntN(17) - 8)
 	}
 	var c cached8
 	var t table8
-	b.Run("op=pick", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			t.pick(&c, &d, 5)
-		}
-	})
-	var d256 [lanes][32]int8
+	var d256 [lanes]int8
 	for j := range d256 {
-		for i := range d256[j] {
-			d256[j][i] = int8(rng.IntN(256) - 128)
-		}
+		d256[j] = int8(rng.IntN(256) - 128)
 	}
-	b.Run("op=pickBase", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			pickBase(&c, &d256, 5)
-		}
-	})
+	for _, p := range lanePaths() {
+		b.Run("op=pick/path="+p.name, func(b *testing.B) {
+			var tl laneTable
+			p.tableLanes(&tl, &t)
+			cpuLoop(b, func() { p.pick(&c, &t, &tl, &d) })
+		})
+		b.Run("op=pickBase/path="+p.name, func(b *testing.B) {
+			cpuLoop(b, func() { p.pickBase(&c, &d256) })
+		})
+	}
 	b.Run("op=canonical", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			_ = x.canonical(3)
-		}
+		cpuLoop(b, func() { _ = x.canonical(3) })
 	})
+}
+
+// cpuLoop runs op in b.Loop, ReportAllocs on, and reports the calling
+// thread's CPU time per op as cpu-ns/op.
+func cpuLoop(b *testing.B, op func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	t0 := threadCPU()
+	for b.Loop() {
+		op()
+	}
+	b.ReportMetric(float64((threadCPU()-t0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

@@ -19,6 +19,8 @@ import "math/bits"
 //     most 5 lo and 5 doubled hi terms: below 15 * 2^52. Folding columns
 //     5..9 into 0..4 (2^255 = 19) gives below 20 * 15 * 2^52 < 2^61. One
 //     parallel carry pass leaves limbs below 2^51 + 19 * 600 < 2^52.
+//   - mul2, sqr2 (2ab): the folded columns doubled, below 2^62, before
+//     the same carry pass: limbs below 2^51 + 19 * 2^11 < 2^52.
 //   - add, sub: limbwise a + b, or a + 4p - b (4p's limbs exceed 2^52, so
 //     no limb goes negative), below 2^54, then one parallel carry pass:
 //     below 2^51 + 19 * 8.
@@ -37,7 +39,14 @@ var fourP = [5]uint64{4 * (1<<51 - 19), 4 * mask51, 4 * mask51, 4 * mask51, 4 * 
 // reference the assembly is tested against, bit for bit: it forms the
 // same column sums (lo and doubled hi halves split at bit 52) and the
 // same single parallel carry pass.
-func mulGeneric(z, a, b *fe8) {
+func mulGeneric(z, a, b *fe8) { mulShift(z, a, b, 0) }
+
+// mul2Generic sets z = 2 a b: mulGeneric with the folded columns doubled
+// before the carry pass (below 2^62), as mul2IFMA.
+func mul2Generic(z, a, b *fe8) { mulShift(z, a, b, 1) }
+
+// mulShift sets z = 2^s a b, s 0 or 1, lane by lane.
+func mulShift(z, a, b *fe8, s uint) {
 	for j := 0; j < lanes; j++ {
 		var lo, hi [9]uint64
 		for i := 0; i < 5; i++ {
@@ -57,7 +66,7 @@ func mulGeneric(z, a, b *fe8) {
 		var r [5]uint64
 		for c := 0; c < 5; c++ {
 			u := t[c+5]
-			r[c] = t[c] + u<<4 + u<<1 + u // t[c] + 19 t[c+5]
+			r[c] = (t[c] + u<<4 + u<<1 + u) << s // t[c] + 19 t[c+5]
 		}
 		z[0][j] = r[0]&mask51 + 19*(r[4]>>51)
 		z[1][j] = r[1]&mask51 + r[0]>>51
@@ -69,6 +78,9 @@ func mulGeneric(z, a, b *fe8) {
 
 // sqrGeneric sets z = a * a.
 func sqrGeneric(z, a *fe8) { mulGeneric(z, a, a) }
+
+// sqr2Generic sets z = 2 a a.
+func sqr2Generic(z, a *fe8) { mul2Generic(z, a, a) }
 
 // carry8 is the parallel carry pass on limbs below 2^63.
 func carry8(z *fe8, r *[5][8]uint64) {

@@ -18,9 +18,21 @@ func mulIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this 
 func addIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
 func subIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
 func sqrIFMA(z, a *fe8)               { panic("sigverify: no ifma8 path on this platform") }
+func mul2IFMA(z, a, b *fe8)           { panic("sigverify: no ifma8 path on this platform") }
+func sqrNIFMA(z *fe8, n int)          { panic("sigverify: no ifma8 path on this platform") }
+func sqrN2IFMA(z1, z2 *fe8, n int)    { panic("sigverify: no ifma8 path on this platform") }
+func sqr2IFMA(z, a *fe8)              { panic("sigverify: no ifma8 path on this platform") }
 func dblIFMA(r, p *ext8)              { panic("sigverify: no ifma8 path on this platform") }
 func dblXYZIFMA(r, p *ext8)           { panic("sigverify: no ifma8 path on this platform") }
 func paddIFMA(r, p *ext8, q *cached8) { panic("sigverify: no ifma8 path on this platform") }
+func paddXYZIFMA(r, p *ext8, q *cached8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
+func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
+func tableLanesIFMA(tl *laneTable, t *table8) { panic("sigverify: no ifma8 path on this platform") }
+func pickBaseIFMA(c *cached8, d *[lanes]int8) { panic("sigverify: no ifma8 path on this platform") }
 
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath

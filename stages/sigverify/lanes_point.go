@@ -82,6 +82,33 @@ func (f *lanePath) sqr(z, a *fe8) {
 	}
 }
 
+// mul2 sets z = 2 a b; loose in and out. ifma8 and portable double the
+// folded columns before their carry pass; avx2x4 multiplies and adds.
+func (f *lanePath) mul2(z, a, b *fe8) {
+	switch f.kind {
+	case pathIFMA:
+		mul2IFMA(z, a, b)
+	case pathAVX2:
+		mulAVX2(z, a, b)
+		addAVX2(z, z, z)
+	default:
+		mul2Generic(z, a, b)
+	}
+}
+
+// sqr2 sets z = 2 a a, as mul2.
+func (f *lanePath) sqr2(z, a *fe8) {
+	switch f.kind {
+	case pathIFMA:
+		sqr2IFMA(z, a)
+	case pathAVX2:
+		sqrAVX2(z, a)
+		addAVX2(z, z, z)
+	default:
+		sqr2Generic(z, a)
+	}
+}
+
 // ext8 is eight points in extended coordinates (X:Y:Z:T), x = X/Z,
 // y = Y/Z, xy = T/Z, on -x^2 + y^2 = 1 + d x^2 y^2.
 type ext8 struct{ X, Y, Z, T fe8 }
@@ -136,20 +163,21 @@ func init() {
 	baseEnc = b.Y.bytes(0)
 	// [1]B ... [8]B in all lanes, then lane j walks [j+1]B, [j+9]B, ...
 	var q ext8
-	var t8 table8
+	var t8 [8]cached8
 	var walk ext8
 	q = b
-	for k := range t8.c {
+	for k := range t8 {
 		if k > 0 {
-			portablePath.padd(&q, &q, &t8.c[0])
+			portablePath.padd(&q, &q, &t8[0])
 		}
-		portablePath.toCached(&t8.c[k], &q)
+		portablePath.toCached(&t8[k], &q)
 		walk.X.copyLane(k, &q.X)
 		walk.Y.copyLane(k, &q.Y)
 		walk.Z.copyLane(k, &q.Z)
 		walk.T.copyLane(k, &q.T)
 	}
-	for n := 0; n < len(baseTable); n += lanes {
+	baseTable[0] = laneEntry{{0: 1, 5: 1, 10: 2}, {0: 1, 5: 1, 10: 2}}
+	for n := 1; n < len(baseTable); n += lanes {
 		var c cached8
 		var negT fe8
 		portablePath.toCached(&c, &walk)
@@ -157,11 +185,11 @@ func init() {
 		for j := 0; j < lanes; j++ {
 			e := &baseTable[n+j]
 			for l := 0; l < 5; l++ {
-				e.ypx[l], e.ymx[l], e.z2[l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j]
-				e.t2d[l], e.negT2d[l] = c.T2d[l][j], negT[l][j]
+				e[0][l], e[0][5+l], e[0][10+l], e[0][15+l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j]
+				e[1][l], e[1][5+l], e[1][10+l], e[1][15+l] = c.YmX[l][j], c.YpX[l][j], c.Z2[l][j], negT[l][j]
 			}
 		}
-		portablePath.padd(&walk, &walk, &t8.c[7])
+		portablePath.padd(&walk, &walk, &t8[7])
 	}
 }
 
@@ -198,6 +226,45 @@ func (f *lanePath) padd(r, p *ext8, q *cached8) {
 	}
 }
 
+// paddXYZ is padd where T of the result is not read (a doubling or the
+// end follows): the ifma8 path leaves it out (7M), the others compute
+// it.
+func (f *lanePath) paddXYZ(r, p *ext8, q *cached8) {
+	if f.kind == pathIFMA {
+		paddXYZIFMA(r, p, q)
+		return
+	}
+	f.padd(r, p, q)
+}
+
+// pick sets c to digit d[j] times t's point, lane by lane (table8.pick);
+// the ifma8 path picks from tl, t by lane (tableLanesIFMA), in assembly.
+func (f *lanePath) pick(c *cached8, t *table8, tl *laneTable, d *[lanes]int8) {
+	if f.kind == pathIFMA {
+		pickIFMA(c, tl, d)
+		return
+	}
+	t.pick(c, d)
+}
+
+// tableLanes sets tl to t by lane for the ifma8 path's picks; the other
+// paths pick from t and leave tl alone.
+func (f *lanePath) tableLanes(tl *laneTable, t *table8) {
+	if f.kind == pathIFMA {
+		tableLanesIFMA(tl, t)
+	}
+}
+
+// pickBase sets c to digit d[j] times B, lane by lane (pickBase); the
+// ifma8 path in assembly.
+func (f *lanePath) pickBase(c *cached8, d *[lanes]int8) {
+	if f.kind == pathIFMA {
+		pickBaseIFMA(c, d)
+		return
+	}
+	pickBase(c, d)
+}
+
 // paddOps is padd by calls to the path's field operations.
 func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 	var a, b, c, d, t fe8
@@ -218,7 +285,7 @@ func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 	f.mul(&r.Z, &ff, &g)
 }
 
-// dbl sets r = 2p (4S + 3M, and a fourth M for T if withT); r may alias
+// dbl sets r = 2p (3S + 4M, and a fifth M for T if withT); r may alias
 // p. The formula reads X, Y, Z only, so T may be left stale when the next
 // operation is another doubling. The ifma8 path does it in one assembly
 // call, the same operations as dblOps; avx2x4's ladder doubles in radix
@@ -235,20 +302,18 @@ func (f *lanePath) dbl(r, p *ext8, withT bool) {
 	}
 }
 
-// dblOps is dbl by calls to the path's field operations.
+// dblOps is dbl by calls to the path's field operations. E = 2XY by one
+// doubled multiply rather than (X+Y)^2 - X^2 - Y^2, and 2Z^2 by a doubled
+// square: an add and two subtractions fewer, a multiply for a square.
 func (f *lanePath) dblOps(r, p *ext8, withT bool) {
-	var xx, yy, zz2, s fe8
+	var xx, yy, zz2, e, g, h, ff fe8
 	f.sqr(&xx, &p.X)
 	f.sqr(&yy, &p.Y)
-	f.sqr(&zz2, &p.Z)
-	f.add(&zz2, &zz2, &zz2)
-	f.add(&s, &p.X, &p.Y)
-	f.sqr(&s, &s)
-	var e, g, h, ff fe8
-	f.add(&h, &yy, &xx)  // YY + XX
-	f.sub(&g, &yy, &xx)  // YY - XX
-	f.sub(&e, &s, &h)    // 2XY
-	f.sub(&ff, &zz2, &g) // 2Z^2 - (YY - XX)
+	f.sqr2(&zz2, &p.Z)
+	f.mul2(&e, &p.X, &p.Y) // 2XY
+	f.add(&h, &yy, &xx)    // YY + XX
+	f.sub(&g, &yy, &xx)    // YY - XX
+	f.sub(&ff, &zz2, &g)   // 2Z^2 - (YY - XX)
 	f.mul(&r.X, &e, &ff)
 	f.mul(&r.Y, &h, &g)
 	f.mul(&r.Z, &g, &ff)
@@ -257,109 +322,20 @@ func (f *lanePath) dblOps(r, p *ext8, withT bool) {
 	}
 }
 
-// sqrN sets z = a^(2^n), n >= 1. The avx2x4 path does it in one
-// assembly call.
+// sqrN sets z = a^(2^n), n >= 1. The ifma8 and avx2x4 paths do it in
+// one assembly call.
 func (f *lanePath) sqrN(z, a *fe8, n int) {
 	if f.kind == pathAVX2 && n >= 1 { // the assembly's loop needs n >= 1
 		sqrNAVX2(z, a, n)
+		return
+	}
+	if f.kind == pathIFMA && n >= 1 {
+		*z = *a
+		sqrNIFMA(z, n)
 		return
 	}
 	f.sqr(z, a)
 	for i := 1; i < n; i++ {
 		f.sqr(z, z)
 	}
-}
-
-// pow2250 returns a^(2^250 - 1) and a^11, the common part of inversion
-// and of the square root's exponent (p-5)/8.
-func (f *lanePath) pow2250(out, a11, a *fe8) {
-	var a2, a9, t, a5, a10, a20, a40, a50, a100 fe8
-	f.sqr(&a2, a)          // 2
-	f.sqrN(&t, &a2, 2)     // 8
-	f.mul(&a9, &t, a)      // 9
-	f.mul(a11, &a9, &a2)   // 11
-	f.sqr(&t, a11)         // 22
-	f.mul(&a5, &t, &a9)    // 2^5 - 1
-	f.sqrN(&t, &a5, 5)     //
-	f.mul(&a10, &t, &a5)   // 2^10 - 1
-	f.sqrN(&t, &a10, 10)   //
-	f.mul(&a20, &t, &a10)  // 2^20 - 1
-	f.sqrN(&t, &a20, 20)   //
-	f.mul(&a40, &t, &a20)  // 2^40 - 1
-	f.sqrN(&t, &a40, 10)   //
-	f.mul(&a50, &t, &a10)  // 2^50 - 1
-	f.sqrN(&t, &a50, 50)   //
-	f.mul(&a100, &t, &a50) // 2^100 - 1
-	f.sqrN(&t, &a100, 100) //
-	f.mul(&t, &t, &a100)   // 2^200 - 1
-	f.sqrN(&t, &t, 50)     //
-	f.mul(out, &t, &a50)   // 2^250 - 1
-}
-
-// invert sets z = 1/a (0 for 0): a^(p-2) = a^(2^255 - 21).
-func (f *lanePath) invert(z, a *fe8) {
-	var t, a11 fe8
-	f.pow2250(&t, &a11, a)
-	f.sqrN(&t, &t, 5)
-	f.mul(z, &t, &a11)
-}
-
-// pow22523 sets z = a^((p-5)/8) = a^(2^252 - 3).
-func (f *lanePath) pow22523(z, a *fe8) {
-	var t, a11 fe8
-	f.pow2250(&t, &a11, a)
-	f.sqrN(&t, &t, 2)
-	f.mul(z, &t, a)
-}
-
-// decompress sets p to the points the lanes of enc encode, as dalek's
-// CompressedEdwardsY::decompress does: y is bits 0..254 (a y >= p reduces
-// mod p), x the root of (y^2 - 1) / (d y^2 + 1) with the sign of bit 255
-// (x = 0 with the bit set is accepted, as -0). ok[j] reports whether
-// lane j's x exists; a lane that fails holds some loose value.
-func (f *lanePath) decompress(p *ext8, enc *[lanes][32]byte, ok *[lanes]bool) {
-	for j := 0; j < lanes; j++ {
-		p.Y.setLane(j, &enc[j])
-	}
-	var yy, u, v fe8
-	f.sqr(&yy, &p.Y)
-	f.sub(&u, &yy, &feOne)
-	f.mul(&v, &yy, &feD)
-	f.add(&v, &v, &feOne)
-
-	// dalek's sqrt_ratio_i: r = u v^3 (u v^7)^((p-5)/8), check = v r^2.
-	var v3, v7, r, t, check fe8
-	f.sqr(&t, &v)
-	f.mul(&v3, &t, &v)
-	f.sqr(&t, &v3)
-	f.mul(&v7, &t, &v)
-	f.mul(&t, &u, &v7)
-	f.pow22523(&r, &t)
-	f.mul(&t, &u, &v3)
-	f.mul(&r, &r, &t)
-	f.sqr(&t, &r)
-	f.mul(&check, &v, &t)
-	var nu, nui, ri, nr fe8
-	f.neg(&nu, &u)
-	f.mul(&nui, &nu, &feSqrtM1)
-	f.mul(&ri, &r, &feSqrtM1)
-	for j := 0; j < lanes; j++ {
-		correct := eqLane(&check, &u, j)
-		flipped := eqLane(&check, &nu, j)
-		flippedI := eqLane(&check, &nui, j)
-		if flipped || flippedI {
-			r.copyLane(j, &ri)
-		}
-		ok[j] = correct || flipped
-	}
-	f.neg(&nr, &r)
-	for j := 0; j < lanes; j++ {
-		// r = |r|, then negate if the sign bit is set.
-		if r.negative(j) != (enc[j][31]>>7 == 1) {
-			r.copyLane(j, &nr)
-		}
-	}
-	p.X = r
-	p.Z = feOne
-	f.mul(&p.T, &p.X, &p.Y)
 }

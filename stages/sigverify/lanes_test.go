@@ -251,6 +251,32 @@ func TestLanesRemainder(t *testing.T) {
 	}
 }
 
+// TestLanesAllocs proves a call of the lanes allocates nothing once its
+// scratch states are on the free list: one pass, two at a time
+// (verifyPair), and two then one, on every lane path.
+func TestLanesAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(40, 41))
+	cases := diffCases(t, rng, 17)
+	checks := make([]sigCheck, len(cases))
+	for i := range cases {
+		c := &cases[i]
+		checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+	}
+	for _, p := range lanePaths() {
+		b := lanesBackend{p}
+		for _, n := range []int{8, 16, 17} {
+			if a := testing.AllocsPerRun(10, func() { b.lanes(checks[:n]) }); a != 0 {
+				t.Errorf("path %s, %d signatures: %v allocations a call, want 0", p.name, n, a)
+			}
+			for i := range checks[:n] {
+				if checks[i].ok != cases[i].want {
+					t.Fatalf("path %s, %d signatures, %d (%s): %v, voi %v", p.name, n, i, cases[i].name, checks[i].ok, cases[i].want)
+				}
+			}
+		}
+	}
+}
+
 // TestRadix16 checks the signed digits recompose the scalar and lie in
 // range.
 func TestRadix16(t *testing.T) {
@@ -321,14 +347,22 @@ func TestRadix256(t *testing.T) {
 }
 
 // TestBaseTable checks baseTable's entries against [n]B computed with
-// voi: entry n-1 in cached form is (Y+X, Y-X, 2Z, 2dT) of [n]B, and its
-// negated 2dT sums with 2dT to 0.
+// voi: entry n's positive form is (Y+X, Y-X, 2Z, 2dT) of [n]B (entry 0
+// the identity), and its negative form has Y+X and Y-X swapped, the same
+// 2Z, and a 2dT that sums with the positive one's to 0.
 func TestBaseTable(t *testing.T) {
-	for n := 1; n <= len(baseTable); n++ {
-		e := &baseTable[n-1]
+	id := [20]uint64{0: 1, 5: 1, 10: 2}
+	if e := baseTable[0]; e != (laneEntry{id, id}) {
+		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0) in both forms", e)
+	}
+	for n := 1; n < len(baseTable); n++ {
+		e := &baseTable[n]
 		var ypx, ymx, z2, t2d, nt fe8
 		for l := 0; l < 5; l++ {
-			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e.ypx[l], e.ymx[l], e.z2[l], e.t2d[l], e.negT2d[l]
+			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e[0][l], e[0][5+l], e[0][10+l], e[0][15+l], e[1][15+l]
+			if e[1][l] != e[0][5+l] || e[1][5+l] != e[0][l] || e[1][10+l] != e[0][10+l] {
+				t.Fatalf("entry %d: negative form %x is not the positive %x with Y+X and Y-X swapped", n, e[1], e[0])
+			}
 		}
 		checkLoose(t, "entry", &ypx)
 		// y = (ypx + ymx) / z2, x = (ypx - ymx) / z2.
@@ -347,11 +381,11 @@ func TestBaseTable(t *testing.T) {
 		var wantEnc curve.CompressedEdwardsY
 		wantEnc.SetEdwardsPoint(want)
 		if enc != wantEnc {
-			t.Fatalf("entry %d: encodes %x, [%d]B is %x", n-1, enc, n, wantEnc)
+			t.Fatalf("entry %d: encodes %x, [%d]B is %x", n, enc, n, wantEnc)
 		}
 		portablePath.add(&sum, &t2d, &nt)
 		if sum.bytes(0) != ([32]byte{}) {
-			t.Fatalf("entry %d: 2dT + negated 2dT = %x", n-1, sum.bytes(0))
+			t.Fatalf("entry %d: 2dT + negated 2dT = %x", n, sum.bytes(0))
 		}
 	}
 }
@@ -404,15 +438,17 @@ func TestFieldOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for n := 0; n < 300; n++ {
 		a, b := randFe(rng), randFe(rng)
-		var m, s, ad, sb fe8
+		var m, s, m2, s2, ad, sb fe8
 		mulGeneric(&m, &a, &b)
 		sqrGeneric(&s, &a)
+		mul2Generic(&m2, &a, &b)
+		sqr2Generic(&s2, &a)
 		portablePath.add(&ad, &a, &b)
 		portablePath.sub(&sb, &a, &b)
 		for _, r := range []struct {
 			op string
 			f  *fe8
-		}{{"mul", &m}, {"sqr", &s}, {"add", &ad}, {"sub", &sb}} {
+		}{{"mul", &m}, {"sqr", &s}, {"mul2", &m2}, {"sqr2", &s2}, {"add", &ad}, {"sub", &sb}} {
 			checkLoose(t, r.op, r.f)
 		}
 		for j := 0; j < lanes; j++ {
@@ -424,6 +460,8 @@ func TestFieldOps(t *testing.T) {
 			}{
 				{"mul", &m, new(big.Int).Mul(x, y)},
 				{"sqr", &s, new(big.Int).Mul(x, x)},
+				{"mul2", &m2, new(big.Int).Lsh(new(big.Int).Mul(x, y), 1)},
+				{"sqr2", &s2, new(big.Int).Lsh(new(big.Int).Mul(x, x), 1)},
 				{"add", &ad, new(big.Int).Add(x, y)},
 				{"sub", &sb, new(big.Int).Sub(x, y)},
 			} {
@@ -457,6 +495,8 @@ func TestIFMAField(t *testing.T) {
 			{"add", addIFMA, addGeneric},
 			{"sub", subIFMA, subGeneric},
 			{"sqr", func(z, a, _ *fe8) { sqrIFMA(z, a) }, func(z, a, _ *fe8) { sqrGeneric(z, a) }},
+			{"mul2", mul2IFMA, mul2Generic},
+			{"sqr2", func(z, a, _ *fe8) { sqr2IFMA(z, a) }, func(z, a, _ *fe8) { sqr2Generic(z, a) }},
 		} {
 			var got, want fe8
 			op.asm(&got, &a, &b)
@@ -469,6 +509,36 @@ func TestIFMAField(t *testing.T) {
 			op.asm(&in, &in, &b)
 			if in != want {
 				t.Fatalf("%s in place: got %x, want %x", op.name, in, want)
+			}
+		}
+	}
+}
+
+// TestIFMASqrN checks the ifma8 square chains in one call, one chain
+// (sqrNIFMA) and two interleaved (sqrN2IFMA), against n calls of
+// sqrGeneric, bit for bit. Skipped where the CPU lacks AVX-512 IFMA.
+func TestIFMASqrN(t *testing.T) {
+	if !hasIFMA {
+		t.Skip("this CPU lacks AVX-512 F and IFMA: the ifma8 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(30, 31))
+	for _, n := range []int{1, 2, 3, 5, 50, 100} {
+		for r := 0; r < 20; r++ {
+			a, b := edgyFe(rng, r), edgyFe(rng, r+1)
+			wa, wb := a, b
+			for i := 0; i < n; i++ {
+				sqrGeneric(&wa, &wa)
+				sqrGeneric(&wb, &wb)
+			}
+			one := a
+			sqrNIFMA(&one, n)
+			if one != wa {
+				t.Fatalf("sqrNIFMA(%x, %d) = %x, want %x", a, n, one, wa)
+			}
+			x, y := a, b
+			sqrN2IFMA(&x, &y, n)
+			if x != wa || y != wb {
+				t.Fatalf("sqrN2IFMA(%x, %x, %d) = %x, %x, want %x, %x", a, b, n, x, y, wa, wb)
 			}
 		}
 	}
@@ -512,6 +582,13 @@ func TestIFMAPoint(t *testing.T) {
 		if got != want {
 			t.Fatalf("padd: one call %x, by operations %x", got, want)
 		}
+		xyz := p
+		f.paddXYZ(&xyz, &xyz, &q)
+		xyz.T, want.T = fe8{}, fe8{}
+		if xyz != want {
+			t.Fatalf("paddXYZ in place: %x, want X, Y, Z of %x", xyz, want)
+		}
+		f.paddOps(&want, &p, &q)
 		in := p
 		f.padd(&in, &in, &q)
 		if in != want {
@@ -822,71 +899,82 @@ func TestAVX2Ext25(t *testing.T) {
 	}
 }
 
-// TestPick checks pick and pickBase lane by lane for every digit: the
-// identity for 0, the entry for a positive digit, the entry with Y+X and
-// Y-X swapped and 2dT negated for a negative one.
+// TestPick checks pick and pickBase lane by lane for every digit, on
+// every lane path (ifma8 picks from the table by lane, tableLanes, in
+// assembly): the identity for 0, the
+// entry for a positive digit, the entry with Y+X and Y-X swapped and 2dT
+// negated for a negative one.
 func TestPick(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 23))
 	var tab table8
-	for k := range tab.c {
-		tab.c[k] = cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
-		tab.negT[k] = randFe(rng)
+	tab.setIdentity()
+	for k := 1; k < len(tab); k++ {
+		tab[k] = entry8{cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}, randFe(rng)}
 	}
 	lane := func(f *fe8, j int) [5]uint64 {
 		return [5]uint64{f[0][j], f[1][j], f[2][j], f[3][j], f[4][j]}
 	}
-	check := func(what string, v int, c *cached8, j int, want [4][5]uint64) {
+	check := func(path, what string, v int, c *cached8, j int, want [4][5]uint64) {
 		t.Helper()
 		got := [4][5]uint64{lane(&c.YpX, j), lane(&c.YmX, j), lane(&c.Z2, j), lane(&c.T2d, j)}
 		if got != want {
-			t.Fatalf("%s digit %d lane %d: %x, want %x", what, v, j, got, want)
+			t.Fatalf("%s: %s digit %d lane %d: %x, want %x", path, what, v, j, got, want)
 		}
 	}
 	one := [5]uint64{1}
 	idWant := [4][5]uint64{one, one, {2}, {}}
-	var d [lanes][64]int8
-	for v := -8; v <= 8; v++ {
-		for j := range d {
-			d[j][3] = int8(v + j - 4) // other lanes other digits
-			if d[j][3] < -8 || d[j][3] > 8 {
-				d[j][3] = 0
+	for _, p := range lanePaths() {
+		var tl laneTable
+		p.tableLanes(&tl, &tab)
+		for v := -8; v <= 8; v++ {
+			var d [lanes]int8
+			for j := range d {
+				d[j] = int8(v + j - 4) // other lanes other digits
+				if d[j] < -8 || d[j] > 8 {
+					d[j] = 0
+				}
+			}
+			c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+			p.pick(&c, &tab, &tl, &d)
+			for j := range d {
+				w := int(d[j])
+				want := idWant
+				switch {
+				case w > 0:
+					e := &tab[w].c
+					want = [4][5]uint64{lane(&e.YpX, j), lane(&e.YmX, j), lane(&e.Z2, j), lane(&e.T2d, j)}
+				case w < 0:
+					e := &tab[-w]
+					want = [4][5]uint64{lane(&e.c.YmX, j), lane(&e.c.YpX, j), lane(&e.c.Z2, j), lane(&e.negT, j)}
+				}
+				check(p.name, "pick", w, &c, j, want)
 			}
 		}
-		var c cached8
-		tab.pick(&c, &d, 3)
-		for j := range d {
-			w := int(d[j][3])
-			want := idWant
-			switch {
-			case w > 0:
-				e := &tab.c[w-1]
-				want = [4][5]uint64{lane(&e.YpX, j), lane(&e.YmX, j), lane(&e.Z2, j), lane(&e.T2d, j)}
-			case w < 0:
-				e := &tab.c[-w-1]
-				want = [4][5]uint64{lane(&e.YmX, j), lane(&e.YpX, j), lane(&e.Z2, j), lane(&tab.negT[-w-1], j)}
+		for v := -128; v <= 128; v++ {
+			var d [lanes]int8
+			for j := range d {
+				d[j] = int8(v + 31*j)
+				if v == 128 {
+					d[j] = int8(rng.IntN(256) - 128)
+				}
 			}
-			check("pick", w, &c, j, want)
-		}
-	}
-	var db [lanes][32]int8
-	for v := -128; v <= 127; v++ {
-		for j := range db {
-			db[j][7] = int8(v + 31*j)
-		}
-		var c cached8
-		pickBase(&c, &db, 7)
-		for j := range db {
-			w := int(db[j][7])
-			want := idWant
-			switch {
-			case w > 0:
-				e := &baseTable[w-1]
-				want = [4][5]uint64{e.ypx, e.ymx, e.z2, e.t2d}
-			case w < 0:
-				e := &baseTable[-w-1]
-				want = [4][5]uint64{e.ymx, e.ypx, e.z2, e.negT2d}
+			c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+			p.pickBase(&c, &d)
+			for j := range d {
+				w := int(d[j])
+				want := idWant
+				switch {
+				case w > 0, w < 0:
+					e := &baseTable[max(w, -w)][0]
+					ypx, ymx, z2, t2d := [5]uint64(e[0:5]), [5]uint64(e[5:10]), [5]uint64(e[10:15]), [5]uint64(e[15:20])
+					want = [4][5]uint64{ypx, ymx, z2, t2d}
+					if w < 0 {
+						neg := baseTable[-w][1]
+						want = [4][5]uint64{ymx, ypx, z2, [5]uint64(neg[15:20])}
+					}
+				}
+				check(p.name, "pickBase", w, &c, j, want)
 			}
-			check("pickBase", w, &c, j, want)
 		}
 	}
 }

@@ -96,6 +96,16 @@ func TestSamplerByStage(t *testing.T) {
 	if got := ByStage(p); got != total.Sampled {
 		t.Errorf("merged profile by stage %v, windows %v", got, total.Sampled)
 	}
+	if got := SamplesByStage(p); got != total.Samples {
+		t.Errorf("merged profile's samples by stage %v, windows %v", got, total.Samples)
+	}
+	// The profiler samples every 10 ms of CPU: the counts are the CPU
+	// sampled in those units.
+	for _, st := range []Stage{Sigverify, Banking} {
+		if n, d := total.Samples[st], total.Sampled[st]; n <= 0 || d/time.Duration(n) != 10*time.Millisecond {
+			t.Errorf("%v: %d samples for %v sampled", st, n, d)
+		}
+	}
 	t.Logf("process %v over %v, coverage %.0f%%, sigverify %v, banking %v", total.Process, total.Wall, 100*total.Coverage(), total.Stages[Sigverify], total.Stages[Banking])
 }
 
@@ -120,23 +130,33 @@ func TestByStage(t *testing.T) {
 	if got := ByStage(p); got != want {
 		t.Errorf("ByStage: %v, want %v", got, want)
 	}
+	if got, want := SamplesByStage(p), (Counts{Fetch: 2, Execution: 1, Rest: 2, Generator: 1}); got != want {
+		t.Errorf("SamplesByStage: %v, want %v", got, want)
+	}
 }
 
 // TestNewWindowScales: the stages keep their proportions and add up to
 // the process's CPU exactly; nothing sampled puts it all in rest.
 func TestNewWindowScales(t *testing.T) {
-	w := newWindow(time.Second, 1000, CPU{Fetch: 100, Sigverify: 300, Rest: 100})
+	w := newWindow(time.Second, 1000, CPU{Fetch: 100, Sigverify: 300, Rest: 100}, Counts{Fetch: 1, Sigverify: 3, Rest: 1})
 	if w.Stages.Total() != 1000 || w.Stages[Fetch] != 200 || w.Stages[Sigverify] != 600 || w.Stages[Rest] != 200 {
 		t.Errorf("scaled %v", w.Stages)
+	}
+	// Five samples for 1000 ns of process CPU: each stands for 200.
+	if r := w.Resolution(); r != 200 {
+		t.Errorf("resolution %v, want 200ns", r)
+	}
+	if sum := w.Add(w); sum.Samples != (Counts{Fetch: 2, Sigverify: 6, Rest: 2}) || sum.Resolution() != 200 {
+		t.Errorf("added: samples %v, resolution %v", sum.Samples, sum.Resolution())
 	}
 	if c := w.Coverage(); c != 0.5 {
 		t.Errorf("coverage %v, want 0.5", c)
 	}
-	w = newWindow(time.Second, 1000, CPU{})
-	if w.Stages != (CPU{Rest: 1000}) {
-		t.Errorf("nothing sampled: %v", w.Stages)
+	w = newWindow(time.Second, 1000, CPU{}, Counts{})
+	if w.Stages != (CPU{Rest: 1000}) || w.Resolution() != 0 {
+		t.Errorf("nothing sampled: %v, resolution %v", w.Stages, w.Resolution())
 	}
-	w = newWindow(time.Second, 0, CPU{Fetch: 3})
+	w = newWindow(time.Second, 0, CPU{Fetch: 3}, Counts{Fetch: 1})
 	if w.Process != 3 || w.Stages != (CPU{Fetch: 3}) {
 		t.Errorf("no process CPU: %+v", w)
 	}

@@ -31,6 +31,18 @@ func (c CPU) Add(o CPU) CPU {
 	return c
 }
 
+// Counts is a number of profile samples by stage.
+type Counts [NumStages]int64
+
+// Total returns the sum over the stages.
+func (c Counts) Total() int64 {
+	var t int64
+	for _, n := range c {
+		t += n
+	}
+	return t
+}
+
 // Window is the CPU of one profiling window.
 type Window struct {
 	Wall time.Duration // the window's length
@@ -40,6 +52,21 @@ type Window struct {
 	// Sampled is what the profile's samples add up to, by stage, as the
 	// profiler saw it; Stages is Sampled scaled to add up to Process.
 	Sampled, Stages CPU
+	// Samples is how many profile samples each stage's figure rests on:
+	// a stage with none spent less than about Resolution, not nothing.
+	Samples Counts
+}
+
+// Resolution returns the CPU one sample stands for once scaled to the
+// process's CPU (Process over the samples taken): a stage's figure is a
+// whole number of these, and one with no sample spent less than about
+// one. 0 when nothing was sampled.
+func (w Window) Resolution() time.Duration {
+	n := w.Samples.Total()
+	if n <= 0 {
+		return 0
+	}
+	return w.Process / time.Duration(n)
 }
 
 // Coverage returns the share of the process's CPU the profile sampled
@@ -53,17 +80,20 @@ func (w Window) Coverage() float64 {
 
 // Add returns the window from the start of w to the end of o, after it.
 func (w Window) Add(o Window) Window {
+	for i, n := range o.Samples {
+		w.Samples[i] += n
+	}
 	return Window{Wall: w.Wall + o.Wall, Process: w.Process + o.Process,
-		Sampled: w.Sampled.Add(o.Sampled), Stages: w.Stages.Add(o.Stages)}
+		Sampled: w.Sampled.Add(o.Sampled), Stages: w.Stages.Add(o.Stages), Samples: w.Samples}
 }
 
-// newWindow scales sampled to process.
-func newWindow(wall, process time.Duration, sampled CPU) Window {
+// newWindow scales sampled, which n samples make up, to process.
+func newWindow(wall, process time.Duration, sampled CPU, n Counts) Window {
 	total := sampled.Total()
 	if process <= 0 {
 		process = total // the OS cannot tell (ProcessCPU)
 	}
-	w := Window{Wall: wall, Process: process, Sampled: sampled}
+	w := Window{Wall: wall, Process: process, Sampled: sampled, Samples: n}
 	if total <= 0 {
 		w.Stages[Rest] = process // nothing sampled: nothing to tell the stages apart
 		return w
@@ -116,12 +146,12 @@ func (s *Sampler) end() (Window, error) {
 	wall, cpu := time.Since(s.start), ProcessCPU()-s.startCPU
 	p, err := profile.Parse(&s.buf)
 	if err != nil {
-		return newWindow(wall, cpu, CPU{}), fmt.Errorf("cpustage: %w", err)
+		return newWindow(wall, cpu, CPU{}, Counts{}), fmt.Errorf("cpustage: %w", err)
 	}
 	if s.keep {
 		s.profiles = append(s.profiles, p)
 	}
-	return newWindow(wall, cpu, ByStage(p)), nil
+	return newWindow(wall, cpu, ByStage(p), SamplesByStage(p)), nil
 }
 
 // Rotate ends the window under way, starts the next, and returns the
@@ -167,9 +197,23 @@ func (s *Sampler) WriteProfile(w io.Writer) error {
 // stage label of the goroutine that took them.
 func ByStage(p *profile.Profile) CPU {
 	var c CPU
+	for st, v := range sumByStage(p, "cpu", "nanoseconds") {
+		c[st] = time.Duration(v)
+	}
+	return c
+}
+
+// SamplesByStage counts a CPU profile's samples (its samples column) by
+// the stage label of the goroutine that took them.
+func SamplesByStage(p *profile.Profile) Counts {
+	return sumByStage(p, "samples", "count")
+}
+
+// sumByStage sums the profile's column of type typ and unit by stage.
+func sumByStage(p *profile.Profile, typ, unit string) (c Counts) {
 	idx := -1
 	for i, st := range p.SampleType {
-		if st.Type == "cpu" && st.Unit == "nanoseconds" {
+		if st.Type == typ && st.Unit == unit {
 			idx = i
 		}
 	}
@@ -181,7 +225,7 @@ func ByStage(p *profile.Profile) CPU {
 		if v := smp.Label[Key]; len(v) > 0 {
 			st = Parse(v[0])
 		}
-		c[st] += time.Duration(smp.Value[idx])
+		c[st] += smp.Value[idx]
 	}
 	return c
 }
