@@ -49,13 +49,14 @@ func ceiling(b Backend, txs [][]byte, cores int, d time.Duration, now func() tim
 		return 0
 	}
 	m, multi := b.(multiBackend)
-	checks := make([]sigCheck, 0, chunkSignatures+txview.MaxSignatures)
+	chunk := chunkFor(b)
+	checks := make([]sigCheck, 0, chunk+txview.MaxSignatures)
 	n, t0 := 0, now()
 	for {
 		if multi {
 			// A chunk of whole transactions, as the Verifier hands over.
 			checks = checks[:0]
-			for len(checks) < chunkSignatures {
+			for len(checks) < chunk {
 				v := &views[n%len(views)]
 				for s := range v.NumSignatures() {
 					checks = append(checks, sigCheck{pub: v.StaticKey(s), sig: v.Signature(s), msg: v.Message()})

@@ -203,8 +203,8 @@ func TestCeilingMulti(t *testing.T) {
 		t.Fatalf("%d chunks, want 2", len(r.chunks))
 	}
 	for i, c := range r.chunks {
-		if len(c) != chunkSignatures {
-			t.Errorf("chunk %d: %d signatures, want %d (two cycles of 4)", i, len(c), chunkSignatures)
+		if len(c) != chunkFor(r) {
+			t.Errorf("chunk %d: %d signatures, want %d (two cycles of 4)", i, len(c), chunkFor(r))
 		}
 	}
 	// 6 transactions per chunk (two cycles of 3), 12 in 2 ms, x 2 cores.
