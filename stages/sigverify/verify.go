@@ -129,18 +129,14 @@ type Pass struct {
 func (p *Pass) Stats() VerifyStats { return p.stats }
 
 // chunkSignatures is how many signatures a task claims at a time (0.3 ms
-// of work with voi, 0.05-0.2 ms with lanes), unless the backend asks for
-// more (chunkFor). Tasks claim as they go rather than split a pass evenly
-// up front, so that when the scheduler preempts one worker (on two cores,
-// banking and fetch share them) the other takes over its share instead
-// of idling until the pass ends. 8 is also the lanes backend's group: a
-// chunk fills its lanes.
+// of work with voi), unless a multi-signature backend names its own
+// (chunkFor: lanes on ifma8 pairs two groups of eight). Tasks claim as
+// they go rather than split a pass evenly up front, so that when the
+// scheduler preempts one worker (on two cores, banking and fetch share
+// them) the other takes over its share instead of idling until the pass
+// ends.
 const chunkSignatures = 8
 
-// chunkFor is how many signatures a task claims at a time with b: a
-// multi-signature backend's own (lanes on ifma8 checks two groups of
-// eight interleaved, verifyPair, which it does only when handed more
-// than eight), else chunkSignatures.
 func chunkFor(b Backend) int {
 	if m, ok := b.(multiBackend); ok {
 		return m.chunk()
