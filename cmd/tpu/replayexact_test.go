@@ -26,9 +26,6 @@ import (
 // replays of this load left the run within 30 to 50 slots, and ended one
 // more slot than it.)
 func TestReplayExactBacklog(t *testing.T) {
-	dir := t.TempDir()
-	traceDir, runLedger, repLedger := filepath.Join(dir, "trace"), filepath.Join(dir, "ledger"), filepath.Join(dir, "replayed")
-	runJSON, repJSON := filepath.Join(dir, "run.json"), filepath.Join(dir, "replay.json")
 	count, slotTime := "20000", "50ms"
 	if raceEnabled {
 		// Signing is ten times slower: fewer, and slots long enough
@@ -36,18 +33,52 @@ func TestReplayExactBacklog(t *testing.T) {
 		// (150 slots). Banking, slower too, still falls behind.
 		count, slotTime = "6000", "100ms"
 	}
-	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", runLedger,
-		"--count", count, "--rate", count, "--duration", "1s", "--slot-time", slotTime, "--invalid-fraction", "0.1",
-		"--block-cost-limit", "700000", "--banking-trace", traceDir, "--summary-json", runJSON)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-	}
+	// The run must fall behind for the replay to be tested on a backlog.
+	// On a machine loaded enough (a -race run beside another, load
+	// average 17) the pipeline once delivered 24 transactions a slot and
+	// no slot filled: such a run is made again, once; the second must be
+	// a backlog.
+	var dir, traceDir, runLedger, repLedger, repJSON string
 	var rs summary
-	readJSON(t, runJSON, &rs)
-	if tr := rs.BankingTrace; tr == nil || tr.Dropped != 0 || tr.DroppedSlots != 0 {
-		t.Fatalf("the recorder dropped: %+v", tr)
+	var runSlots []ledger.SlotRecord
+	full, most := 0, uint64(0)
+	for attempt := 1; ; attempt++ {
+		dir = t.TempDir()
+		traceDir, runLedger, repLedger = filepath.Join(dir, "trace"), filepath.Join(dir, "ledger"), filepath.Join(dir, "replayed")
+		runJSON := filepath.Join(dir, "run.json")
+		repJSON = filepath.Join(dir, "replay.json")
+		code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ledger", runLedger,
+			"--count", count, "--rate", count, "--duration", "1s", "--slot-time", slotTime, "--invalid-fraction", "0.1",
+			"--block-cost-limit", "700000", "--banking-trace", traceDir, "--summary-json", runJSON)
+		if code != 0 {
+			t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+		}
+		rs = summary{}
+		readJSON(t, runJSON, &rs)
+		if tr := rs.BankingTrace; tr == nil || tr.Dropped != 0 || tr.DroppedSlots != 0 {
+			t.Fatalf("the recorder dropped: %+v", tr)
+		}
+		// The load was a backlog: the cost limit, not the traffic,
+		// bounded several slots.
+		runSlots = slotRecords(t, runLedger)
+		full, most = 0, 0
+		for _, r := range runSlots {
+			most = max(most, r.Transactions)
+		}
+		for _, r := range runSlots {
+			if r.Transactions == most {
+				full++
+			}
+		}
+		t.Logf("run %d: %d slots, %d at the most a slot held (%d transactions), %d executed; outcomes %v", attempt, len(runSlots), full, most, rs.Executed, rs.Outcomes)
+		if full >= 3 && most > 0 && rs.Executed >= 2000 {
+			break
+		}
+		if attempt == 2 {
+			t.Fatalf("not a backlog: %d slots at the most a slot held (%d), %d executed", full, most, rs.Executed)
+		}
 	}
-	code, out, errOut = run(t, "", "replay", "--ledger", repLedger, "--summary-json", repJSON, traceDir)
+	code, out, errOut := run(t, "", "replay", "--ledger", repLedger, "--summary-json", repJSON, traceDir)
 	if code != 0 {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -58,28 +89,15 @@ func TestReplayExactBacklog(t *testing.T) {
 	}
 
 	// Slot by slot, from the two ledgers.
-	runSlots, repSlots := slotRecords(t, runLedger), slotRecords(t, repLedger)
+	repSlots := slotRecords(t, repLedger)
 	if len(runSlots) != len(repSlots) {
 		t.Errorf("the run committed %d slots, the replay %d", len(runSlots), len(repSlots))
-	}
-	full, most := 0, uint64(0)
-	for _, r := range runSlots {
-		most = max(most, r.Transactions)
 	}
 	for i := range min(len(runSlots), len(repSlots)) {
 		a, b := runSlots[i], repSlots[i]
 		if a.Transactions != b.Transactions || a.Reward != b.Reward || a.FeesBurned != b.FeesBurned || a.CollectorBalance != b.CollectorBalance {
 			t.Fatalf("slot %d: the run %+v\nthe replay %+v", a.Slot, a, b)
 		}
-		if a.Transactions == most {
-			full++
-		}
-	}
-	// The load was a backlog: the cost limit, not the traffic, bounded
-	// several slots.
-	t.Logf("%d slots, %d at the most a slot held (%d transactions), %d executed; outcomes %v", len(runSlots), full, most, rs.Executed, rs.Outcomes)
-	if full < 3 || most == 0 || rs.Executed < 2000 {
-		t.Fatalf("not a backlog: %d slots at the most a slot held (%d), %d executed", full, most, rs.Executed)
 	}
 	if ps.AccountsHash != rs.AccountsHash || ps.AccountsHash == "" {
 		t.Fatalf("the run's accounts hash %s, the replay's %s", rs.AccountsHash, ps.AccountsHash)
