@@ -3,7 +3,6 @@
 package mmsg
 
 import (
-	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -34,21 +33,11 @@ type gro struct {
 
 // enableGRO is Conn.EnableGRO on the batch path.
 func (m *batch) enableGRO() error {
-	var serr error
-	err := m.raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_GRO, 1)
-	})
-	if err == nil {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("mmsg: UDP_GRO: %w", err)
+	if err := m.setReadOption(unix.IPPROTO_UDP, unix.UDP_GRO, "UDP_GRO"); err != nil {
+		return err
 	}
 	if m.gro == nil {
 		m.gro = &gro{scratch: make([]byte, len(m.hdrs)*groBufSize), seg: make([]int, len(m.hdrs))}
-	}
-	if m.rctrl == nil {
-		m.rctrl = make([]byte, len(m.hdrs)*rctrlSize)
 	}
 	return nil
 }

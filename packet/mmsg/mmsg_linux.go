@@ -131,18 +131,8 @@ var rctrlSize = unix.CmsgSpace(4) + unix.CmsgSpace(16)
 // enableDrops is Conn.CountDrops on the batch path: it sets SO_RXQ_OVFL
 // and gives each header a control buffer for reads.
 func (m *batch) enableDrops() error {
-	var serr error
-	err := m.raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RXQ_OVFL, 1)
-	})
-	if err == nil {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("mmsg: SO_RXQ_OVFL: %w", err)
-	}
-	if m.rctrl == nil {
-		m.rctrl = make([]byte, len(m.hdrs)*rctrlSize)
+	if err := m.setReadOption(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, "SO_RXQ_OVFL"); err != nil {
+		return err
 	}
 	m.counting = true
 	return nil
@@ -317,6 +307,26 @@ func addrPortToSockaddr(ap netip.AddrPort, sa *unix.RawSockaddrInet6) uint32 {
 	sa.Port = port>>8 | port<<8
 	sa.Addr = ap.Addr().As16()
 	return unix.SizeofSockaddrInet6
+}
+
+// setReadOption turns on the socket option level/opt (named name in its
+// error), and gives each header a control buffer for reads, where the
+// kernel answers with it.
+func (m *batch) setReadOption(level, opt int, name string) error {
+	var serr error
+	err := m.raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), level, opt, 1)
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("mmsg: %s: %w", name, err)
+	}
+	if m.rctrl == nil {
+		m.rctrl = make([]byte, len(m.hdrs)*rctrlSize)
+	}
+	return nil
 }
 
 // drops is Conn.Dropped on the batch path.
