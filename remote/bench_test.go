@@ -49,11 +49,12 @@ func BenchmarkPass(b *testing.B) {
 }
 
 // passBench starts what BenchmarkPass and BenchmarkHopCPU compare: a
-// verifier process and a leader with one credit to it (one pass in
-// flight), and a two-worker Verifier here; and the packet pool.
+// verifier process and a leader with two credits to it (BenchmarkPass
+// keeps one pass in flight, BenchmarkHopCPU one or two), and a
+// two-worker Verifier here; and the packet pool.
 func passBench(b *testing.B) (*Dispatcher, *sigverify.Verifier, *packet.Pool) {
 	s := startChild(b, "honest")
-	x := startLeader(b, LeaderConfig{Verifiers: []string{s.addr}, Credits: 1})
+	x := startLeader(b, LeaderConfig{Verifiers: []string{s.addr}, Credits: 2})
 	waitFor(b, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
 	v, err := sigverify.NewVerifier(sigverify.VerifyConfig{Workers: 2})
 	if err != nil {
