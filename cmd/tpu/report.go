@@ -168,11 +168,17 @@ type summary struct {
 	// slot committed with nothing executing: a replay of the run's
 	// banking trace reaches the same. Absent when the run did not drain
 	// (stages.Graph.AccountsHash).
-	AccountsHash string            `json:"accounts_hash,omitempty"`
-	Buffered     uint64            `json:"buffered"`
-	Slots        uint64            `json:"slots"`
-	Seconds      float64           `json:"seconds"` // how long the load ran, from when it was first offered (after signing)
-	Errors       map[string]uint64 `json:"errors,omitempty"`
+	AccountsHash string `json:"accounts_hash,omitempty"`
+	Buffered     uint64 `json:"buffered"`
+	Slots        uint64 `json:"slots"`
+	// Blocks is what banking's blocks held while the load was offered
+	// (absent without a load): the slots that ended, those whose block
+	// filled under BlockCostLimit, and the units charged. When most
+	// filled, the limit, not the pipeline, bounded the run's tx/s.
+	Blocks         *blockWindow      `json:"blocks,omitempty"`
+	BlockCostLimit uint64            `json:"block_cost_limit,omitempty"`
+	Seconds        float64           `json:"seconds"` // how long the load ran, from when it was first offered (after signing)
+	Errors         map[string]uint64 `json:"errors,omitempty"`
 	// Copies is the batches copied where sigverify hands a batch to its
 	// consumers: one per consumer per batch with --handoff copy, 0 with
 	// refcount.
@@ -369,6 +375,7 @@ func (s summary) print(w io.Writer, sent int) {
 	ok, failed := packet.OutcomeExecutedOK.String(), packet.OutcomeExecutedFailed.String()
 	fmt.Fprintf(w, "executed %d (%.0f tx/s): ok %d, failed %d; %d slots committed\n", s.Executed, s.TPS,
 		s.Outcomes[ok], s.Outcomes[failed], s.Slots)
+	s.printBlocks(w)
 	for _, n := range slices.Sorted(maps.Keys(s.Outcomes)) {
 		if c := s.Outcomes[n]; c > 0 && n != ok && n != failed {
 			fmt.Fprintf(w, "  dropped %-24s %d\n", n, c)

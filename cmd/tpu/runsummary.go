@@ -36,7 +36,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	sum.addQUIC(g, snap)
 	sum.addProcess(r.spent)
 	sum.RetainedBytesPeak = r.live.retainedPeak
+	sum.BlockCostLimit, _ = g.Bank().CostLimits()
 	if r.loaded {
+		sum.Blocks = &r.live.blocks
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
 		sum.Send = f.send
 	}
