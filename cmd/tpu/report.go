@@ -162,8 +162,13 @@ type summary struct {
 	FromScheduled *latencyQuantiles `json:"latency_from_scheduled_us,omitempty"`
 	SenderBehind  *behind           `json:"sender_behind,omitempty"`
 
-	LiveBatches  uint64 `json:"live_batches"`
-	AccountingOK bool   `json:"accounting_ok"` // received == outcomes + buffered
+	LiveBatches uint64 `json:"live_batches"`
+	// Pool is the packet pool's batches: those warmed before the load
+	// (--pool-warm), those allocated beyond them (each of whose pages
+	// cost a fault the first time packets were read into it), and the
+	// most out at once.
+	Pool         *poolSummary `json:"pool,omitempty"`
+	AccountingOK bool         `json:"accounting_ok"` // received == outcomes + buffered
 	// AccountsHash is bank.Bank.AccountsHash in hex, taken once the last
 	// slot committed with nothing executing: a replay of the run's
 	// banking trace reaches the same. Absent when the run did not drain
@@ -232,6 +237,13 @@ func (s *summary) addTracers(spans []trace.SpanRecord, notKept uint64) {
 	b := trace.Summarize(trace.BreakDown(spans))
 	s.breakdown = &b
 	s.Tracers = tracerSummaryOf(b, notKept)
+}
+
+// poolSummary is the packet pool's batches in the summary.
+type poolSummary struct {
+	Warmed    uint64 `json:"warmed"`    // by --pool-warm, before the load
+	Allocated uint64 `json:"allocated"` // beyond the warmed: fresh memory, its pages faulted in as packets were read into it
+	Peak      uint64 `json:"peak"`      // the most batches out at once
 }
 
 // forwardSummary is stages.ForwardStats in the summary.
@@ -433,6 +445,10 @@ func (s summary) print(w io.Writer, sent int) {
 	}
 	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
 		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
+	if p := s.Pool; p != nil {
+		fmt.Fprintf(w, "packet pool: %d batches warmed before the load, %d allocated beyond them, at most %d out at once\n",
+			p.Warmed, p.Allocated, p.Peak)
+	}
 	fmt.Fprintf(w, "live batches after drain: %d; accounting ok: %v\n", s.LiveBatches, s.AccountingOK)
 	if s.AccountsHash != "" {
 		fmt.Fprintf(w, "accounts hash %s (SHA-256 of every account after the last commit, hex)\n", s.AccountsHash)
