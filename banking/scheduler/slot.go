@@ -52,9 +52,13 @@ func (s *Scheduler) endSlotNow() error {
 		s.failed = err
 		return err
 	}
+	s.stats.Slots++
+	s.stats.BlockUnits += s.cost.block
+	if s.cost.full {
+		s.stats.FullSlots++
+	}
 	s.cost.reset()
 	s.ids.sweep()
-	s.stats.Slots++
 	s.requeueDeferred()
 	// Transactions whose blockhash expired can never run: drop them.
 	s.expire()
