@@ -21,6 +21,7 @@ type connEntry struct {
 	stake   uint64 // 0: unstaked
 	seq     uint64 // admission order
 	inTable bool
+	peer    *peerEntry // its identity's stats; nil: none kept
 }
 
 // meta returns the Meta its packets carry.
