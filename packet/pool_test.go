@@ -344,3 +344,38 @@ func BenchmarkClone(b *testing.B) {
 		}
 	})
 }
+
+// Warm makes batches idle up to what it is asked and MaxIdle allow,
+// counts them as allocated and warmed, and Get hands them out without
+// allocating; a second Warm with enough idle makes none.
+func TestPoolWarm(t *testing.T) {
+	p := newPool(t, Config{BatchCap: 4, MaxIdle: 3})
+	if n := p.Warm(5); n != 3 {
+		t.Fatalf("Warm(5) with MaxIdle 3 made %d", n)
+	}
+	if s := p.Stats(); s.Allocs != 3 || s.Warmed != 3 || s.Idle != 3 || s.Live != 0 {
+		t.Fatalf("after Warm: %+v", s)
+	}
+	if n := p.Warm(2); n != 0 {
+		t.Fatalf("Warm(2) with 3 idle made %d", n)
+	}
+	a, b, c := p.Get(), p.Get(), p.Get()
+	if s := p.Stats(); s.Allocs != 3 || s.Idle != 0 || s.Live != 3 {
+		t.Fatalf("Get allocated with warmed batches idle: %+v", s)
+	}
+	for _, x := range []*Batch{a, b, c} {
+		if x.Len() != 0 || x.Refs() != 1 || x.Cap() != 4 {
+			t.Fatalf("warmed batch: len %d refs %d cap %d", x.Len(), x.Refs(), x.Cap())
+		}
+	}
+	d := p.Get() // none idle: a new one
+	if s := p.Stats(); s.Allocs != 4 || s.Warmed != 3 {
+		t.Fatalf("after a fourth Get: %+v", s)
+	}
+	for _, x := range []*Batch{a, b, c, d} {
+		x.Release()
+	}
+	if n := newPool(t, Config{MaxIdle: -1}).Warm(4); n != 0 {
+		t.Fatalf("Warm with MaxIdle -1 (keep none) made %d", n)
+	}
+}

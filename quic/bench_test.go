@@ -36,7 +36,9 @@ import (
 //   - sender-cpu-ns/tx: the child's, sending;
 //   - pkts-in/tx and sends/tx (QUIC): the packets quic-go read from the
 //     server's socket, and the system calls it sent with (a call may
-//     send several packets with GSO), per transaction.
+//     send several packets with GSO), per transaction;
+//   - handoffs/tx (QUIC): the streams not read inline by their accept
+//     loop but handed to a reader goroutine (reader.go).
 //
 // The QUIC sender is one staked connection with 64 streams in flight;
 // the UDP sender writes one datagram per call, at most 2,048 ahead of
@@ -98,6 +100,7 @@ func benchIngress(b *testing.B, proto string, size int) {
 	}
 	var addr netip.AddrPort
 	var guard *pathGuard
+	var srv *Server
 	switch proto {
 	case "quic":
 		s, err := Listen(Config{Addr: "127.0.0.1:0", Pool: pool, Stakes: NewStakes(map[Identity]uint64{idOf(benchKey()): 1}),
@@ -107,7 +110,7 @@ func benchIngress(b *testing.B, proto string, size int) {
 		}
 		s.Start()
 		defer s.Close()
-		addr, guard = s.Addr(), s.guard
+		addr, guard, srv = s.Addr(), s.guard, s
 	case "udp":
 		srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
@@ -161,9 +164,9 @@ func benchIngress(b *testing.B, proto string, size int) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
-	var in0, sends0 int64
+	var in0, sends0, hand0 int64
 	if guard != nil {
-		in0, sends0 = guard.packetsIn.Load(), guard.sends.Load()
+		in0, sends0, hand0 = guard.packetsIn.Load(), guard.sends.Load(), srv.handoffs.Load()
 	}
 	cpu0 := cpustage.ProcessCPU()
 	if _, err := stdin.Write([]byte{1}); err != nil { // go
@@ -207,6 +210,7 @@ wait:
 	if guard != nil {
 		b.ReportMetric(float64(guard.packetsIn.Load()-in0)/float64(delivered), "pkts-in/tx")
 		b.ReportMetric(float64(guard.sends.Load()-sends0)/float64(delivered), "sends/tx")
+		b.ReportMetric(float64(srv.handoffs.Load()-hand0)/float64(delivered), "handoffs/tx")
 	}
 	if proto == "udp" {
 		b.ReportMetric(float64(n-delivered), "lost")

@@ -1,11 +1,8 @@
 package quic
 
 import (
-	"errors"
-	"io"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +21,7 @@ type connEntry struct {
 	stake   uint64 // 0: unstaked
 	seq     uint64 // admission order
 	inTable bool
+	peer    *peerEntry // its identity's stats; nil: none kept
 }
 
 // meta returns the Meta its packets carry.
@@ -241,187 +239,4 @@ func (m *loadMeter) add(now time.Time) {
 func (m *loadMeter) saturated(now time.Time, capacity int) bool {
 	m.roll(now.Sub(meterEpoch))
 	return max(m.prev.Load(), m.cur.Load()) >= int64(capacity)
-}
-
-// connStreams reads one connection's streams.
-type connStreams struct {
-	s        *Server
-	c        *quicgo.Conn
-	e        *connEntry
-	meta     packet.Meta
-	sem      chan struct{} // its concurrent streams
-	withhold atomic.Int64  // stream credits still to keep back
-	wg       sync.WaitGroup
-	credit   *creditBatch
-}
-
-// streamReader reads one stream; the assembler may kick it.
-type streamReader struct {
-	str    *quicgo.ReceiveStream
-	at     time.Time // str accepted: its deadline is StreamTimeout after
-	kicked atomic.Bool
-}
-
-func (r *streamReader) kick() {
-	r.kicked.Store(true)
-	r.str.SetReadDeadline(time.Now())
-}
-
-// Streams are read by reader goroutines the server's connections share,
-// not a goroutine per stream: a new goroutine's stack grows on its first
-// read through quic-go (a stack copy per stream, 14% of the reader's CPU
-// in BenchmarkIngress), and starting one allocates. A stream accepted is
-// handed to an idle reader, or to a new one when none is idle; a reader
-// done with its stream waits for the next unless maxIdleReaders already
-// wait.
-
-// readJob is a stream to read and its connection's.
-type readJob struct {
-	cs  *connStreams
-	str *quicgo.ReceiveStream
-	at  time.Time // accepted
-}
-
-// maxIdleReaders bounds the readers kept waiting for a stream (each a
-// goroutine with a stack of a few KiB).
-const maxIdleReaders = 256
-
-// dispatch hands j to an idle reader, or starts one. The caller has
-// added j to j.cs.wg.
-func (s *Server) dispatch(j readJob) {
-	select {
-	case s.jobs <- j:
-	default:
-		s.readers.Add(1)
-		go s.reader(j)
-	}
-}
-
-// reader reads j, then the streams dispatched to it, until the server
-// closes (jobs is closed), enough readers are idle, or none came for
-// readerIdle.
-func (s *Server) reader(j readJob) {
-	defer s.readers.Done()
-	s.started.Add(1)
-	r := new(streamReader)
-	idle := time.NewTimer(readerIdle)
-	for {
-		r.str, r.at = j.str, j.at
-		r.kicked.Store(false)
-		j.cs.read(r)
-		if s.idle.Add(1) > maxIdleReaders {
-			s.idle.Add(-1)
-			return
-		}
-		idle.Reset(readerIdle)
-		var ok bool
-		select {
-		case j, ok = <-s.jobs:
-		case <-idle.C:
-		}
-		s.idle.Add(-1)
-		if !ok {
-			return
-		}
-	}
-}
-
-// readerIdle is how long a reader waits for a stream before it exits, so
-// that readers come back down after a burst.
-const readerIdle = time.Second
-
-// read reads r's stream, one transaction, into a packet, and ends in
-// exactly one stream event. The assembler holds r only while r holds a
-// slot: not after read returns.
-func (cs *connStreams) read(r *streamReader) {
-	defer cs.wg.Done()
-	str := r.str
-	if ev := cs.readStream(r); ev != EventStreamReceived {
-		cs.s.counts.add(ev) // a received stream is counted before its packet is handed on
-	}
-	// Credit: the first (MaxStreams - this connection's limit) streams'
-	// are kept, so that its concurrent streams settle at its limit.
-	if cs.withhold.Add(-1) < 0 {
-		cs.credit.release(str)
-	}
-	<-cs.sem
-}
-
-func (cs *connStreams) readStream(r *streamReader) Event {
-	a := cs.s.asm
-	str := r.str
-	deadline := r.at.Add(cs.s.cfg.StreamTimeout)
-	str.SetReadDeadline(deadline)
-	f, slot, p, ok := a.reserve(r)
-	if !ok {
-		str.CancelRead(0)
-		return EventStreamLost
-	}
-	buf := p.Buffer()
-	var own []byte // the bytes read, once moved off a kicked slot
-	n := 0
-	giveUp := func() {
-		if f != nil {
-			a.cancel(f, slot)
-			f = nil
-		}
-	}
-	for {
-		m, err := str.Read(buf[n:])
-		n += m
-		if err == nil && n == len(buf) {
-			var one [1]byte
-			m, err = str.Read(one[:])
-			if m > 0 {
-				giveUp()
-				cs.c.CloseWithError(CodeInvalidStream, "invalid_stream")
-				return EventStreamTooLarge
-			}
-		}
-		switch {
-		case err == nil:
-			continue
-		case errors.Is(err, io.EOF):
-			if n == 0 {
-				giveUp()
-				cs.c.CloseWithError(CodeInvalidStream, "invalid_stream")
-				return EventStreamEmpty
-			}
-			if f == nil {
-				var ok bool
-				if f, slot, p, ok = a.reserve(r); !ok {
-					return EventStreamLost
-				}
-				copy(p.Buffer(), own[:n])
-			}
-			// Counted before the packet can reach the sink: whoever
-			// sees the packet sees it counted.
-			cs.s.counts.add(EventStreamReceived)
-			cs.s.peers.received(cs.e)
-			a.commit(f, slot, n, cs.meta)
-			return EventStreamReceived
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			if r.kicked.Swap(false) && f != nil && time.Now().Before(deadline) {
-				// The batch is due: keep the bytes, give the slot up.
-				own = make([]byte, packet.Size)
-				copy(own, buf[:n])
-				buf = own
-				giveUp()
-				str.SetReadDeadline(deadline)
-				continue
-			}
-			if time.Now().Before(deadline) {
-				continue // a kick meant for a slot already given up
-			}
-			giveUp()
-			str.CancelRead(0)
-			return EventStreamTimeout
-		}
-		giveUp()
-		var se *quicgo.StreamError
-		if errors.As(err, &se) && se.Remote {
-			return EventStreamReset
-		}
-		return EventStreamLost
-	}
 }

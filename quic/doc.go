@@ -31,9 +31,12 @@
 // creditHold (credit.go), each release costing a packet. Nothing resets
 // a well-behaved client's stream.
 //
-// Into the pipeline: streams are read straight into pooled packet
-// buffers of a shared batch (the assembler, assemble.go); a batch goes
-// to Config.Deliver when full or Coalesce after its first packet. Each
+// Into the pipeline: each connection's accept loop reads the streams it
+// accepts itself, handing one that is not whole within inlineWait to a
+// shared reader goroutine (reader.go). Streams are read straight into
+// pooled packet buffers of a shared batch (the assembler, assemble.go);
+// a batch goes to Config.Deliver when full or Coalesce after its first
+// packet. Each
 // packet's Meta carries packet.FlagQUIC, the peer's address, the receive
 // time of the FIN, and for a staked peer FlagFromStakedNode, its
 // identity and stake.

@@ -109,8 +109,8 @@ func TestFlood(t *testing.T) {
 	stormStart := time.Now()
 	var stormTook time.Duration
 	go func() {
+		defer close(storm) // after stormTook is set: the test reads it then
 		defer func() { stormTook = time.Since(stormStart) }()
-		defer close(storm)
 		var swg sync.WaitGroup
 		sem := make(chan struct{}, 128)
 		for range attempts {

@@ -3,6 +3,7 @@ package quic
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mr-tron/base58"
 )
@@ -23,42 +24,45 @@ type PeerStats struct {
 // here (their events are still in Counts).
 const maxPeers = 4096
 
+// peerEntry is a peer's stats as they are counted: its streams by
+// atomic add, from its connections' accept loops, with no lock.
+type peerEntry struct {
+	PeerStats // Streams unused: streams holds it
+	streams   atomic.Uint64
+}
+
 type peerStats struct {
 	mu sync.Mutex
-	m  map[Identity]*PeerStats
+	m  map[Identity]*peerEntry
 }
 
-func (p *peerStats) init() { p.m = map[Identity]*PeerStats{} }
+func (p *peerStats) init() { p.m = map[Identity]*peerEntry{} }
 
-func (p *peerStats) get(e *connEntry) *PeerStats {
-	ps := p.m[e.id]
-	if ps == nil && len(p.m) < maxPeers {
-		ps = &PeerStats{Identity: base58.Encode(e.id[:]), Staked: e.stake > 0, Stake: e.stake}
-		p.m[e.id] = ps
-	}
-	return ps
-}
-
+// connected counts e's connection for its peer, and keeps the peer's
+// entry in e for received.
 func (p *peerStats) connected(e *connEntry) {
 	if !e.hasID {
 		return
 	}
 	p.mu.Lock()
-	if ps := p.get(e); ps != nil {
-		ps.Conns++
+	defer p.mu.Unlock()
+	ps := p.m[e.id]
+	if ps == nil {
+		if len(p.m) >= maxPeers {
+			return
+		}
+		ps = &peerEntry{PeerStats: PeerStats{Identity: base58.Encode(e.id[:]), Staked: e.stake > 0, Stake: e.stake}}
+		p.m[e.id] = ps
 	}
-	p.mu.Unlock()
+	ps.Conns++
+	e.peer = ps
 }
 
+// received counts a stream read from e's peer.
 func (p *peerStats) received(e *connEntry) {
-	if !e.hasID {
-		return
+	if e.peer != nil {
+		e.peer.streams.Add(1)
 	}
-	p.mu.Lock()
-	if ps := p.get(e); ps != nil {
-		ps.Streams++
-	}
-	p.mu.Unlock()
 }
 
 // Peers returns what the server saw of each identified peer (one that
@@ -67,7 +71,9 @@ func (s *Server) Peers() []PeerStats {
 	s.peers.mu.Lock()
 	out := make([]PeerStats, 0, len(s.peers.m))
 	for _, ps := range s.peers.m {
-		out = append(out, *ps)
+		st := ps.PeerStats
+		st.Streams = ps.streams.Load()
+		out = append(out, st)
 	}
 	s.peers.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {

@@ -93,10 +93,11 @@ type Server struct {
 	peers  peerStats
 	sweep  creditSweep // releases stream credit held too long (credit.go)
 
-	jobs    chan readJob   // streams for idle readers (conn.go)
-	idle    atomic.Int64   // readers waiting on jobs
-	started atomic.Int64   // readers started
-	readers sync.WaitGroup // the readers
+	jobs     chan *streamReader // streams handed off, for idle readers (reader.go)
+	idle     atomic.Int64       // readers waiting on jobs
+	started  atomic.Int64       // readers started
+	handoffs atomic.Int64       // streams handed off to readers
+	readers  sync.WaitGroup     // the readers
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -130,7 +131,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger, jobs: make(chan readJob)}
+	s := &Server{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger, jobs: make(chan *streamReader)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -301,20 +302,23 @@ func (s *Server) serve(c *quicgo.Conn) {
 	s.streams(c, e)
 }
 
-// streams accepts c's streams within its quotas and starts a reader for
-// each; it returns when c closes, after its readers.
+// streams accepts c's streams within its quotas and reads them (read);
+// it returns when c closes, after its streams handed off.
 func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 	share := s.cfg.Stakes.share(e.stake)
 	limit := s.lim.maxStreams(share)
 	cs := &connStreams{
-		s: s, c: c, e: e, sem: make(chan struct{}, limit),
+		s: s, c: c, e: e, limit: int64(limit), freed: make(chan struct{}, 1),
 		meta: e.meta(), credit: newCreditBatch(limit, &s.sweep),
 	}
 	cs.withhold.Store(int64(s.lim.MaxStreams - limit))
 	var w window
 	ctx := c.Context()
 	defer cs.wg.Wait()
-	now := time.Now() // one reading a stream: of its accept
+	r := readers.Get().(*streamReader)
+	defer func() { readers.Put(r) }()
+	// One clock reading a stream, of its accept (monotonic only).
+	now := packet.Time(packet.Now())
 	for {
 		if wait := s.quota(&w, e, share, now); wait > 0 {
 			s.counts.add(EventRateLimited)
@@ -325,26 +329,23 @@ func (s *Server) streams(c *quicgo.Conn, e *connEntry) {
 				t.Stop()
 				return
 			}
-			now = time.Now()
+			now = packet.Time(packet.Now())
 			continue
 		}
-		select {
-		case cs.sem <- struct{}{}:
-		case <-ctx.Done():
+		if !cs.wait(ctx.Done()) {
 			return
 		}
 		str, err := c.AcceptUniStream(ctx)
 		if err != nil {
-			<-cs.sem
 			return
 		}
-		now = time.Now()
+		at := packet.Now()
+		now = packet.Time(at)
 		w.used++
 		if e.stake > 0 {
 			s.load.add(now)
 		}
-		cs.wg.Add(1)
-		s.dispatch(readJob{cs, str, now})
+		r = cs.read(r, str, at)
 	}
 }
 

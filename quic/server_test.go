@@ -293,11 +293,12 @@ func TestStalledStreamDoesNotHoldBatch(t *testing.T) {
 	}
 }
 
-// TestReadersReused: streams that come one after another are read by the
-// same few reader goroutines, not one started per stream (each new one
-// allocates and grows its stack on its first read), and idle readers
-// exit after readerIdle.
-func TestReadersReused(t *testing.T) {
+// TestStreamsReadInline: streams that come whole are read by their
+// connection's accept loop, not handed to reader goroutines (a handoff
+// costs a goroutine wake-up); a stream whose bytes are late is handed
+// off after inlineWait, without holding back the streams after it, and
+// arrives whole once it FINs; the reader exits after readerIdle.
+func TestStreamsReadInline(t *testing.T) {
 	s, k := startServer(t, Config{Stakes: NewStakes(nil)})
 	c := dial(t, s, nil)
 	const n = 100
@@ -305,10 +306,38 @@ func TestReadersReused(t *testing.T) {
 		send(t, c, tx(i, 100))
 		waitFor(t, "the packet", func() bool { return k.len() == i+1 })
 	}
-	// A reader finishing its stream may not be idle yet when the next
-	// one is dispatched: a few are started, not n.
-	if started := s.started.Load(); started > n/5 {
-		t.Fatalf("%d readers started for %d streams in sequence", started, n)
+	// A whole stream is handed off only when its accept loop was held
+	// up past inlineWait (a loaded machine): a few, not n.
+	if h := s.handoffs.Load(); h > n/5 {
+		t.Fatalf("%d of %d whole streams handed off", h, n)
+	}
+	h0 := s.handoffs.Load()
+	slow := tx(7, 600)
+	str, err := c.Raw().OpenUniStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := str.Write(slow[:300]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the slow stream handed off", func() bool { return s.handoffs.Load() > h0 })
+	for i := range 3 {
+		send(t, c, tx(n+i, 100))
+	}
+	waitFor(t, "the streams after the slow one", func() bool { return k.len() == n+3 })
+	if _, err := str.Write(slow[300:]); err != nil {
+		t.Fatal(err)
+	}
+	str.Close()
+	waitFor(t, "the slow transaction", func() bool { return k.len() == n+4 })
+	k.mu.Lock()
+	got := k.pkts[n+3].Data()
+	k.mu.Unlock()
+	if !bytes.Equal(got, slow) {
+		t.Fatalf("the slow transaction arrived with %d bytes, not its %d", len(got), len(slow))
+	}
+	if s.started.Load() == 0 {
+		t.Fatal("no reader started for the stream handed off")
 	}
 	waitFor(t, "the idle readers to exit", func() bool { return s.idle.Load() == 0 })
 }

@@ -153,7 +153,13 @@ func Start(cfg Config) (*Graph, error) {
 		g.prov = p
 	}
 	var err error
-	if g.pool, err = packet.NewPool(packet.Config{BatchCap: cfg.BatchSize, MaxIdle: 2 * (cfg.FetchBudget + cfg.BankingBudget)}); err != nil {
+	// Released batches stay idle for reuse up to the memory bound: one
+	// left to the garbage collector is fresh memory when it is made
+	// again, and on some virtual machines each of its pages' first
+	// write costs tens of microseconds (docs/BENCHMARKS.md). The pool
+	// then keeps what the busiest moment needed, never more than the
+	// bound allowed out at once.
+	if g.pool, err = packet.NewPool(packet.Config{BatchCap: cfg.BatchSize, MaxIdle: cfg.Fetch.MaxLiveBatches}); err != nil {
 		return nil, err
 	}
 	drops := make(socketDrops, cfg.Fetch.Sockets)

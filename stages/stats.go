@@ -44,6 +44,11 @@ type Snapshot struct {
 	Errors    map[string]uint64          // executed-failed transactions by Solana error
 	Live      uint64                     // batches out of the pool
 	Slots     uint64                     // slots committed
+	// FullSlots is the slots committed whose block filled: a
+	// transaction found no room under the block cost limit and waited
+	// (scheduler.Stats.FullSlots). BlockUnits is the compute units their
+	// blocks were charged, all slots together.
+	FullSlots, BlockUnits uint64
 	// HeldBatches and CopyBuffers are what banking's buffer retains:
 	// whole packet batches (refcount handoff) or copies (copy handoff).
 	HeldBatches, CopyBuffers uint64
@@ -104,6 +109,8 @@ func (g *Graph) snapshot(bs scheduler.Stats) Snapshot {
 		Errors:                  bs.Errors,
 		Live:                    g.pool.Stats().Live,
 		Slots:                   bs.Slots,
+		FullSlots:               bs.FullSlots,
+		BlockUnits:              bs.BlockUnits,
 
 		HeldBatches:       bs.HeldBatches,
 		CopyBuffers:       bs.CopyBuffers,

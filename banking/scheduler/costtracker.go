@@ -22,6 +22,7 @@ type costTracker struct {
 	acct  []uint64 // by account id: units of transactions writing it this slot
 	most  uint64   // at least the largest of acct: none can exceed the limit if most can't
 	freed bool     // units were given back since the last take
+	full  bool     // a transaction did not fit the block limit this slot
 }
 
 // perAccount reports whether the per-account limit can bind: not when it
@@ -46,6 +47,7 @@ func (c *costTracker) used(a *bank.Account) uint64 {
 func (c *costTracker) fits(t *pendingTx) bool {
 	// Saturating, as Agave's CostTracker::would_fit.
 	if banking.SatAdd(c.block, t.cost) > c.blockLimit {
+		c.full = true
 		return false
 	}
 	if banking.SatAdd(c.most, t.cost) <= c.accountLimit {
@@ -100,5 +102,5 @@ func (c *costTracker) takeFreed() bool {
 func (c *costTracker) reset() {
 	c.block, c.most = 0, 0
 	clear(c.acct)
-	c.freed = false
+	c.freed, c.full = false, false
 }

@@ -4,8 +4,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/banktest"
+	"github.com/tpugo/tpu/banking/runtime"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )
@@ -120,5 +122,54 @@ func TestDropBuffered(t *testing.T) {
 		if st := s.Stats(); st.Buffered != 0 || st.Outcomes[packet.OutcomeShutdown] != 2 || pool.Stats().Live != 0 {
 			t.Fatalf("%s: %+v, live %d", m, st, pool.Stats().Live)
 		}
+	}
+}
+
+// FullSlots counts a slot whose block filled (a transaction found no
+// room under the block limit), not one whose transactions all fit;
+// BlockUnits adds up what the ended slots' blocks were charged.
+func TestFullSlotsAndBlockUnits(t *testing.T) {
+	// Ten transfers of the same cost: unit (the blockhash is no part of
+	// it).
+	tx := banktest.TransferTx(t, banking.Hash{}, banktest.Key(0), banktest.Pub(20), 1, txview.SetComputeUnitLimit(300))
+	v, err := txview.Parse(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := v.ComputeBudget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := runtime.CostOf(v, cb).Total()
+	// A block limit that holds 4 of them, not 5.
+	b := banktest.OpenBank(t, bank.Config{Genesis: bank.GenesisConfig{Accounts: 64}, BlockCostLimit: 4*unit + unit/2})
+	defer b.Close()
+	s := newScheduler(t, Config{Workers: 1}, b)
+	pool, _ := packet.NewPool(packet.Config{})
+	var txs [][]byte
+	for i := range 10 {
+		txs = append(txs, banktest.TransferTx(t, b.LatestBlockhash(), banktest.Key(i), banktest.Pub(i+20), 1, txview.SetComputeUnitLimit(300)))
+	}
+	s.Submit(banktest.BatchOf(t, pool, txs...))
+	s.Schedule()
+	// Per slot: 4 run and 6 wait (full), 4 run and 2 wait (full), the
+	// last 2 run (room to spare), nothing.
+	var units [4]uint64
+	for i := range units {
+		endSlot(t, s)
+		units[i] = s.Stats().BlockUnits
+	}
+	st := s.Stats()
+	if st.Outcomes[packet.OutcomeExecutedOK] != 10 {
+		t.Fatalf("executed %d of 10 (outcomes %v)", st.Outcomes[packet.OutcomeExecutedOK], st.Outcomes)
+	}
+	if st.FullSlots != 2 || st.Slots != 4 {
+		t.Fatalf("full slots %d of %d, want 2 of 4", st.FullSlots, st.Slots)
+	}
+	// What each transaction leaves charged once execution gave back
+	// what it did not use: the same for all ten, at most its estimate.
+	n := units[0] / 4
+	if n == 0 || n > unit || units != [4]uint64{4 * n, 8 * n, 10 * n, 10 * n} {
+		t.Fatalf("block units after each slot %v, want 4, 8, 10 and 10 x one transaction's (at most %d)", units, unit)
 	}
 }

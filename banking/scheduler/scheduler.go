@@ -19,6 +19,13 @@ type Stats struct {
 	Buffered  uint64                     // in the buffer or executing
 	Executing uint64                     // on a worker or queued for one (of Buffered)
 	Slots     uint64                     // slots ended
+	// FullSlots is the ended slots in which a transaction found the
+	// block full: no room left for it under the block cost limit, so it
+	// waited (for units given back, or the next slot). In such slots the
+	// limit, not banking's speed, bounded what the block held.
+	// BlockUnits is the compute units charged to the ended slots' blocks
+	// (estimates, less what execution gave back).
+	FullSlots, BlockUnits uint64
 	// HeldBatches is the packet batches banking holds for buffered
 	// transactions (refcount handoff); CopyBuffers the copies it owns
 	// (copy handoff). Together they are the bytes retained by the buffer.

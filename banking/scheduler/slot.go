@@ -52,9 +52,13 @@ func (s *Scheduler) endSlotNow() error {
 		s.failed = err
 		return err
 	}
+	s.stats.Slots++
+	s.stats.BlockUnits += s.cost.block
+	if s.cost.full {
+		s.stats.FullSlots++
+	}
 	s.cost.reset()
 	s.ids.sweep()
-	s.stats.Slots++
 	s.requeueDeferred()
 	// Transactions whose blockhash expired can never run: drop them.
 	s.expire()
@@ -79,7 +83,7 @@ func (s *Scheduler) expire() {
 	// transaction whose lookup tables are past their last usable slot
 	// (deactivated long enough to be closed) can no longer load its
 	// addresses: Agave's scheduler drops it too (alt_invalidation_slot).
-	for _, t := range s.heap.items {
+	for t := range s.heap.All() {
 		if _, ok := s.bank.BlockhashSlot(&t.blockhash); (!ok && !t.nonce) || t.altValid < s.bank.Slot() {
 			s.expired = append(s.expired, t)
 		}

@@ -162,17 +162,28 @@ type summary struct {
 	FromScheduled *latencyQuantiles `json:"latency_from_scheduled_us,omitempty"`
 	SenderBehind  *behind           `json:"sender_behind,omitempty"`
 
-	LiveBatches  uint64 `json:"live_batches"`
-	AccountingOK bool   `json:"accounting_ok"` // received == outcomes + buffered
+	LiveBatches uint64 `json:"live_batches"`
+	// Pool is the packet pool's batches: those warmed before the load
+	// (--pool-warm), those allocated beyond them (each of whose pages
+	// cost a fault the first time packets were read into it), and the
+	// most out at once.
+	Pool         *poolSummary `json:"pool,omitempty"`
+	AccountingOK bool         `json:"accounting_ok"` // received == outcomes + buffered
 	// AccountsHash is bank.Bank.AccountsHash in hex, taken once the last
 	// slot committed with nothing executing: a replay of the run's
 	// banking trace reaches the same. Absent when the run did not drain
 	// (stages.Graph.AccountsHash).
-	AccountsHash string            `json:"accounts_hash,omitempty"`
-	Buffered     uint64            `json:"buffered"`
-	Slots        uint64            `json:"slots"`
-	Seconds      float64           `json:"seconds"` // how long the load ran, from when it was first offered (after signing)
-	Errors       map[string]uint64 `json:"errors,omitempty"`
+	AccountsHash string `json:"accounts_hash,omitempty"`
+	Buffered     uint64 `json:"buffered"`
+	Slots        uint64 `json:"slots"`
+	// Blocks is what banking's blocks held while the load was offered
+	// (absent without a load): the slots that ended, those whose block
+	// filled under BlockCostLimit, and the units charged. When most
+	// filled, the limit, not the pipeline, bounded the run's tx/s.
+	Blocks         *blockWindow      `json:"blocks,omitempty"`
+	BlockCostLimit uint64            `json:"block_cost_limit,omitempty"`
+	Seconds        float64           `json:"seconds"` // how long the load ran, from when it was first offered (after signing)
+	Errors         map[string]uint64 `json:"errors,omitempty"`
 	// Copies is the batches copied where sigverify hands a batch to its
 	// consumers: one per consumer per batch with --handoff copy, 0 with
 	// refcount.
@@ -226,6 +237,13 @@ func (s *summary) addTracers(spans []trace.SpanRecord, notKept uint64) {
 	b := trace.Summarize(trace.BreakDown(spans))
 	s.breakdown = &b
 	s.Tracers = tracerSummaryOf(b, notKept)
+}
+
+// poolSummary is the packet pool's batches in the summary.
+type poolSummary struct {
+	Warmed    uint64 `json:"warmed"`    // by --pool-warm, before the load
+	Allocated uint64 `json:"allocated"` // beyond the warmed: fresh memory, its pages faulted in as packets were read into it
+	Peak      uint64 `json:"peak"`      // the most batches out at once
 }
 
 // forwardSummary is stages.ForwardStats in the summary.
@@ -369,6 +387,7 @@ func (s summary) print(w io.Writer, sent int) {
 	ok, failed := packet.OutcomeExecutedOK.String(), packet.OutcomeExecutedFailed.String()
 	fmt.Fprintf(w, "executed %d (%.0f tx/s): ok %d, failed %d; %d slots committed\n", s.Executed, s.TPS,
 		s.Outcomes[ok], s.Outcomes[failed], s.Slots)
+	s.printBlocks(w)
 	for _, n := range slices.Sorted(maps.Keys(s.Outcomes)) {
 		if c := s.Outcomes[n]; c > 0 && n != ok && n != failed {
 			fmt.Fprintf(w, "  dropped %-24s %d\n", n, c)
@@ -426,6 +445,10 @@ func (s summary) print(w io.Writer, sent int) {
 	}
 	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
 		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
+	if p := s.Pool; p != nil {
+		fmt.Fprintf(w, "packet pool: %d batches warmed before the load, %d allocated beyond them, at most %d out at once\n",
+			p.Warmed, p.Allocated, p.Peak)
+	}
 	fmt.Fprintf(w, "live batches after drain: %d; accounting ok: %v\n", s.LiveBatches, s.AccountingOK)
 	if s.AccountsHash != "" {
 		fmt.Fprintf(w, "accounts hash %s (SHA-256 of every account after the last commit, hex)\n", s.AccountsHash)

@@ -144,7 +144,10 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 			}
 			fmt.Fprintf(env.stderr, "closed-loop load sized from the sigverify ceiling, %.0f tx/s, x %v (at most %d)\n", r.ceiling[0], f.duration, maxLoad)
 		}
+		warmed := make(chan int, 1)
+		go func() { warmed <- g.Pool().Warm(f.poolWarm) }()
 		load, err = buildLoad(env, g, f, loadCount(f, r.ceiling[0]), stop)
+		r.warmed = <-warmed
 		if errors.Is(err, loadgen.ErrStopped) {
 			// A signal while signing: no load to send; drain and report.
 			fmt.Fprintln(env.stderr, "stopped while signing the load")

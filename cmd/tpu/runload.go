@@ -29,6 +29,10 @@ type driven struct {
 	// load: executedOffered/elapsed is the rate while load was offered,
 	// without what drained after it.
 	executedOffered uint64
+	// blocks is what banking's blocks held while load was offered:
+	// the slots that ended, those whose block filled, and the units
+	// charged.
+	blocks blockWindow
 }
 
 // loadMode returns how tpu run sends its load: loadOpen with a --rate,
@@ -65,6 +69,7 @@ func drive(env *cliEnv, g *stages.Graph, f runFlags, load *loadgen.Load, sched *
 	// the graph started: signing the load can take many seconds.
 	prev, _ := g.Snapshot()
 	origin := prev.Elapsed
+	first := prev
 	start := time.Now()
 	sendDone := make(chan loadgen.SendResult, 1)
 	quit := make(chan struct{}) // the load generator's stop: at the end of drive
@@ -110,7 +115,7 @@ loop:
 		case <-tick.C:
 			if cur, err := g.Snapshot(); err == nil {
 				line := liveLine(cur, prev, origin, g.Trace().Hops())
-				if l := cpu.tick(cur.Executed()); l != "" {
+				if l := cpu.tick(cur.Executed(), blocksBetween(prev, cur)); l != "" {
 					line += " " + l
 				}
 				fmt.Fprintln(env.stderr, line)
@@ -143,6 +148,7 @@ loop:
 	d.elapsed = time.Since(start)
 	if cur, err := g.Snapshot(); err == nil {
 		d.executedOffered = cur.Executed()
+		d.blocks = blocksBetween(first, cur)
 	}
 	close(quit)
 	if load != nil && d.sent < 0 {

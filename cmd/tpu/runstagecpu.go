@@ -72,10 +72,14 @@ func startStageCPU(f runFlags, cores, verifyWorkers int, prov *trace.Provider, l
 	return c
 }
 
-// tick ends a window, with executed the transactions executed so far,
-// and returns what the live line says of it: the limiting stage.
-func (c *stageCPU) tick(executed uint64) string {
+// tick ends a window, with executed the transactions executed so far
+// and b banking's blocks over it, and returns what the live line says of
+// it: what limits the run.
+func (c *stageCPU) tick(executed uint64, b blockWindow) string {
 	if c.s == nil {
+		if b.full() {
+			return "| limit: " + b.String()
+		}
 		return ""
 	}
 	w, err := c.s.Rotate()
@@ -84,7 +88,7 @@ func (c *stageCPU) tick(executed uint64) string {
 		c.s = nil
 		return "| CPU by stage: " + err.Error()
 	}
-	return "| " + limitOf(w, c.caps, c.cores)
+	return "| " + limitOf(w, c.caps, c.cores, b)
 }
 
 // stop ends the last window, after the drain.
@@ -152,15 +156,20 @@ func usPerTx(d time.Duration, executed uint64) float64 {
 	return float64(d.Microseconds()) / float64(executed)
 }
 
-// limitOf names what limits the run over window w: a stage busy at 90%
+// limitOf names what limits the run over window w: the block cost
+// limit when most slots that ended in it filled their block (b), as no
+// stage can execute more than the blocks hold; else a stage busy at 90%
 // or more of the cores it can use (caps), the busiest such first; else,
 // with the process at 90% or more of the machine's cores, the CPU, and
 // the stage that took most of it; else nothing at its bound (the load,
 // or the credits between stages, set the pace).
-func limitOf(w cpustage.Window, caps [cpustage.NumStages]float64, cores int) string {
+func limitOf(w cpustage.Window, caps [cpustage.NumStages]float64, cores int, b blockWindow) string {
 	secs := w.Wall.Seconds()
 	if secs <= 0 {
 		return "limit: -"
+	}
+	if b.full() {
+		return fmt.Sprintf("limit: %s (CPU %.2f of %d cores)", b, w.Process.Seconds()/secs, cores)
 	}
 	best, bestUse := cpustage.Rest, 0.0
 	for st := range cpustage.NumStages {

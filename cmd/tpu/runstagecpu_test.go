@@ -78,6 +78,11 @@ func TestStageCPU(t *testing.T) {
 	if s.Executed == 0 {
 		t.Fatalf("nothing executed: %v", s.Outcomes)
 	}
+	// 6,000 transfers a second are a tenth of what Agave's block limit
+	// holds: no block fills (TestBlockLimitNamed has the other side).
+	if b := s.Blocks; b == nil || b.Slots == 0 || b.Full != 0 || b.Units == 0 {
+		t.Errorf("blocks while the load ran: %+v; want slots, units, and none full", b)
+	}
 	m := scrape(t, prov.MetricsURL())
 	for name, fig := range sc.Stages {
 		if want := fig.CPUS * 1e6 / float64(s.Executed); math.Abs(fig.USPerTx-want) > 1e-6*want+0.01 {
@@ -123,17 +128,24 @@ func TestLimitOf(t *testing.T) {
 		return w
 	}
 	ms := time.Millisecond
+	busy := win(1500*ms, map[cpustage.Stage]time.Duration{cpustage.Banking: 950 * ms, cpustage.Sigverify: 500 * ms})
 	for _, c := range []struct {
 		w    cpustage.Window
+		b    blockWindow
 		want string
 	}{
-		{win(1500*ms, map[cpustage.Stage]time.Duration{cpustage.Banking: 950 * ms, cpustage.Sigverify: 500 * ms}), "limit: banking at 95% of its 1 core(s)"},
-		{win(1900*ms, map[cpustage.Stage]time.Duration{cpustage.Banking: 920 * ms, cpustage.Fetch: 980 * ms}), "limit: fetch at 98% of its 1 core(s)"},
-		{win(1900*ms, map[cpustage.Stage]time.Duration{cpustage.Sigverify: 1200 * ms, cpustage.Banking: 500 * ms, cpustage.Rest: 200 * ms}), "limit: CPU, 1.90 of 2 cores (most: sigverify 63%)"},
-		{win(800*ms, map[cpustage.Stage]time.Duration{cpustage.Sigverify: 500 * ms}), "limit: none at its bound (CPU 0.80 of 2 cores)"},
-		{cpustage.Window{}, "limit: -"},
+		{busy, blockWindow{}, "limit: banking at 95% of its 1 core(s)"},
+		{win(1900*ms, map[cpustage.Stage]time.Duration{cpustage.Banking: 920 * ms, cpustage.Fetch: 980 * ms}), blockWindow{}, "limit: fetch at 98% of its 1 core(s)"},
+		{win(1900*ms, map[cpustage.Stage]time.Duration{cpustage.Sigverify: 1200 * ms, cpustage.Banking: 500 * ms, cpustage.Rest: 200 * ms}), blockWindow{}, "limit: CPU, 1.90 of 2 cores (most: sigverify 63%)"},
+		{win(800*ms, map[cpustage.Stage]time.Duration{cpustage.Sigverify: 500 * ms}), blockWindow{}, "limit: none at its bound (CPU 0.80 of 2 cores)"},
+		{cpustage.Window{}, blockWindow{}, "limit: -"},
+		// Most slots' blocks full: the block limit bounds the run, however
+		// busy a stage is; half of them full is not most.
+		{busy, blockWindow{Slots: 3, Full: 2}, "limit: the block cost limit, 2 of 3 slots full (CPU 1.50 of 2 cores)"},
+		{win(800*ms, nil), blockWindow{Slots: 2, Full: 2}, "limit: the block cost limit, 2 of 2 slots full (CPU 0.80 of 2 cores)"},
+		{busy, blockWindow{Slots: 2, Full: 1}, "limit: banking at 95% of its 1 core(s)"},
 	} {
-		if got := limitOf(c.w, caps, 2); got != c.want {
+		if got := limitOf(c.w, caps, 2, c.b); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
 	}

@@ -21,6 +21,7 @@ type ran struct {
 	cpu     *stageCPU         // the CPU by stage, stopped
 	remote  *remote.Stats     // the remote verifiers' dispatcher's, after the stop; nil: none
 	kinds   map[string]uint64 // the load's transactions by kind, when all were sent; nil otherwise
+	warmed  int               // packet batches Warm made while the load was signed
 }
 
 // reportRun prints the summary of a run on n, stopped and closed, writes
@@ -32,11 +33,15 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	sum := newSummary(snap, g.Trace().Hops(), g.Latency(), r.live.elapsed.Seconds())
 	// The banking trace holds its queue's batches until it is closed,
 	// after the stop's snapshot: the pool is read again now.
-	sum.LiveBatches = g.Pool().Stats().Live
+	ps := g.Pool().Stats()
+	sum.LiveBatches = ps.Live
+	sum.Pool = &poolSummary{Warmed: uint64(r.warmed), Allocated: ps.Allocs - ps.Warmed, Peak: ps.Peak}
 	sum.addQUIC(g, snap)
 	sum.addProcess(r.spent)
 	sum.RetainedBytesPeak = r.live.retainedPeak
+	sum.BlockCostLimit, _ = g.Bank().CostLimits()
 	if r.loaded {
+		sum.Blocks = &r.live.blocks
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
 		sum.Send = f.send
 	}

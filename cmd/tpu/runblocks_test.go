@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBlockLimitNamed: when the block cost limit is what bounds a run
+// (a load offered at twice what the blocks hold), the live line names
+// it as the limit, and the summary and its JSON say how many of the
+// slots while the load ran were full; no block is charged more than the
+// limit. TestStageCPU checks the other side: a run the blocks hold fills
+// none.
+func TestBlockLimitNamed(t *testing.T) {
+	// About 100 of the load's transfers (about 1,690 units each)
+	// a 100 ms slot: 1,000 a second, against 2,000 offered.
+	const limit = 170_000
+	s, out, errOut, _ := runInProcess(t, "--duration", "2s", "--rate", "2000", "--accounts", "256",
+		"--slot-time", "100ms", "--block-cost-limit", "170000")
+	b := s.Blocks
+	if b == nil {
+		t.Fatalf("no blocks in the summary:\n%s", out)
+	}
+	if b.Slots < 10 || 2*b.Full <= b.Slots {
+		t.Errorf("%d of %d slots full while the load ran; want most of at least 10", b.Full, b.Slots)
+	}
+	if s.BlockCostLimit != limit {
+		t.Errorf("block_cost_limit %d, want %d", s.BlockCostLimit, limit)
+	}
+	if b.Units == 0 || b.Units > b.Slots*limit {
+		t.Errorf("%d units in %d blocks of at most %d", b.Units, b.Slots, limit)
+	}
+	if !strings.Contains(out, "the limit, not the pipeline, bounded the rate") {
+		t.Errorf("the summary does not say the block limit bounded the run:\n%s", out)
+	}
+	if !strings.Contains(errOut, "| limit: the block cost limit, ") {
+		t.Errorf("no live line names the block cost limit:\n%s", errOut)
+	}
+	if !s.AccountingOK {
+		t.Errorf("accounting failed")
+	}
+}
