@@ -74,8 +74,8 @@ func benchtime() string {
 	return "1s"
 }
 
-// childEnv names the child's mode: honest, flip (inverts its verdicts),
-// refuse (refuses every packet),
+// childEnv names the child's mode: honest, one (honest, with one
+// worker), flip (inverts its verdicts), refuse (refuses every packet),
 // hold (never answers), slow (answers after childDelay).
 const childEnv = "TPU_REMOTE_TEST_VERIFIER"
 
@@ -128,7 +128,11 @@ func runChild(mode string) int {
 			w.onRecv = func() { go func() { time.Sleep(childDelay); g <- struct{}{} }() }
 		}
 	}
-	cfg := ServerConfig{Listen: "127.0.0.1:0", Verify: sigverify.VerifyConfig{Workers: 2}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	workers := 2
+	if mode == "one" {
+		workers = 1
+	}
+	cfg := ServerConfig{Listen: "127.0.0.1:0", Verify: sigverify.VerifyConfig{Workers: workers}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if c := os.Getenv(clusterEnv); c != "" {
 		parts := strings.Split(c, ",")
 		port, _ := strconv.Atoi(parts[0])

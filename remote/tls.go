@@ -90,11 +90,20 @@ const (
 	windowBytes   = maxMessageBytes
 )
 
+// writerQueueSize is the initial room of an endpoint writer's mailbox,
+// messages waiting to be sent to one peer (it doubles when full). The
+// credits keep a leader's requests to a verifier, and so the verifier's
+// replies, to a few at once; protoactor's default, a million, is a 16
+// MB array of interfaces for each peer, which the garbage collector
+// scanned whole on every cycle (most of a verifier's live heap) and
+// first faulted in page by page.
+const writerQueueSize = 64
+
 // baseOptions are the remote settings both sides use. protoactor's
 // endpoint writer packs up to 1,000 messages into one gRPC message, and
 // gRPC refuses one over its receive limit without a word to the sender:
 // with passes of up to MaxRequestBytes, one message a gRPC message keeps
 // each under maxMessageBytes.
 func baseOptions() []remote.ConfigOption {
-	return []remote.ConfigOption{remote.WithEndpointWriterBatchSize(1)}
+	return []remote.ConfigOption{remote.WithEndpointWriterBatchSize(1), remote.WithEndpointWriterQueueSize(writerQueueSize)}
 }

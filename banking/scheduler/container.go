@@ -10,7 +10,18 @@ import "math/bits"
 // Even levels of the tree are min levels (each node is the least of its
 // subtree), odd levels max levels.
 type minMaxHeap struct {
-	items []*pendingTx
+	items []heapItem
+}
+
+// heapItem is a buffered transaction with its order's keys beside it, so
+// that comparing two items reads the heap's own array: a 32k-deep buffer's
+// transactions are scattered in memory, and loading each to compare it
+// cost a cache miss per comparison, about 1 us per pop in a run's profile.
+// The keys do not change while a transaction is in the heap.
+type heapItem struct {
+	priority uint64
+	seq      uint64
+	t        *pendingTx
 }
 
 // precedes reports whether a is scheduled before b: higher priority, then
@@ -20,6 +31,23 @@ func precedes(a, b *pendingTx) bool {
 		return a.priority > b.priority
 	}
 	return a.seq < b.seq
+}
+
+// first reports whether a is scheduled before b (precedes).
+func (a *heapItem) first(b *heapItem) bool {
+	if a.priority != b.priority {
+		return a.priority > b.priority
+	}
+	return a.seq < b.seq
+}
+
+// before orders the heap on a level: on a min level a is before b when it
+// is scheduled after it, on a max level when it is scheduled first.
+func before(a, b *heapItem, maxLevel bool) bool {
+	if maxLevel {
+		return a.first(b)
+	}
+	return b.first(a)
 }
 
 // less orders the heap: a is "less" when it is scheduled after b.
@@ -33,14 +61,14 @@ func isMinLevel(i int) bool { return bits.Len(uint(i+1))%2 == 1 }
 
 func (h *minMaxHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].heapIdx = i
-	h.items[j].heapIdx = j
+	h.items[i].t.heapIdx = i
+	h.items[j].t.heapIdx = j
 }
 
 // Push adds t.
 func (h *minMaxHeap) Push(t *pendingTx) {
 	t.heapIdx = len(h.items)
-	h.items = append(h.items, t)
+	h.items = append(h.items, heapItem{priority: t.priority, seq: t.seq, t: t})
 	h.bubbleUp(t.heapIdx)
 }
 
@@ -48,7 +76,7 @@ func (h *minMaxHeap) Push(t *pendingTx) {
 func (h *minMaxHeap) Remove(t *pendingTx) { h.removeAt(t.heapIdx) }
 
 // Min returns the lowest-priority transaction without removing it.
-func (h *minMaxHeap) Min() *pendingTx { return h.items[0] }
+func (h *minMaxHeap) Min() *pendingTx { return h.items[0].t }
 
 // PopMin removes and returns the lowest-priority transaction.
 func (h *minMaxHeap) PopMin() *pendingTx { return h.removeAt(0) }
@@ -60,19 +88,31 @@ func (h *minMaxHeap) PopMax() *pendingTx {
 		return h.removeAt(len(h.items) - 1)
 	}
 	m := 1
-	if less(h.items[1], h.items[2]) {
+	if h.items[2].first(&h.items[1]) {
 		m = 2
 	}
 	return h.removeAt(m)
 }
 
+// All returns the transactions in the heap, in no order, for a caller
+// that only reads them; it must not Push or remove while it ranges.
+func (h *minMaxHeap) All() func(yield func(*pendingTx) bool) {
+	return func(yield func(*pendingTx) bool) {
+		for i := range h.items {
+			if !yield(h.items[i].t) {
+				return
+			}
+		}
+	}
+}
+
 func (h *minMaxHeap) removeAt(i int) *pendingTx {
-	t := h.items[i]
+	t := h.items[i].t
 	last := len(h.items) - 1
-	moved := h.items[last]
-	h.items[i] = moved
+	moved := h.items[last].t
+	h.items[i] = h.items[last]
 	moved.heapIdx = i
-	h.items[last] = nil
+	h.items[last] = heapItem{}
 	h.items = h.items[:last]
 	t.heapIdx = -1
 	if i < last {
@@ -90,28 +130,23 @@ func (h *minMaxHeap) bubbleUp(i int) {
 		return
 	}
 	p := (i - 1) / 2
-	if isMinLevel(i) {
-		if less(h.items[p], h.items[i]) {
-			h.swap(i, p)
-			h.bubbleUpWith(p, func(a, b *pendingTx) bool { return less(b, a) })
-		} else {
-			h.bubbleUpWith(i, less)
-		}
+	// On a min level an item scheduled first belongs on the max level
+	// above it, and the other way round.
+	maxLevel := !isMinLevel(i)
+	if before(&h.items[p], &h.items[i], maxLevel) {
+		h.swap(i, p)
+		h.bubbleUpWith(p, !maxLevel)
 	} else {
-		if less(h.items[i], h.items[p]) {
-			h.swap(i, p)
-			h.bubbleUpWith(p, less)
-		} else {
-			h.bubbleUpWith(i, func(a, b *pendingTx) bool { return less(b, a) })
-		}
+		h.bubbleUpWith(i, maxLevel)
 	}
 }
 
-// bubbleUpWith moves i up through its grandparents while before(i, g).
-func (h *minMaxHeap) bubbleUpWith(i int, before func(a, b *pendingTx) bool) {
+// bubbleUpWith moves i up through its grandparents, which are on the same
+// kind of level, while it goes before them there.
+func (h *minMaxHeap) bubbleUpWith(i int, maxLevel bool) {
 	for i > 2 {
 		g := ((i-1)/2 - 1) / 2
-		if !before(h.items[i], h.items[g]) {
+		if !before(&h.items[i], &h.items[g], maxLevel) {
 			return
 		}
 		h.swap(i, g)
@@ -119,17 +154,10 @@ func (h *minMaxHeap) bubbleUpWith(i int, before func(a, b *pendingTx) bool) {
 	}
 }
 
-func (h *minMaxHeap) trickleDown(i int) {
-	if isMinLevel(i) {
-		h.trickleDownWith(i, less)
-	} else {
-		h.trickleDownWith(i, func(a, b *pendingTx) bool { return less(b, a) })
-	}
-}
+func (h *minMaxHeap) trickleDown(i int) { h.trickleDownWith(i, !isMinLevel(i)) }
 
-// trickleDownWith restores the heap below i, where before is less on a min
-// level and greater on a max level.
-func (h *minMaxHeap) trickleDownWith(i int, before func(a, b *pendingTx) bool) {
+// trickleDownWith restores the heap below i, i on a max level or not.
+func (h *minMaxHeap) trickleDownWith(i int, maxLevel bool) {
 	n := len(h.items)
 	for {
 		first := 2*i + 1
@@ -139,22 +167,22 @@ func (h *minMaxHeap) trickleDownWith(i int, before func(a, b *pendingTx) bool) {
 		// m: the first (by before) among children and grandchildren.
 		m := first
 		for _, c := range [...]int{first + 1, 2*first + 1, 2*first + 2, 2*(first+1) + 1, 2*(first+1) + 2} {
-			if c < n && before(h.items[c], h.items[m]) {
+			if c < n && before(&h.items[c], &h.items[m], maxLevel) {
 				m = c
 			}
 		}
 		if m > first+1 { // a grandchild
-			if !before(h.items[m], h.items[i]) {
+			if !before(&h.items[m], &h.items[i], maxLevel) {
 				return
 			}
 			h.swap(m, i)
-			if p := (m - 1) / 2; before(h.items[p], h.items[m]) {
+			if p := (m - 1) / 2; before(&h.items[p], &h.items[m], maxLevel) {
 				h.swap(m, p)
 			}
 			i = m
 			continue
 		}
-		if before(h.items[m], h.items[i]) {
+		if before(&h.items[m], &h.items[i], maxLevel) {
 			h.swap(m, i)
 		}
 		return

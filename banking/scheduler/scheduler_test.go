@@ -56,9 +56,9 @@ func TestMinMaxHeap(t *testing.T) {
 		if h.Len() != len(ref) {
 			t.Fatalf("op %d: len %d, want %d", op, h.Len(), len(ref))
 		}
-		for i, p := range h.items {
-			if p.heapIdx != i {
-				t.Fatalf("op %d: item at %d records index %d", op, i, p.heapIdx)
+		for i, it := range h.items {
+			if p := it.t; p.heapIdx != i || it.priority != p.priority || it.seq != p.seq {
+				t.Fatalf("op %d: item at %d records index %d, keys (%d,%d) for (%d,%d)", op, i, p.heapIdx, it.priority, it.seq, p.priority, p.seq)
 			}
 		}
 		if bad := checkHeap(&h); bad >= 0 {
@@ -78,10 +78,10 @@ func checkHeap(h *minMaxHeap) int {
 				if j >= len(h.items) {
 					return -1
 				}
-				if isMinLevel(i) && less(h.items[j], h.items[i]) {
+				if isMinLevel(i) && less(h.items[j].t, h.items[i].t) {
 					return j
 				}
-				if !isMinLevel(i) && less(h.items[i], h.items[j]) {
+				if !isMinLevel(i) && less(h.items[i].t, h.items[j].t) {
 					return j
 				}
 				if r := walk(2*j + 1); r >= 0 {

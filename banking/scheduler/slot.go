@@ -83,7 +83,7 @@ func (s *Scheduler) expire() {
 	// transaction whose lookup tables are past their last usable slot
 	// (deactivated long enough to be closed) can no longer load its
 	// addresses: Agave's scheduler drops it too (alt_invalidation_slot).
-	for _, t := range s.heap.items {
+	for t := range s.heap.All() {
 		if _, ok := s.bank.BlockhashSlot(&t.blockhash); (!ok && !t.nonce) || t.altValid < s.bank.Slot() {
 			s.expired = append(s.expired, t)
 		}

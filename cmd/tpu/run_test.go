@@ -175,6 +175,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--rpc-airdrop-per-recipient", "0"},
 		{"--rpc-airdrop-lamports", "0"},
 		{"--rpc-airdrop-requests", "-1"},
+		{"--pool-warm", "-1"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
 		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash

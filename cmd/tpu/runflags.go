@@ -253,6 +253,9 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	if f.rate < 0 || f.count < 0 || f.duration < 0 {
 		return cfg, errors.New("--rate, --count and --duration must not be negative")
 	}
+	if f.poolWarm < 0 {
+		return cfg, fmt.Errorf("--pool-warm %d: must not be negative (0: warm none)", f.poolWarm)
+	}
 	if !f.noGen && f.duration == 0 && f.count == 0 {
 		return cfg, errors.New("the load generator needs --duration or --count")
 	}
