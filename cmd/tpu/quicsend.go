@@ -53,6 +53,10 @@ func quicIdentities(seed string, n int) []ed25519.PrivateKey {
 // last stream, so that what it queued is delivered before it closes.
 const quicLinger = 250 * time.Millisecond
 
+// quicStall is how long the sender's last sends may wait for stream
+// credit (or a write) after the last transaction is handed out.
+var quicStall = 10 * time.Second // a variable for tests
+
 // errNoQUICConn: every connection attempt failed.
 var errNoQUICConn = errors.New("no QUIC connection to the TPU")
 
@@ -94,13 +98,16 @@ func sendOverQUIC(load *loadgen.Load, sc loadgen.SendConfig, q quicSend) (res lo
 			go func() {
 				defer wg.Done()
 				for tx := range work {
-					sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
-					if c.Send(sctx, tx) == nil {
+					// No context per send: its timer cost the sender a
+					// timer start and stop and four allocations a
+					// transaction (and the leader the GC of them, in
+					// tpu run). A send waits for stream credit as long
+					// as the server withholds it; quicStall bounds it.
+					if c.Send(ctx, tx) == nil {
 						sent.Add(1)
 					} else {
 						bad.Add(1)
 					}
-					scancel()
 				}
 			}()
 		}
@@ -168,7 +175,11 @@ dispatch:
 		}
 	}
 	close(work)
+	// A server that grants no stream credit for quicStall once the last
+	// transaction is handed out fails the sends still waiting.
+	stall := time.AfterFunc(quicStall, cancel)
 	wg.Wait()
+	stall.Stop()
 	res.Sent, res.Elapsed = int(sent.Load()), time.Since(start)
 	// A stream's Close returns once its FIN is queued, not delivered:
 	// closing the connection at once would cut the last streams off.
