@@ -141,24 +141,24 @@ func (p *Pool) put(b *Batch) {
 	}
 }
 
-// violation handles a broken ownership rule: it panics in the invariants
-
 // Warm allocates batches until n are idle (at most MaxIdle) and writes a
 // byte to every page of their packets, so that the first packets read
 // into them do not each take the page fault that maps fresh memory in (a
 // few microseconds on bare metal, tens in some virtual machines; Agave's
 // fetch stage warms its packet recycler likewise). It returns how many
-// batches it allocated, counted in Stats.Allocs and Stats.Warmed.
+// batches it made idle, counted in Stats.Warmed (and Stats.Allocs, with
+// any it made that a concurrent Release left no room for: Stats.Dropped).
 func (p *Pool) Warm(n int) int {
-	p.mu.Lock()
-	want := min(n, p.cfg.MaxIdle) - len(p.idle)
-	p.mu.Unlock()
-	if want <= 0 {
-		return 0
-	}
 	page := os.Getpagesize()
-	made := make([]*Batch, want)
-	for i := range made {
+	made := 0
+	for {
+		p.mu.Lock()
+		room := len(p.idle) < min(n, p.cfg.MaxIdle)
+		p.mu.Unlock()
+		if !room {
+			return made
+		}
+		// Made and touched outside the lock: Get and Release go on.
 		b := &Batch{pkts: make([]Packet, p.cfg.BatchCap), pool: p}
 		for j := range b.pkts {
 			buf := b.pkts[j].Buffer()
@@ -168,17 +168,25 @@ func (p *Pool) Warm(n int) int {
 			buf[len(buf)-1] = 0
 		}
 		poison(b)
-		made[i] = b
+		p.allocs.Add(1)
+		p.mu.Lock()
+		if len(p.idle) < p.cfg.MaxIdle {
+			p.idle = append(p.idle, b)
+			b = nil
+		}
+		p.mu.Unlock()
+		if b != nil {
+			// Releases filled the idle list meanwhile: left to the GC,
+			// as a release beyond MaxIdle is.
+			p.dropped.Add(1)
+			return made
+		}
+		p.warmed.Add(1)
+		made++
 	}
-	p.allocs.Add(uint64(want))
-	p.warmed.Add(uint64(want))
-	p.mu.Lock()
-	room := max(0, p.cfg.MaxIdle-len(p.idle))
-	p.idle = append(p.idle, made[:min(room, want)]...)
-	p.mu.Unlock()
-	return want
 }
 
+// violation handles a broken ownership rule: it panics in the invariants
 // build and is counted otherwise.
 func (p *Pool) violation(b *Batch, what string) {
 	p.doubleReleases.Add(1)

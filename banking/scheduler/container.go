@@ -50,9 +50,6 @@ func before(a, b *heapItem, maxLevel bool) bool {
 	return b.first(a)
 }
 
-// less orders the heap: a is "less" when it is scheduled after b.
-func less(a, b *pendingTx) bool { return precedes(b, a) }
-
 func (h *minMaxHeap) Len() int { return len(h.items) }
 
 // isMinLevel reports whether index i is on a min level: its depth,

@@ -7,7 +7,6 @@ import (
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/banktest"
-	"github.com/tpugo/tpu/banking/runtime"
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/txview"
 )
@@ -131,16 +130,7 @@ func TestDropBuffered(t *testing.T) {
 func TestFullSlotsAndBlockUnits(t *testing.T) {
 	// Ten transfers of the same cost: unit (the blockhash is no part of
 	// it).
-	tx := banktest.TransferTx(t, banking.Hash{}, banktest.Key(0), banktest.Pub(20), 1, txview.SetComputeUnitLimit(300))
-	v, err := txview.Parse(tx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := v.ComputeBudget()
-	if err != nil {
-		t.Fatal(err)
-	}
-	unit := runtime.CostOf(v, cb).Total()
+	unit := estimate(t, banktest.TransferTx(t, banking.Hash{}, banktest.Key(0), banktest.Pub(20), 1, txview.SetComputeUnitLimit(300)))
 	// A block limit that holds 4 of them, not 5.
 	b := banktest.OpenBank(t, bank.Config{Genesis: bank.GenesisConfig{Accounts: 64}, BlockCostLimit: 4*unit + unit/2})
 	defer b.Close()

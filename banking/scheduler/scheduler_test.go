@@ -78,10 +78,10 @@ func checkHeap(h *minMaxHeap) int {
 				if j >= len(h.items) {
 					return -1
 				}
-				if isMinLevel(i) && less(h.items[j].t, h.items[i].t) {
+				if isMinLevel(i) && precedes(h.items[i].t, h.items[j].t) {
 					return j
 				}
-				if !isMinLevel(i) && less(h.items[i].t, h.items[j].t) {
+				if !isMinLevel(i) && precedes(h.items[j].t, h.items[i].t) {
 					return j
 				}
 				if r := walk(2*j + 1); r >= 0 {

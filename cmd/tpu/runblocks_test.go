@@ -43,3 +43,16 @@ func TestBlockLimitNamed(t *testing.T) {
 		t.Errorf("accounting failed")
 	}
 }
+
+// Without a CPU profile (another one runs) the live line still names
+// the block cost limit when most slots filled, and says nothing of a
+// limit otherwise.
+func TestTickWithoutProfileNamesBlockLimit(t *testing.T) {
+	c := &stageCPU{}
+	if got, want := c.tick(10, blockWindow{Slots: 3, Full: 2}), "| limit: the block cost limit, 2 of 3 slots full"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := c.tick(10, blockWindow{Slots: 2, Full: 1}); got != "" {
+		t.Errorf("half the slots full, no profile: got %q, want nothing", got)
+	}
+}
