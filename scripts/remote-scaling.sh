@@ -17,10 +17,11 @@
 # tx/s), and the remote run's passes and their mean size.
 #
 # Both runs lift the block cost limit (BLOCK_COST_LIMIT, default 10^12
-# compute units a slot): the load's transfers cost about 1,714 CU each,
-# so Agave's 60M CU a 400 ms slot caps them at about 87,500 tx/s, which
-# both configurations reach on a quiet machine; the ratio would then
-# measure the limit, not the pipeline. BLOCK_COST_LIMIT=0 keeps Agave's.
+# compute units a slot): the load's transfers cost about 1,690 CU each,
+# so mainnet's 100M CU a 400 ms slot caps them at about 148k tx/s, which
+# the leader with a verifier nearly reaches on a quiet machine; the ratio
+# would then measure the limit, not the pipeline. BLOCK_COST_LIMIT=0
+# keeps mainnet's.
 #
 #   ./scripts/remote-scaling.sh                 # ROUNDS=3 DURATION=10s LEADER_CPU=0 VERIFIER_CPU=1
 #   LEADER_FLAGS='--sigverify-max-pending 4096' ./scripts/remote-scaling.sh
@@ -33,7 +34,7 @@ leader_cpu=${LEADER_CPU:-0}
 verifier_cpu=${VERIFIER_CPU:-1}
 port=${VERIFIER_PORT:-18031}
 leader_flags=${LEADER_FLAGS:-} # more tpu run flags, both runs: e.g. --sigverify-max-pending 4096
-block_cost_limit=${BLOCK_COST_LIMIT:-1000000000000} # 0: Agave's 60M CU a slot
+block_cost_limit=${BLOCK_COST_LIMIT:-1000000000000} # 0: mainnet's 100M CU a slot
 
 work=$(mktemp -d)
 verifier_pid=
@@ -58,9 +59,9 @@ else
 fi
 
 if [ "$block_cost_limit" = 0 ]; then
-	echo "== block cost limit: Agave's 60M CU a slot (about 87,500 of the load's transfers a second)"
+	echo "== block cost limit: mainnet's 100M CU a slot (about 148k of the load's transfers a second)"
 else
-	echo "== block cost limit: $block_cost_limit CU a slot (lifted: BLOCK_COST_LIMIT=0 keeps Agave's 60M)"
+	echo "== block cost limit: $block_cost_limit CU a slot (lifted: BLOCK_COST_LIMIT=0 keeps mainnet's 100M)"
 fi
 
 # run NAME ARGS...: one tpu run of $duration, closed-loop; prints its tx/s.

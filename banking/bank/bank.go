@@ -18,15 +18,20 @@ import (
 // Solana's MAX_PROCESSING_AGE.
 const MaxProcessingAge = 150
 
-// A slot's cost limits (Agave cost-model block_cost_limits.rs).
+// A slot's cost limits, as mainnet-beta enforces them (Agave cost-model
+// block_cost_limits.rs and runtime slot_params.rs). Two feature gates
+// set them there: raise_account_cu_limit (SIMD-0306: a writable account
+// may use 40% of the block), active on every cluster, and
+// raise_block_limits_to_100m (SIMD-0286), active on mainnet-beta since
+// epoch 1009 (slot 435,888,000, August 2026). Before SIMD-0286 they were
+// 60M and 24M; before SIMD-0306, 60M and 12M.
 const (
-	// DefaultBlockCostLimit is MAX_BLOCK_UNITS: the most compute units a
-	// block may hold.
-	DefaultBlockCostLimit = 60_000_000
-	// DefaultAccountCostLimit is MAX_WRITABLE_ACCOUNT_UNITS: the most
-	// compute units the transactions writing one account may use in a
-	// block.
-	DefaultAccountCostLimit = 12_000_000
+	// DefaultBlockCostLimit is MAX_BLOCK_UNITS_SIMD_0286: the most
+	// compute units a block may hold.
+	DefaultBlockCostLimit = 100_000_000
+	// DefaultAccountCostLimit is 40% of it: the most compute units the
+	// transactions writing one account may use in a block.
+	DefaultAccountCostLimit = DefaultBlockCostLimit * 4 / 10
 )
 
 // Config configures a Bank.
@@ -41,11 +46,11 @@ type Config struct {
 	// its seed must match the ledger's.
 	Genesis GenesisConfig
 	// BlockCostLimit is the most compute units a slot may hold. Zero
-	// means DefaultBlockCostLimit (60M).
+	// means DefaultBlockCostLimit (100M).
 	BlockCostLimit uint64
 	// AccountCostLimit is the most compute units the transactions writing
 	// one account may use in a slot. Zero means DefaultAccountCostLimit
-	// (12M).
+	// (40M).
 	AccountCostLimit uint64
 	// Reset deletes the ledger in Dir before opening it, after taking its
 	// lock (so never one another process holds), and only if Dir holds a

@@ -88,3 +88,17 @@ func TestGenesisOldProgramAccounts(t *testing.T) {
 		t.Errorf("capitalization %d, want %d", got, want)
 	}
 }
+
+// TestDefaultCostLimits: a bank opened without limits enforces
+// mainnet-beta's, SIMD-0286's 100M compute units a block and SIMD-0306's
+// 40% of it for the transactions writing one account; set ones stay.
+func TestDefaultCostLimits(t *testing.T) {
+	block, account := openBank(t, Config{}).CostLimits()
+	if block != 100_000_000 || account != 40_000_000 {
+		t.Fatalf("default limits %d / %d, want 100M / 40M", block, account)
+	}
+	block, account = openBank(t, Config{BlockCostLimit: 7, AccountCostLimit: 3}).CostLimits()
+	if block != 7 || account != 3 {
+		t.Fatalf("set limits %d / %d, want 7 / 3", block, account)
+	}
+}

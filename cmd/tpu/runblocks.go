@@ -11,9 +11,9 @@ import (
 // the slots that ended, those whose block filled (a transaction found no
 // room under the block cost limit), and the compute units charged. When
 // most blocks fill, the block cost limit bounds the run's rate, whatever
-// the pipeline's speed: with Agave's 60M units in a 400 ms slot, about
-// 89k a second of the load generator's transfers (about 1,690 units
-// each, as a run's blocks were charged).
+// the pipeline's speed: with mainnet's 100M units in a 400 ms slot,
+// about 148k a second of the load generator's transfers (about 1,690
+// units each, as a run's blocks were charged).
 type blockWindow struct {
 	Slots uint64 `json:"slots"`
 	Full  uint64 `json:"full_slots"`

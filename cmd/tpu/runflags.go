@@ -143,7 +143,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.slotTime, "slot-time", stages.DefaultSlotTime, fmt.Sprintf("the slot clock's period (at least %v)", stages.MinSlotTime))
 	fs.StringVar(&f.syncMode, "sync", "sync", "ledger commits: sync (fsync each slot) or nosync")
 	fs.BoolVar(&f.txHistory, "tx-history", false, "keep each committed transaction and its meta in the ledger, for getTransaction and getSignaturesForAddress (default: on with --no-gen, off with the load generator, whose throughput it costs)")
-	fs.Uint64Var(&f.blockCostLimit, "block-cost-limit", 0, "compute units per slot (0: Agave's 60M); lower it to make transactions wait in the buffer")
+	fs.Uint64Var(&f.blockCostLimit, "block-cost-limit", 0, "compute units per slot (0: mainnet's 100M, SIMD-0286); lower it to make transactions wait in the buffer")
 	fs.Float64Var(&f.traceSample, "trace-sample", 0, "fraction of batches whose spans are recorded (0: metrics only)")
 	fs.IntVar(&f.tracerEvery, "tracer-every", 0, "flag one packet in N as a tracer, recorded end to end (0: none)")
 	fs.StringVar(&f.traceOut, "trace-out", "", "write spans to this file, JSON lines (read with tpu trace analyze)")
