@@ -53,7 +53,7 @@ func BenchmarkPass(b *testing.B) {
 // keeps one pass in flight, BenchmarkHopCPU one or two), and a
 // two-worker Verifier here; and the packet pool.
 func passBench(b *testing.B) (*Dispatcher, *sigverify.Verifier, *packet.Pool) {
-	s := startChild(b, "honest")
+	s := startChild(b, "honest", quietEnv+"=1")
 	x := startLeader(b, LeaderConfig{Verifiers: []string{s.addr}, Credits: 2})
 	waitFor(b, "the verifier in service", func() bool { return x.Stats().Verifiers == 1 })
 	v, err := sigverify.NewVerifier(sigverify.VerifyConfig{Workers: 2})

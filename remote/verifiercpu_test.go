@@ -28,7 +28,7 @@ func BenchmarkVerifierCPU(b *testing.B) {
 	if isolatedBench(b) {
 		return
 	}
-	s := startChild(b, "one", "GOMAXPROCS=1")
+	s := startChild(b, "one", "GOMAXPROCS=1", quietEnv+"=1")
 	pid := s.cmd.Process.Pid
 	if _, ok := childCPU(pid); !ok {
 		b.Skip("no per-thread CPU times in /proc here")
