@@ -21,11 +21,13 @@ import (
 // generated VerifyRequest took a copy into fresh slices, then
 // proto.Marshal another into a fresh buffer, each pass.
 //
-// Ownership: buf is read by the leader's endpoint writer until gRPC has
-// encoded the message, which is before the verifier can reply to it.
-// So an encoded whose pass was answered may be reused; one whose pass
-// was redone for lack of an answer may still wait in the writer's
-// mailbox, and is left to the garbage collector.
+// Ownership: buf is read by the leader's endpoint writer and gRPC's
+// transport until gRPC has written the message to its connection (the
+// codec sends buf from where it lies, marshalSpliced), which is before
+// the verifier can have read it, hence before it can reply to it. So an
+// encoded whose pass was answered may be reused; one whose pass was
+// redone for lack of an answer may still wait in the writer's mailbox
+// or gRPC's, and is left to the garbage collector.
 type encoded struct {
 	protoreflect.Message // an empty VerifyRequest's, shared: read only
 	buf                  []byte

@@ -12,7 +12,9 @@ import (
 
 // linkCodec is gRPC's proto codec, on the remote's links only
 // (grpc.ForceCodecV2, grpc.ForceServerCodecV2), but for its buffers: it
-// takes them from linkPool, which does not clear them. gRPC's default
+// takes them from linkPool, which does not clear them; and a pass's
+// request it sends from the leader's own buffer (marshalSpliced), not
+// copied into one of gRPC's. gRPC's default
 // pool clears every buffer it hands out, whole: a pass of a few hundred
 // kilobytes, marshalled into a 1 MiB buffer, cost a megabyte of
 // clearing on each side, more than copying the pass did. A marshal or a
@@ -27,6 +29,15 @@ func (linkCodec) Marshal(v any) (mem.BufferSlice, error) {
 	if !ok {
 		return nil, fmt.Errorf("remote: codec: %T is not a proto.Message", v)
 	}
+	if out, ok, err := marshalSpliced(v); ok || err != nil {
+		return out, err
+	}
+	return marshalCopy(m)
+}
+
+// marshalCopy encodes m into a buffer of linkPool, as gRPC's own codec
+// does into its pool's.
+func marshalCopy(m proto.Message) (mem.BufferSlice, error) {
 	// Size then UseCachedSize, as gRPC's own codec does: the sizes are
 	// computed once.
 	size := proto.Size(m)
