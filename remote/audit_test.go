@@ -49,7 +49,7 @@ func TestAuditFindsTheFirstWrongVerdict(t *testing.T) {
 	defer b2.Release()
 	fill(t, b1, 0, 60, 0)
 	fill(t, b2, 60, 60, 1232)
-	pkts, _ := livePackets(b1, b2)
+	pkts, _, _ := livePackets(b1, b2)
 	vs := truth(a.verifier.Backend(), pkts)
 	bad := 0
 	for _, v := range vs {
@@ -87,7 +87,7 @@ func TestAuditRate(t *testing.T) {
 	b := pool.Get()
 	defer b.Release()
 	fill(t, b, 0, 64, 0)
-	pkts, _ := livePackets(b)
+	pkts, _, _ := livePackets(b)
 	a := newTestAuditor(t, 0.25)
 	vs := truth(a.verifier.Backend(), pkts)
 	if n, _ := newTestAuditor(t, 0).check(pkts, vs); n != 0 {
@@ -121,7 +121,7 @@ func BenchmarkAudit(b *testing.B) {
 	src, bs, reset := passBatches(b, pool, 16)
 	defer releasePass(src, bs)
 	reset()
-	pkts, _ := livePackets(bs...)
+	pkts, _, _ := livePackets(bs...)
 	var vs []byte
 	for _, rate := range []float64{0.01, 0.1} {
 		a := newTestAuditor(b, rate)

@@ -25,9 +25,9 @@ func BenchmarkCheck(b *testing.B) {
 	for _, batches := range []int{1, 16} {
 		src, bs, reset := passBatches(b, pool, batches)
 		reset()
-		pkts, data := livePackets(bs...)
+		pkts, data, sizes := livePackets(bs...)
 		e := newEncoded()
-		e.encode(1, pkts, data, traceCtx{id: 1}.sc())
+		e.encode(1, pkts, data, sizes, traceCtx{id: 1}.sc())
 		raw := append([]byte(nil), e.buf...)
 		for _, what := range []string{"check", "verify"} {
 			b.Run(fmt.Sprintf("packets=%d/what=%s", 64*batches, what), func(b *testing.B) {

@@ -62,16 +62,30 @@ var encodedMethods = protoiface.Methods{
 	},
 }
 
+// collect appends the live packets of batches to pkts, and returns it
+// with the sum of their sizes (data) and of their sizes' varints
+// (sizes): what encode needs to lay the request out.
+func collect(pkts []*packet.Packet, batches []*packet.Batch) (_ []*packet.Packet, data, sizes int) {
+	for _, b := range batches {
+		for i := range b.Packets() {
+			if p := b.At(i); !p.Discarded() {
+				pkts = append(pkts, p)
+				data += int(p.Meta.Size)
+				sizes += protowire.SizeVarint(uint64(p.Meta.Size))
+			}
+		}
+	}
+	return pkts, data, sizes
+}
+
 // encode makes buf the VerifyRequest of pass id carrying pkts (their
 // bytes back to back, sizes and layouts) and sc as the verifier span's
 // parent, byte for byte what proto.Marshal makes of that VerifyRequest
-// built field by field. data is the sum of pkts' sizes. It reads the
-// packets' bytes; it keeps no reference to them.
-func (e *encoded) encode(id uint64, pkts []*packet.Packet, data int, sc trace.SpanContext) {
-	sizes := 0
-	for _, p := range pkts {
-		sizes += protowire.SizeVarint(uint64(p.Meta.Size))
-	}
+// built field by field. data and sizes are collect's sums for pkts. It
+// reads the packets' bytes, once each, in one sweep that writes the
+// three fields at once (their lengths are known beforehand); it keeps
+// no reference to them.
+func (e *encoded) encode(id uint64, pkts []*packet.Packet, data, sizes int, sc trace.SpanContext) {
 	layouts := len(pkts) * txview.LayoutSize
 	// 64: the tags and lengths, the trace context's 16 + 8 bytes and
 	// flags, with room to spare.
@@ -87,18 +101,20 @@ func (e *encoded) encode(id uint64, pkts []*packet.Packet, data int, sc trace.Sp
 	if len(pkts) > 0 {
 		b = protowire.AppendTag(b, 2, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(data))
-		for _, p := range pkts {
-			b = append(b, p.Data()...)
-		}
+		d := len(b) // the packets' bytes
+		b = b[:d+data]
 		b = protowire.AppendTag(b, 3, protowire.BytesType) // packed
 		b = protowire.AppendVarint(b, uint64(sizes))
-		for _, p := range pkts {
-			b = protowire.AppendVarint(b, uint64(p.Meta.Size))
-		}
+		s := len(b) // their sizes
+		b = b[:s+sizes]
 		b = protowire.AppendTag(b, 4, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(layouts))
+		l := len(b) // their layouts
+		b = b[:l+layouts]
 		for _, p := range pkts {
-			b = append(b, p.Meta.Parsed[:]...)
+			d += copy(b[d:], p.Data())
+			s = len(protowire.AppendVarint(b[:s], uint64(p.Meta.Size)))
+			l += copy(b[l:], p.Meta.Parsed[:])
 		}
 	}
 	if sc.IsValid() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tpugo/tpu/packet"
@@ -27,19 +28,11 @@ func referenceRequest(id uint64, pkts []*packet.Packet, sc trace.SpanContext) *w
 	return req
 }
 
-// livePackets parses bs and returns their live packets and the sum of
-// their sizes.
-func livePackets(bs ...*packet.Batch) (pkts []*packet.Packet, data int) {
+// livePackets parses bs and returns their live packets and collect's
+// sums.
+func livePackets(bs ...*packet.Batch) (pkts []*packet.Packet, data, sizes int) {
 	sigverify.Parse(bs...)
-	for _, b := range bs {
-		for i := range b.Packets() {
-			if p := b.At(i); !p.Discarded() {
-				pkts = append(pkts, p)
-				data += int(p.Meta.Size)
-			}
-		}
-	}
-	return pkts, data
+	return collect(nil, bs)
 }
 
 // TestEncodeMatchesProto: encode's bytes are proto.Marshal's of the same
@@ -55,7 +48,7 @@ func TestEncodeMatchesProto(t *testing.T) {
 	defer big.Release()
 	fill(t, small, 0, 9, 0)    // transfers of about 200 bytes, bad signatures, garbage
 	fill(t, big, 100, 6, 1232) // the largest packets
-	pkts, data := livePackets(small, big)
+	pkts, data, sizes := livePackets(small, big)
 	if len(pkts) != 10 {
 		t.Fatalf("%d live packets, want 10", len(pkts))
 	}
@@ -76,14 +69,15 @@ func TestEncodeMatchesProto(t *testing.T) {
 		{"one packet", 3, pkts[:1], flagged},
 		{"largest only", 4, pkts[len(pkts)-1:], trace.SpanContext{}},
 	} {
-		d := 0
+		d, s := 0, 0
 		for _, p := range c.pkts {
 			d += int(p.Meta.Size)
+			s += len(protowire.AppendVarint(nil, uint64(p.Meta.Size)))
 		}
-		if len(c.pkts) == len(pkts) && d != data {
-			t.Fatalf("%s: data %d, want %d", c.name, d, data)
+		if len(c.pkts) == len(pkts) && (d != data || s != sizes) {
+			t.Fatalf("%s: collect's sums %d and %d, want %d and %d", c.name, data, sizes, d, s)
 		}
-		e.encode(c.id, c.pkts, d, c.sc)
+		e.encode(c.id, c.pkts, d, s, c.sc)
 		ref := referenceRequest(c.id, c.pkts, c.sc)
 		want, err := proto.MarshalOptions{Deterministic: true}.Marshal(ref)
 		if err != nil {
@@ -114,7 +108,7 @@ func TestEncodeMatchesProto(t *testing.T) {
 		}
 	}
 	// Appending to a buffer (a caller's MarshalAppend) copies after it.
-	e.encode(2, pkts, data, flagged)
+	e.encode(2, pkts, data, sizes, flagged)
 	out, err := proto.MarshalOptions{}.MarshalAppend([]byte{1, 2}, e)
 	if err != nil || !bytes.Equal(out[:2], []byte{1, 2}) || !bytes.Equal(out[2:], e.buf) {
 		t.Errorf("MarshalAppend: %v, %d bytes", err, len(out))
@@ -128,11 +122,31 @@ func TestEncodeNoAllocs(t *testing.T) {
 	b := pool.Get()
 	defer b.Release()
 	fill(t, b, 0, 64, 0)
-	pkts, data := livePackets(b)
+	pkts, data, sizes := livePackets(b)
 	sc := traceCtx{id: 3}.sc()
 	e := newEncoded()
-	e.encode(1, pkts, data, sc)
-	if n := testing.AllocsPerRun(100, func() { e.encode(2, pkts, data, sc) }); n != 0 {
+	e.encode(1, pkts, data, sizes, sc)
+	if n := testing.AllocsPerRun(100, func() { e.encode(2, pkts, data, sizes, sc) }); n != 0 {
 		t.Errorf("encode: %v allocations, want 0", n)
 	}
+}
+
+// BenchmarkEncode is TryStart's work on a 1,024-packet pass after the
+// parse: its live packets collected, the request encoded into a buffer
+// used before.
+func BenchmarkEncode(b *testing.B) {
+	pool := newPool(b)
+	src, bs, reset := passBatches(b, pool, 16)
+	defer releasePass(src, bs)
+	reset()
+	sigverify.Parse(bs...)
+	e := newEncoded()
+	var pkts []*packet.Packet
+	b.ReportAllocs()
+	for b.Loop() {
+		var data, sizes int
+		pkts, data, sizes = collect(pkts[:0], bs)
+		e.encode(1, pkts, data, sizes, trace.SpanContext{})
+	}
+	b.SetBytes(int64(len(e.buf)))
 }

@@ -209,15 +209,8 @@ func (x *Dispatcher) TryStart(batches []*packet.Batch, span trace.SpanContext, d
 	}
 	sigverify.Parse(batches...)
 	j := x.getJob()
-	data := 0
-	for _, b := range batches {
-		for i := range b.Packets() {
-			if p := b.At(i); !p.Discarded() {
-				j.pkts = append(j.pkts, p)
-				data += int(p.Meta.Size)
-			}
-		}
-	}
+	var data, sizes int
+	j.pkts, data, sizes = collect(j.pkts, batches)
 	n := len(j.pkts)
 	size := data + n*(txview.LayoutSize+3) // 3: a size's varint
 	if size > MaxRequestBytes-1024 {       // the request's other fields
@@ -234,7 +227,7 @@ func (x *Dispatcher) TryStart(batches []*packet.Batch, span trace.SpanContext, d
 	}
 	x.nextID++
 	j.id, j.batches, j.done = x.nextID, batches, done
-	j.req.encode(j.id, j.pkts, data, span)
+	j.req.encode(j.id, j.pkts, data, sizes, span)
 	x.sent.Add(1)
 	x.packets.Add(uint64(n))
 	x.pending.Add(1)
