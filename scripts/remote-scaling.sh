@@ -23,7 +23,14 @@
 # would then measure the limit, not the pipeline. BLOCK_COST_LIMIT=0
 # keeps mainnet's.
 #
+# PERF=1 also records each leader with perf for PERF_SECONDS (default 3),
+# from a second into the load, and prints its CPU a transaction by
+# bucket (perf_buckets): the hop's own code, the runtime, the audit, the
+# parse, the checks, the rest. The hop's share is its bucket (and the
+# runtime's excess over the local run's) against the local run's checks.
+#
 #   ./scripts/remote-scaling.sh                 # ROUNDS=3 DURATION=10s LEADER_CPU=0 VERIFIER_CPU=1
+#   PERF=1 DURATION=6s ./scripts/remote-scaling.sh
 #   LEADER_FLAGS='--sigverify-max-pending 4096' ./scripts/remote-scaling.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +42,9 @@ verifier_cpu=${VERIFIER_CPU:-1}
 port=${VERIFIER_PORT:-18031}
 leader_flags=${LEADER_FLAGS:-} # more tpu run flags, both runs: e.g. --sigverify-max-pending 4096
 block_cost_limit=${BLOCK_COST_LIMIT:-1000000000000} # 0: mainnet's 100M CU a slot
+perf=${PERF:-0}                  # 1: perf record each leader (needs perf and python3)
+perf_seconds=${PERF_SECONDS:-3} # how long, from a second into the load: under DURATION less 1 s
+perf_hz=${PERF_HZ:-1999}
 
 work=$(mktemp -d)
 verifier_pid=
@@ -47,10 +57,10 @@ trap cleanup EXIT
 echo "== building tpu"
 go build -o "$work/tpu" ./cmd/tpu
 
-pin() { # pin CPU CMD...: run CMD on core CPU if taskset is here
+pin() { # pin CPU CMD...: exec CMD on core CPU if taskset is here (run it in the background: $! is then CMD)
 	local cpu=$1
 	shift
-	if command -v taskset >/dev/null; then taskset -c "$cpu" "$@"; else "$@"; fi
+	if command -v taskset >/dev/null; then exec taskset -c "$cpu" "$@"; else exec "$@"; fi
 }
 if command -v taskset >/dev/null; then
 	echo "== pinned: leader on core $leader_cpu, verifier on core $verifier_cpu ($(nproc) cores here)"
@@ -72,7 +82,16 @@ run() {
 	pin "$leader_cpu" "$work/tpu" run --gomaxprocs 1 --duration "$duration" --sync nosync \
 		--block-cost-limit "$block_cost_limit" $leader_flags \
 		--ledger "$work/ledger" --reset --tpu-addr 127.0.0.1:0 --rpc-addr "" --ws-addr "" \
-		--summary-json "$work/$name.json" "$@" >"$work/$name.out" 2>"$work/$name.err" || {
+		--summary-json "$work/$name.json" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+	local leader=$!
+	if [ "$perf" = 1 ]; then
+		# From a second into the load, for PERF_SECONDS: the leader's
+		# stacks, sampled on its CPU time.
+		until grep -q "sending for" "$work/$name.err" 2>/dev/null || ! kill -0 "$leader" 2>/dev/null; do sleep 0.1; done
+		sleep 1
+		perf record -q -e cpu-clock -F "$perf_hz" -g -p "$leader" -o "$work/$name.perf" -- sleep "$perf_seconds" >/dev/null 2>&1 || true
+	fi
+	wait "$leader" || {
 		echo "tpu run ($name) failed:" >&2
 		tail -20 "$work/$name.err" >&2
 		exit 1
@@ -95,6 +114,47 @@ run() {
 	if [ -n "$passes" ] && [ "$passes" -gt 0 ]; then
 		echo -n "$passes passes of $((packets / passes)) packets " >>"$work/$name.figures"
 	fi
+	if [ "$perf" = 1 ] && [ -s "$work/$name.perf" ]; then
+		local tps
+		tps=$(sed -n 's/^  "tps": \([0-9.e+]*\),*$/\1/p' "$work/$name.json")
+		echo -n "perf $(perf script -i "$work/$name.perf" -F comm,ip,sym 2>/dev/null | perf_buckets "$tps") " >>"$work/$name.figures"
+	fi
+}
+
+# perf_buckets TPS: perf script's stacks on stdin, each sample put in the
+# first bucket whose frames it has (the parse, before the checks or in
+# them; the audit; the hop: the remote package, protoactor's remote,
+# gRPC, HTTP/2; the signature checks, with SHA-512's assembly, below
+# which perf loses the stack; the runtime: no Go frame outside it, i.e.
+# sysmon and the scheduler's sleeps and wake-ups; the rest), printed as
+# microseconds of leader CPU a transaction at TPS over PERF_SECONDS.
+perf_buckets() {
+	python3 -c '
+import re, sys
+tps, hz, secs = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+order = ["hop", "runtime", "audit", "parse", "checks", "rest"]
+n = dict.fromkeys(order, 0)
+def bucket(st):
+    s = " ".join(st)
+    if "sigverify.Parse" in s or "sigverify.parse" in s: return "parse"
+    if "auditor" in s: return "audit"
+    if re.search(r"tpu/remote\.|protoactor-go/remote|google\.golang\.org/grpc|x/net/http2", s): return "hop"
+    if re.search(r"sigverify\.\(\*Verifier\)|lanesBackend|sigverify\.check", s): return "checks"
+    if "sha512.block" in s and "tpugo" not in s: return "checks"
+    if not [f for f in st if re.match(r"[a-z0-9.]+/", f) and not f.startswith("internal/runtime")]: return "runtime"
+    return "rest"
+st = []
+for line in sys.stdin:
+    if not line.strip():
+        if st: n[bucket(st)] += 1
+        st = []
+    elif line[0] in " \t":
+        p = line.split(None, 1)
+        st.append(p[1].strip() if len(p) > 1 else "")
+if st: n[bucket(st)] += 1
+tx = tps * secs
+print(" ".join("%s %.3f" % (k, n[k] / hz / tx * 1e6) for k in order) + " us/tx")
+' "$1" "$perf_hz" "$perf_seconds"
 }
 
 # proc_cpu PID: the process's CPU so far, in clock ticks (user + system).
