@@ -178,6 +178,11 @@ for r in $(seq 1 "$rounds"); do
 		grep -q "verifier serving" "$work/verifier-$r.err" 2>/dev/null && break
 		sleep 0.1
 	done
+	if ! kill -0 "$verifier_pid" 2>/dev/null || ! grep -q "verifier serving" "$work/verifier-$r.err"; then
+		echo "tpu verifier did not start (port $port taken? VERIFIER_PORT sets it):" >&2
+		tail -20 "$work/verifier-$r.err" >&2
+		exit 1
+	fi
 	v0=$(proc_cpu "$verifier_pid")
 	remote_tps+=("$(run "remote-$r" --verifiers "127.0.0.1:$port" --sigverify-local=false)")
 	v1=$(proc_cpu "$verifier_pid")
