@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/tpugo/tpu/trace/procstats"
 )
 
 // busyLoad is a fixed CPU-bound load for BenchmarkHopCPU's where=busy:
@@ -32,10 +34,10 @@ func startBusy() *busyLoad {
 	go func() {
 		defer close(l.done)
 		for !l.stop.Load() {
-			t0, _ := threadCPU()
+			t0, _ := procstats.ThreadCPU()
 			sum := sha256.Sum256(busyInput)
 			busyInput[0] ^= sum[0] // the result is used: the unit is not optimised away
-			t1, _ := threadCPU()
+			t1, _ := procstats.ThreadCPU()
 			l.spent.Add(int64(t1 - t0))
 			l.units.Add(1)
 			runtime.Gosched()

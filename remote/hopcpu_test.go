@@ -8,6 +8,7 @@ import (
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace/procstats"
 )
 
 // BenchmarkHopCPU measures the leader's CPU for a pass sent to a
@@ -33,7 +34,8 @@ import (
 // monitor backs off; the network is polled when the monitor does it,
 // every 10 ms, so ns/op says nothing there. where=parse is the parse
 // alone (sigverify.Parse), which a pass checked here pays too: the
-// hop's own cost is the remote figure less it. No audit (its cost is the audit fraction of the local figure). For
+// hop's own cost is the remote figure less it. No audit (its cost is
+// the audit fraction of the local figure). For
 // where=remote and local the batches are cloned between operations,
 // outside the measured CPU but not outside ns/op (testing.B's
 // StopTimer and StartTimer read the memory statistics, which stops the
@@ -119,7 +121,7 @@ func BenchmarkHopCPU(b *testing.B) {
 			reset()
 			reset2()
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			if _, ok := threadCPU(); !ok {
+			if _, ok := procstats.ThreadCPU(); !ok {
 				b.Skip("no thread CPU clock here")
 			}
 			rounds := min(busyRounds, b.N)

@@ -212,8 +212,8 @@ func (x *Dispatcher) TryStart(batches []*packet.Batch, span trace.SpanContext, d
 	var data, sizes int
 	j.pkts, data, sizes = collect(j.pkts, batches)
 	n := len(j.pkts)
-	size := data + n*(txview.LayoutSize+3) // 3: a size's varint
-	if size > MaxRequestBytes-1024 {       // the request's other fields
+	size := data + sizes + n*txview.LayoutSize
+	if size > MaxRequestBytes-1024 { // the request's other fields
 		x.putJob(j)
 		x.free.Add(1)
 		x.tooBig.Add(1)

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // childCPU returns the CPU time process pid's threads have run so far
@@ -35,14 +33,4 @@ func childCPU(pid int) (time.Duration, bool) {
 		sum += time.Duration(ns)
 	}
 	return sum, true
-}
-
-// threadCPU returns the calling thread's CPU time so far
-// (CLOCK_THREAD_CPUTIME_ID), and whether it could read it.
-func threadCPU() (time.Duration, bool) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0, false
-	}
-	return time.Duration(ts.Nano()), true
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tpugo/tpu/banking/scheduler"
 	"github.com/tpugo/tpu/packet"
+	"github.com/tpugo/tpu/trace/procstats"
 )
 
 // Recorder is the banking trace: told of every call to banking's driver
@@ -57,7 +58,7 @@ type fanout struct {
 // m goes to banking (carrying banking's copy in copy mode).
 func (f *fanout) send(m *BatchMsg) {
 	t0 := time.Now()
-	c0, ok := threadCPU()
+	c0, ok := procstats.ThreadCPU()
 	defer f.timed(t0, c0, ok)
 	b := m.Batch
 	if f.copy {
@@ -118,7 +119,7 @@ func stepTime(t0 time.Time, c0 time.Duration, ok bool) (d time.Duration, clocked
 	if !ok {
 		return wall, false
 	}
-	c1, ok := threadCPU()
+	c1, ok := procstats.ThreadCPU()
 	if d := c1 - c0; ok && d >= 0 && d <= wall {
 		return d, true
 	}

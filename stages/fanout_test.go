@@ -12,6 +12,7 @@ import (
 
 	"github.com/tpugo/tpu/packet"
 	"github.com/tpugo/tpu/packet/mmsg"
+	"github.com/tpugo/tpu/trace/procstats"
 )
 
 func fullBatch(t *testing.T, pool *packet.Pool, n int) *packet.Batch {
@@ -307,7 +308,7 @@ func BenchmarkFanout(b *testing.B) {
 					// waits for a core, the CPU time only the work.
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
-					c0, ok := threadCPU()
+					c0, ok := procstats.ThreadCPU()
 					n := 0
 					for b.Loop() {
 						src.Retain()
@@ -315,7 +316,7 @@ func BenchmarkFanout(b *testing.B) {
 						f.send(m)
 						n++
 					}
-					if c1, ok1 := threadCPU(); ok && ok1 && n > 0 {
+					if c1, ok1 := procstats.ThreadCPU(); ok && ok1 && n > 0 {
 						b.ReportMetric(float64(c1-c0)/float64(n), "cpu-ns/op")
 					}
 					src.Release()

@@ -3,6 +3,7 @@ package procstats
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 var sink [][]byte
@@ -51,6 +52,41 @@ func TestArithmetic(t *testing.T) {
 		}
 		if g := tc.s.GCPercent(); g != tc.gc {
 			t.Errorf("%+v.GCPercent() = %v, want %v", tc.s, g, tc.gc)
+		}
+	}
+}
+
+// TestThreadCPU: the thread's clock counts the CPU the thread spends
+// and not the time it sleeps.
+func TestThreadCPU(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0, ok := ThreadCPU()
+	if !ok {
+		if runtime.GOOS == "linux" {
+			t.Fatal("no thread CPU clock on linux")
+		}
+		t.Skip("no thread CPU clock on " + runtime.GOOS)
+	}
+	time.Sleep(50 * time.Millisecond)
+	c1, _ := ThreadCPU()
+	if d := c1 - c0; d < 0 || d > 10*time.Millisecond {
+		t.Fatalf("a 50 ms sleep counted %v of the thread's CPU", d)
+	}
+	// Spin until the clock has counted 20 ms (on a loaded machine that
+	// takes longer than 20 ms of wall time), within a generous bound.
+	deadline := time.Now().Add(10 * time.Second)
+	x := uint64(1)
+	for {
+		for range 1 << 16 {
+			x = x*6364136223846793005 + 1
+		}
+		c2, _ := ThreadCPU()
+		if c2-c1 >= 20*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spinning for 10 s counted %v of the thread's CPU (x %d)", c2-c1, x)
 		}
 	}
 }
