@@ -111,8 +111,7 @@ func (d *dispatcher) Receive(ctx actor.Context) {
 		if j := d.jobs[msg.id]; j != nil {
 			d.count(func(st *Stats) { st.Timeouts++ })
 			d.x.cfg.Logger.Warn("remote verifier: no verdicts in time; out of service until it answers", "verifier", j.w.addr, "timeout", d.x.cfg.Timeout)
-			d.redo(j)
-			d.down(j.w)
+			d.redoDown(j)
 		}
 	case joinMsg:
 		p := d.peers[msg.addr]
@@ -227,6 +226,16 @@ func (d *dispatcher) redo(j *job) {
 	d.checkHere(j)
 }
 
+// redoDown takes j's verifier out of service, then checks j here. In
+// that order: once j ends, its caller's Wait returns, and what it reads
+// of Stats must already show the verifier gone.
+func (d *dispatcher) redoDown(j *job) {
+	w := j.w
+	d.release(j)
+	d.down(w)
+	d.checkHere(j)
+}
+
 // checkHere checks j's batches here and ends it: the live packets were
 // parsed by TryStart, no verdict of a verifier applied.
 func (d *dispatcher) checkHere(j *job) {
@@ -262,8 +271,7 @@ func (d *dispatcher) reply(r *wire.VerifyReply) {
 		d.x.cfg.Logger.Error("remote verifier: a verdict failed the audit; cut off", "verifier", w.addr, "packet", bad)
 		d.count(func(st *Stats) { st.Lied++; st.Liars++ })
 		w.cut = true
-		d.redo(j)
-		d.down(w)
+		d.redoDown(j)
 		return
 	}
 	d.release(j)
