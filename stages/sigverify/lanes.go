@@ -14,20 +14,32 @@ import (
 //     nor R is one of the 14 encodings of a small-order point
 //     (smallOrder), the byte tests the other backends use;
 //   - k = SHA-512(R || A || msg) mod L over the bytes as given;
-//   - A is decompressed in all lanes at once as dalek does (decompress);
-//   - [k](-A) + [S]B by signed windows and shared doublings: k in radix
-//     16 with the multiples of -A built per lane, S in radix 256 with
-//     [1]B ... [128]B built at init (baseTable), so half as many
-//     additions of B as of -A;
-//   - the result is encoded canonically and compared with R's bytes with
-//     y reduced mod p. That is dalek's comparison as points without
-//     decompressing R: the result is a point, so its encoding equals R's
-//     reduced bytes exactly when R decompresses to it (x = 0, where the
-//     sign bit would not matter, only at y = 1 and y = -1, small order).
+//   - k is split (splitK) into c = d k mod 8L with d odd, both about
+//     2^127.5, and e = d S mod L. Then [S]B - R - [k]A is the identity
+//     exactly when [e]B + [d](-R) + [c](-A) is: [d] is one-to-one on
+//     the curve's points (d odd and below L), and c = d k mod 8L, not
+//     only mod L, because A and R may carry torsion;
+//   - A and R are decompressed in all lanes at once as dalek does
+//     (decompress: y reduced mod p, x = 0 with the sign bit set accepted
+//     as -0); a lane where either fails is rejected, as dalek rejects an
+//     A that fails, and an R that fails could equal no computed point;
+//   - [c](-A) + [d](-R) + [e]B by signed windows and shared doublings, 128
+//     of them where the old single equation took 252: c and d in radix 16
+//     with the multiples of -A and -R built per lane, e in radix 256 as
+//     its low and high 128 bits, [1]B ... [128]B and the same of
+//     [2^128]B built at init (baseTable, baseTable128);
+//   - the sum is the identity (X = 0, Y = Z) or the signature fails. That
+//     is the cofactorless equation dalek checks: its comparison of
+//     [S]B - [k]A's encoding with R's bytes (y reduced) is the comparison
+//     of points here, as R decompresses to at most one point with x != 0
+//     and x = 0 only at y = 1 or -1, small order.
+//
+// A k that splits into no halves under 2^splitBits (about one in 2^20 or
+// fewer, never chosen by the signer: k is a hash) goes to voi.
 //
 // More than eight signatures go through two passes at a time
-// (verifyPair): each pass its own steps, but the exponent chains of the
-// two (decompression, the final inversion) interleaved.
+// (verifyPair): each pass its own steps, but the exponent chains of
+// decompression two at a time.
 //
 // A lane that fails a check gets false and computes on harmless values;
 // lanes never mix, so one bad signature cannot change another's verdict.
@@ -131,20 +143,30 @@ func PathOf(b Backend) string {
 
 // laneScratch is the state of one 8-lane pass, kept in laneScratchFree.
 type laneScratch struct {
-	h    hash.Hash
-	sum  [64]byte
-	aEnc [lanes][32]byte
-	rEnc [lanes][32]byte // R, y reduced mod p, sign bit kept
-	kd   [64][lanes]int8 // signed radix-16 digits of k: digit i of lane j at [i][j]
-	sd   [32][lanes]int8 // signed radix-256 digits of S, as kd
-	pre  [lanes]bool     // passed the byte checks
-	aOK  [lanes]bool     // A decompressed
-	negA table8
-	negL laneTable // negA by lane, for the ifma8 picks
-	a, q ext8
-	q25  ext25 // q on the avx2x4 path (ladder25)
-	c    cached8
+	h       hash.Hash
+	sum     [64]byte
+	aEnc    [lanes][32]byte
+	rEnc    [lanes][32]byte         // R as given
+	cd      [halfDigits][lanes]int8 // signed radix-16 digits of c: digit i of lane j at [i][j]
+	dd      [halfDigits][lanes]int8 // of d, as cd
+	ed      [32][lanes]int8         // signed radix-256 digits of e = d S mod L, as cd
+	n       int                     // radix-16 digits the ladder walks: the lanes' longest c or d, at least 32
+	pre     [lanes]bool             // passed the byte checks, and k split
+	voi     [lanes]bool             // passed the byte checks, k did not split: voi checks it
+	aOK     [lanes]bool             // A decompressed
+	rOK     [lanes]bool             // R decompressed
+	negA    table8
+	negL    laneTable // negA by lane, for the ifma8 picks
+	negR    table8    // the multiples of -R, as negA
+	negRL   laneTable
+	a, r, q ext8
+	q25     ext25 // q on the avx2x4 path (ladder25)
+	c       cached8
 }
+
+// halfDigits is how many signed radix-16 digits c and d may have: a
+// value under 2^splitBits, and a carry.
+const halfDigits = (splitBits+3)/4 + 1
 
 // table8 is [0]P ... [8]P per lane in cached form, [0]P the identity
 // (setIdentity), with each entry's 2dT negated for the negative digits:
@@ -180,8 +202,10 @@ var laneScratchFree = make(chan *laneScratch, 64)
 
 // baseTable is [0]B ... [128]B, built at init (40 KiB), the same in
 // every lane: entry k for a digit of absolute value k, [0]B the identity
-// (1, 1, 2, 0).
-var baseTable [129]laneEntry
+// (1, 1, 2, 0). baseTable128 is the same for [2^128]B: the ladder is
+// 128 doublings long, so e = d S mod L goes in as its low and high 128
+// bits, one table each.
+var baseTable, baseTable128 [129]laneEntry
 
 // identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
 var identity = func() (c cached8) {
@@ -198,43 +222,43 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 
 // verifyPair checks up to eight signatures in each of the first n (1 or
 // 2) scratch states: each pass's own steps, but the exponent chains of
-// decompression and of the final inversion of the two passes
-// interleaved (pair), which hides much of a square's latency.
+// decompression two at a time (pair), which hides much of a square's
+// latency: A and R of one pass, or the As and then the Rs of two.
 func verifyPair(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
-	pr := pair{f, n}
-	var a [2]*ext8
-	var enc [2]*[lanes][32]byte
-	var ok [2]*[lanes]bool
+	var p [4]*ext8
+	var enc [4]*[lanes][32]byte
+	var ok [4]*[lanes]bool
 	for k := 0; k < n; k++ {
 		s[k].prepare(checks[k])
-		a[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
+		p[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
+		p[n+k], enc[n+k], ok[n+k] = &s[k].r, &s[k].rEnc, &s[k].rOK
 	}
-	pr.decompress(a, enc, ok)
-	var z, zi [2]fe8
+	pr := pair{f, 2}
+	for i := 0; i < 2*n; i += 2 {
+		pr.decompress([2]*ext8{p[i], p[i+1]}, [2]*[lanes][32]byte{enc[i], enc[i+1]}, [2]*[lanes]bool{ok[i], ok[i+1]})
+	}
 	for k := 0; k < n; k++ {
-		s[k].table(f)
+		s[k].table(f, &s[k].negA, &s[k].negL, &s[k].a)
+		s[k].table(f, &s[k].negR, &s[k].negRL, &s[k].r)
 		s[k].ladder(f)
-		z[k] = s[k].q.Z
-	}
-	pr.invert(&zi, &z)
-	for k := 0; k < n; k++ {
-		s[k].finish(f, &zi[k], checks[k])
+		s[k].finish(checks[k])
 	}
 }
 
 // prepare does the byte checks of up to eight signatures, one per lane,
-// hashes and splits k and S into digits, and keeps R's encoding reduced;
-// a lane without a check, or that fails, gets B as A and zero digits.
+// hashes, splits k (splitK) and writes c, d and e = d S mod L as
+// digits; a lane without a check, or that fails, gets B as A and R and
+// zero digits. A lane whose k does not split is marked for voi.
 func (s *laneScratch) prepare(checks []sigCheck) {
-	var y fe8
+	s.n = 32
 	for j := 0; j < lanes; j++ {
-		s.pre[j] = false
-		s.aEnc[j] = baseEnc
-		for i := range s.kd {
-			s.kd[i][j] = 0
+		s.pre[j], s.voi[j] = false, false
+		s.aEnc[j], s.rEnc[j] = baseEnc, baseEnc
+		for i := range s.cd {
+			s.cd[i][j], s.dd[i][j] = 0, 0
 		}
-		for i := range s.sd {
-			s.sd[i][j] = 0
+		for i := range s.ed {
+			s.ed[i][j] = 0
 		}
 		if j >= len(checks) {
 			continue
@@ -244,59 +268,80 @@ func (s *laneScratch) prepare(checks []sigCheck) {
 		if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder(r) {
 			continue
 		}
-		s.pre[j] = true
-		s.aEnc[j] = *c.pub
 		s.h.Reset()
 		s.h.Write(c.sig[:32])
 		s.h.Write(c.pub[:])
 		s.h.Write(c.msg)
 		var k scalar.Scalar
 		if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
-			s.pre[j] = false
 			continue
 		}
-		var kb [32]byte
+		var kb, cb, db [32]byte
 		if err := k.ToBytes(kb[:]); err != nil {
-			s.pre[j] = false
 			continue
 		}
-		var kd [64]int8
-		var sd [32]int8
-		radix16(&kd, &kb)
-		radix256(&sd, (*[32]byte)(c.sig[32:]))
-		for i, v := range kd {
-			s.kd[i][j] = v
+		cNeg, ok := splitKBig(&kb, &cb, &db)
+		if !ok {
+			s.voi[j] = true
+			continue
 		}
-		for i, v := range sd {
-			s.sd[i][j] = v
+		// e = d S mod L: d < 2^splitBits < L and S < L are canonical.
+		var d, sc, e scalar.Scalar
+		if _, err := d.SetBytesModOrder(db[:]); err != nil {
+			continue
 		}
-		y.setLane(j, r)
-	}
-	for j := range checks {
-		if s.pre[j] {
-			s.rEnc[j] = y.bytes(j)
-			s.rEnc[j][31] |= checks[j].sig[31] & 0x80
+		if _, err := sc.SetBytesModOrder(c.sig[32:]); err != nil {
+			continue
+		}
+		e.Mul(&d, &sc)
+		var eb [32]byte
+		if err := e.ToBytes(eb[:]); err != nil {
+			continue
+		}
+		s.pre[j] = true
+		s.aEnc[j], s.rEnc[j] = *c.pub, *r
+		var cd, dd [64]int8
+		var ed [32]int8
+		radix16(&cd, &cb)
+		radix16(&dd, &db)
+		radix256(&ed, &eb)
+		for i := 0; i < halfDigits; i++ {
+			v := cd[i]
+			if cNeg {
+				v = -v
+			}
+			s.cd[i][j], s.dd[i][j] = v, dd[i]
+			if cd[i] != 0 || dd[i] != 0 {
+				s.n = max(s.n, i+1)
+			}
+		}
+		for i, v := range ed {
+			s.ed[i][j] = v
 		}
 	}
 }
 
-// table sets negA to the multiples of -A, A decompressed into s.a.
-func (s *laneScratch) table(f *lanePath) {
-	f.neg(&s.a.X, &s.a.X)
-	f.neg(&s.a.T, &s.a.T)
-	s.negA.setIdentity()
-	f.toCached(&s.negA[1].c, &s.a)
-	for i := 2; i < len(s.negA); i++ {
-		f.padd(&s.a, &s.a, &s.negA[1].c)
-		f.toCached(&s.negA[i].c, &s.a)
+// table sets t (and tl, for ifma8) to the multiples of -p, p
+// decompressed; p is left at some multiple.
+func (s *laneScratch) table(f *lanePath, t *table8, tl *laneTable, p *ext8) {
+	f.neg(&p.X, &p.X)
+	f.neg(&p.T, &p.T)
+	t.setIdentity()
+	f.toCached(&t[1].c, p)
+	for i := 2; i < len(t); i++ {
+		f.padd(p, p, &t[1].c)
+		f.toCached(&t[i].c, p)
 	}
-	for i := 1; i < len(s.negA); i++ {
-		f.neg(&s.negA[i].negT, &s.negA[i].c.T2d)
+	for i := 1; i < len(t); i++ {
+		f.neg(&t[i].negT, &t[i].c.T2d)
 	}
-	f.tableLanes(&s.negL, &s.negA)
+	f.tableLanes(tl, t)
 }
 
-// ladder sets s.q to [k](-A) + [S]B, X, Y and Z (T is left stale).
+// ladder sets s.q to [c](-A) + [d](-R) + [e]B, X, Y and Z (T is left
+// stale): s.n radix-16 steps of four shared doublings, each adding c's
+// and d's digits; every other step of the last 32 adds e's digits, the
+// low 16 from baseTable, the high 16 from baseTable128.
 func (s *laneScratch) ladder(f *lanePath) {
 	q := &s.q
 	q.X = fe8{}
@@ -304,70 +349,74 @@ func (s *laneScratch) ladder(f *lanePath) {
 	q.T = fe8{}
 	if f.kind == pathAVX2 {
 		s.ladder25()
-	} else {
-		for i := 63; i >= 0; i-- {
-			if i < 63 {
-				f.dbl(q, q, false)
-				f.dbl(q, q, false)
-				f.dbl(q, q, false)
-				f.dbl(q, q, true)
-			}
-			// An addition that a doubling or the end follows
-			// leaves T out: they read X, Y, Z only.
-			f.pick(&s.c, &s.negA, &s.negL, &s.kd[i])
-			if i%2 == 1 {
-				f.paddXYZ(q, q, &s.c)
-				continue
-			}
-			f.padd(q, q, &s.c)
-			f.pickBase(&s.c, &s.sd[i/2])
+		return
+	}
+	for i := s.n - 1; i >= 0; i-- {
+		if i < s.n-1 {
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, true)
+		}
+		// An addition that a doubling or the end follows
+		// leaves T out: they read X, Y, Z only.
+		f.pick(&s.c, &s.negA, &s.negL, &s.cd[i])
+		f.padd(q, q, &s.c)
+		f.pick(&s.c, &s.negR, &s.negRL, &s.dd[i])
+		if i%2 == 1 || i > 30 {
 			f.paddXYZ(q, q, &s.c)
+			continue
 		}
+		f.padd(q, q, &s.c)
+		f.pickBase(&s.c, &baseTable, &s.ed[i/2])
+		f.padd(q, q, &s.c)
+		f.pickBase(&s.c, &baseTable128, &s.ed[16+i/2])
+		f.paddXYZ(q, q, &s.c)
 	}
 }
 
-// finish encodes s.q, with zi its 1/Z, and sets each check's verdict.
-func (s *laneScratch) finish(f *lanePath, zi *fe8, checks []sigCheck) {
+// finish sets each check's verdict: s.q is the identity (X = 0, Y = Z)
+// where the signature holds; a lane whose k did not split is checked by
+// voi.
+func (s *laneScratch) finish(checks []sigCheck) {
 	q := &s.q
-	var x, y fe8
-	f.mul(&x, &q.X, zi)
-	f.mul(&y, &q.Y, zi)
 	for j := range checks {
-		ok := s.pre[j] && s.aOK[j]
-		if ok {
-			e := y.bytes(j)
-			if x.negative(j) {
-				e[31] |= 0x80
-			}
-			ok = e == s.rEnc[j]
+		if s.voi[j] {
+			c := &checks[j]
+			c.ok = voiBackend{}.Verify(c.pub, c.msg, c.sig)
+			continue
 		}
-		checks[j].ok = ok
+		checks[j].ok = s.pre[j] && s.aOK[j] && s.rOK[j] &&
+			q.X.canonical(j) == [5]uint64{} && eqLane(&q.Y, &q.Z, j)
 	}
 }
 
-// ladder25 is verify's loop of doublings and additions on the avx2x4
-// path, the same steps with q kept in radix 2^25.5 (s.q25) from start to
-// end, so that each operation splits and joins only the added point. An
-// addition that a doubling follows (or the end: verify reads X, Y, Z)
-// leaves T out, as the doublings but the last of four do: 64 multiplies
-// fewer.
+// ladder25 is ladder's loop on the avx2x4 path, the same steps with q
+// kept in radix 2^25.5 (s.q25) from start to end, so that each operation
+// splits and joins only the added point. An addition that a doubling
+// follows (or the end: finish reads X, Y, Z) leaves T out, as the
+// doublings but the last of four do.
 func (s *laneScratch) ladder25() {
 	q := &s.q25
 	toExt25AVX2(q, &s.q)
-	for i := 63; i >= 0; i-- {
-		if i < 63 {
+	for i := s.n - 1; i >= 0; i-- {
+		if i < s.n-1 {
 			dblXYZ25AVX2(q)
 			dblXYZ25AVX2(q)
 			dblXYZ25AVX2(q)
 			dbl25AVX2(q)
 		}
-		s.negA.pick(&s.c, &s.kd[i])
-		if i%2 == 1 {
+		s.negA.pick(&s.c, &s.cd[i])
+		padd25AVX2(q, &s.c)
+		s.negR.pick(&s.c, &s.dd[i])
+		if i%2 == 1 || i > 30 {
 			paddXYZ25AVX2(q, &s.c)
 			continue
 		}
 		padd25AVX2(q, &s.c)
-		pickBase(&s.c, &s.sd[i/2])
+		pickBase(&s.c, &baseTable, &s.ed[i/2])
+		padd25AVX2(q, &s.c)
+		pickBase(&s.c, &baseTable128, &s.ed[16+i/2])
 		paddXYZ25AVX2(q, &s.c)
 	}
 	fromExt25AVX2(&s.q, q)
@@ -397,15 +446,15 @@ func (t *table8) pick(c *cached8, d *[lanes]int8) {
 	}
 }
 
-// pickBase sets c, lane by lane, to digit d[j] times B: the identity
-// for 0, an entry of baseTable, or its negated form for a negative digit;
-// by indexing, as pick.
-func pickBase(c *cached8, d *[lanes]int8) {
+// pickBase sets c, lane by lane, to digit d[j] times t's point (B or
+// [2^128]B): the identity for 0, an entry of t, or its negated form for
+// a negative digit; by indexing, as pick.
+func pickBase(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 	for j := 0; j < lanes; j++ {
 		v := int(d[j])
 		m := v >> 63 // -1 for a negative digit, else 0
 		a := (v ^ m) - m
-		e := &baseTable[a][m&1]
+		e := &t[a][m&1]
 		for l := 0; l < 5; l++ {
 			c.YpX[l][j] = e[l]
 			c.YmX[l][j] = e[5+l]

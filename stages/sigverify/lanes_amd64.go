@@ -126,12 +126,12 @@ func paddXYZIFMA(r, p *ext8, q *cached8)
 //go:noescape
 func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8)
 
-// pickBaseIFMA sets c to pickBase(c, d)'s result, bit for bit, as
-// pickIFMA does from baseTable. Each d[j] must lie in [-128, 128]. Only
+// pickBaseIFMA sets c to pickBase(c, t, d)'s result, bit for bit, as
+// pickIFMA does, from t (baseTable or baseTable128). Each d[j] must lie in [-128, 128]. Only
 // where hasIFMA.
 //
 //go:noescape
-func pickBaseIFMA(c *cached8, d *[lanes]int8)
+func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[lanes]int8)
 
 // tableLanesIFMA sets tl to t by lane: entry k of lane j in both of its
 // laneEntry forms. Only where hasIFMA.

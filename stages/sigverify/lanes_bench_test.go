@@ -66,7 +66,7 @@ func BenchmarkLaneOps(b *testing.B) {
 			cpuLoop(b, func() { p.pick(&c, &t, &tl, &d) })
 		})
 		b.Run("op=pickBase/path="+p.name, func(b *testing.B) {
-			cpuLoop(b, func() { p.pickBase(&c, &d256) })
+			cpuLoop(b, func() { p.pickBase(&c, &baseTable, &d256) })
 		})
 	}
 	b.Run("op=canonical", func(b *testing.B) {

@@ -5673,11 +5673,11 @@ TEXT ·pickIFMA(SB), NOSPLIT, $0-24
 	VZEROUPPER
 	RET
 
-// func pickBaseIFMA(c *cached8, d *[8]int8)
-TEXT ·pickBaseIFMA(SB), NOSPLIT, $0-16
+// func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[8]int8)
+TEXT ·pickBaseIFMA(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), DI
-	MOVQ d+8(FP), DX
-	LEAQ ·baseTable(SB), SI
+	MOVQ t+8(FP), SI
+	MOVQ d+16(FP), DX
 	MOVQ $0x0f, AX
 	KMOVW AX, K1
 	MOVBQSX 0(DX), AX

@@ -452,21 +452,22 @@ func regs8(first int) (r [8]string) {
 	return r
 }
 
-// genPick writes name(c *cached8, [t *laneTable,] d *[8]int8): lane j of
-// c from the laneEntry form at entry |d[j]|, lane j, form (d[j] < 0):
-// entries entry bytes apart, lanes lane bytes apart within an entry
-// (entry 0: the baseTable, 320 bytes an entry, every lane alike). It
+// genPick writes name(c *cached8, t *laneTable or *[129]laneEntry,
+// d *[8]int8): lane j of c from the laneEntry form at entry |d[j]|,
+// lane j, form (d[j] < 0): entries entry bytes apart, lanes lane bytes
+// apart within an entry (entry 0: a base table, 320 bytes an entry,
+// every lane alike). It
 // loads each lane's 20 words (three loads) and transposes them into the
 // 20 limb registers of c.
 func genPick(name string, entry, lane int) {
 	base := entry == 0
 	if base {
 		entry = 320
-		fmt.Fprintf(&out, "// func %s(c *cached8, d *[8]int8)\n", name)
-		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-16\n", name)
+		fmt.Fprintf(&out, "// func %s(c *cached8, t *[129]laneEntry, d *[8]int8)\n", name)
+		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
 		p("MOVQ c+0(FP), DI")
-		p("MOVQ d+8(FP), DX")
-		p("LEAQ ·baseTable(SB), SI")
+		p("MOVQ t+8(FP), SI")
+		p("MOVQ d+16(FP), DX")
 	} else {
 		fmt.Fprintf(&out, "// func %s(c *cached8, tl *laneTable, d *[8]int8)\n", name)
 		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)

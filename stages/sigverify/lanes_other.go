@@ -32,7 +32,9 @@ func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8) {
 	panic("sigverify: no ifma8 path on this platform")
 }
 func tableLanesIFMA(tl *laneTable, t *table8) { panic("sigverify: no ifma8 path on this platform") }
-func pickBaseIFMA(c *cached8, d *[lanes]int8) { panic("sigverify: no ifma8 path on this platform") }
+func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
 
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath

@@ -161,11 +161,20 @@ func init() {
 	b.Z = feOne
 	portablePath.mul(&b.T, &b.X, &b.Y)
 	baseEnc = b.Y.bytes(0)
-	// [1]B ... [8]B in all lanes, then lane j walks [j+1]B, [j+9]B, ...
+	buildBaseTable(&baseTable, &b)
+	for i := 0; i < 128; i++ {
+		portablePath.dbl(&b, &b, true)
+	}
+	buildBaseTable(&baseTable128, &b)
+}
+
+// buildBaseTable sets t to [0]P ... [128]P, P in every lane of b.
+func buildBaseTable(t *[129]laneEntry, b *ext8) {
+	// [1]P ... [8]P in all lanes, then lane j walks [j+1]P, [j+9]P, ...
 	var q ext8
 	var t8 [8]cached8
 	var walk ext8
-	q = b
+	q = *b
 	for k := range t8 {
 		if k > 0 {
 			portablePath.padd(&q, &q, &t8[0])
@@ -176,14 +185,14 @@ func init() {
 		walk.Z.copyLane(k, &q.Z)
 		walk.T.copyLane(k, &q.T)
 	}
-	baseTable[0] = laneEntry{{0: 1, 5: 1, 10: 2}, {0: 1, 5: 1, 10: 2}}
-	for n := 1; n < len(baseTable); n += lanes {
+	t[0] = laneEntry{{0: 1, 5: 1, 10: 2}, {0: 1, 5: 1, 10: 2}}
+	for n := 1; n < len(t); n += lanes {
 		var c cached8
 		var negT fe8
 		portablePath.toCached(&c, &walk)
 		portablePath.neg(&negT, &c.T2d)
 		for j := 0; j < lanes; j++ {
-			e := &baseTable[n+j]
+			e := &t[n+j]
 			for l := 0; l < 5; l++ {
 				e[0][l], e[0][5+l], e[0][10+l], e[0][15+l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j]
 				e[1][l], e[1][5+l], e[1][10+l], e[1][15+l] = c.YmX[l][j], c.YpX[l][j], c.Z2[l][j], negT[l][j]
@@ -255,14 +264,14 @@ func (f *lanePath) tableLanes(tl *laneTable, t *table8) {
 	}
 }
 
-// pickBase sets c to digit d[j] times B, lane by lane (pickBase); the
-// ifma8 path in assembly.
-func (f *lanePath) pickBase(c *cached8, d *[lanes]int8) {
+// pickBase sets c to digit d[j] times t's point (baseTable or
+// baseTable128), lane by lane (pickBase); the ifma8 path in assembly.
+func (f *lanePath) pickBase(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 	if f.kind == pathIFMA {
-		pickBaseIFMA(c, d)
+		pickBaseIFMA(c, t, d)
 		return
 	}
-	pickBase(c, d)
+	pickBase(c, t, d)
 }
 
 // paddOps is padd by calls to the path's field operations.

@@ -84,8 +84,9 @@ func TestLanesDifferential(t *testing.T) {
 // diffCases returns n signatures, with voi's strict verdict as want:
 // honest ones and, mixed in, bit flips in R, S, A and the message, S + L,
 // small-order and non-canonical encodings of A and R, random A, and
-// keys of mixed order (A plus a point of order 8) signed so that about
-// one in eight satisfies the cofactorless equation.
+// points of mixed order (A, R or both plus a multiple of a point of
+// order 8, mixedOrderCase) signed so that some satisfy the cofactorless
+// equation.
 func diffCases(t *testing.T, rng *rand.Rand, n int) []sigCase {
 	t.Helper()
 	var cases []sigCase
@@ -166,10 +167,21 @@ func diffCases(t *testing.T, rng *rand.Rand, n int) []sigCase {
 	return cases
 }
 
-// mixedOrder signs msg for A' = [a]B + T8 (T8 of order 8) with the
-// nonce r and s = r + k a: [s]B - [k]A' = R - [k]T8, which is R exactly
-// when 8 divides k.
+// mixedOrder signs msg with torsion on A, on R or on both, at random
+// (mixedOrderCase).
 func mixedOrder(t *testing.T, rng *rand.Rand, msg []byte) sigCase {
+	t.Helper()
+	return mixedOrderCase(t, rng, msg, rng.IntN(3))
+}
+
+// mixedOrderCase signs msg with s = r + k a for A' = [a]B + [i]T8 and
+// R' = [r]B + [j]T8, T8 of order 8: [s]B - [k]A' = [r]B - [k i]T8, which
+// is R' exactly when k i + j = 0 mod 8. mode 0 puts torsion on A alone
+// (i = 1, j = 0: valid when 8 divides k), 1 on R alone (i = 0, j in
+// 1..7: never valid), 2 on both (i = 1, j random: valid for one k in
+// eight). A verifier that multiplied the equation by an even number, or
+// took k's multiple of A mod L rather than mod 8L, would get these wrong.
+func mixedOrderCase(t *testing.T, rng *rand.Rand, msg []byte, mode int) sigCase {
 	t.Helper()
 	wide := func() *scalar.Scalar {
 		var b [64]byte
@@ -182,11 +194,26 @@ func mixedOrder(t *testing.T, rng *rand.Rand, msg []byte) sigCase {
 		}
 		return s
 	}
+	i, j, name := 1, 0, "mixed-order A"
+	switch mode {
+	case 1:
+		i, j, name = 0, 1+rng.IntN(7), "mixed-order R"
+	case 2:
+		j, name = rng.IntN(8), "mixed-order A and R"
+	}
 	a, r := wide(), wide()
 	t8 := decodePoint(t, smallOrderEncodings[8])
+	torsion := func(n int) *curve.EdwardsPoint {
+		p := curve.NewEdwardsPoint().Identity()
+		for range n {
+			p.Add(p, t8)
+		}
+		return p
+	}
 	pa := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, a)
-	pa.Add(pa, t8)
+	pa.Add(pa, torsion(i))
 	pr := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, r)
+	pr.Add(pr, torsion(j))
 	var ea, er curve.CompressedEdwardsY
 	ea.SetEdwardsPoint(pa)
 	er.SetEdwardsPoint(pr)
@@ -200,12 +227,46 @@ func mixedOrder(t *testing.T, rng *rand.Rand, msg []byte) sigCase {
 	}
 	s := scalar.New().Mul(k, a)
 	s.Add(s, r)
-	c := sigCase{name: "mixed-order A", msg: msg, pub: ea}
+	c := sigCase{name: name, msg: msg, pub: ea}
 	copy(c.sig[:32], er[:])
 	if err := s.ToBytes(c.sig[32:]); err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestLanesTorsion: signatures with torsion on A, on R and on both
+// (mixedOrderCase), on every lane path: the lanes verdicts are voi's,
+// and of those with torsion on both, some are valid and some are not.
+func TestLanesTorsion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var cases []sigCase
+	valid := [3]int{}
+	for n := 0; n < 3*160; n++ {
+		msg := []byte{byte(n), byte(n >> 8)}
+		c := mixedOrderCase(t, rng, msg, n%3)
+		c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
+		if c.want {
+			valid[n%3]++
+		}
+		cases = append(cases, c)
+	}
+	if valid[0] == 0 || valid[2] == 0 || valid[1] != 0 || valid[2] > 60 {
+		t.Fatalf("valid by mode (A, R, both) %v of 160 each: want some of A and both, none of R", valid)
+	}
+	for _, p := range lanePaths() {
+		checks := make([]sigCheck, len(cases))
+		for i := range cases {
+			c := &cases[i]
+			checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+		}
+		lanesBackend{p}.lanes(checks)
+		for i, c := range cases {
+			if checks[i].ok != c.want {
+				t.Errorf("path %s, %s #%d: lanes = %v, voi = %v", p.name, c.name, i, checks[i].ok, c.want)
+			}
+		}
+	}
 }
 
 func reverse(b []byte) []byte {
@@ -347,16 +408,33 @@ func TestRadix256(t *testing.T) {
 }
 
 // TestBaseTable checks baseTable's entries against [n]B computed with
-// voi: entry n's positive form is (Y+X, Y-X, 2Z, 2dT) of [n]B (entry 0
-// the identity), and its negative form has Y+X and Y-X swapped, the same
-// 2Z, and a 2dT that sums with the positive one's to 0.
+// voi, and baseTable128's against [n 2^128]B: entry n's positive form is
+// (Y+X, Y-X, 2Z, 2dT) of its multiple (entry 0 the identity), and its
+// negative form has Y+X and Y-X swapped, the same 2Z, and a 2dT that
+// sums with the positive one's to 0.
 func TestBaseTable(t *testing.T) {
+	var two128 [32]byte
+	two128[16] = 1
+	for _, tc := range []struct {
+		name  string
+		table *[129]laneEntry
+		unit  [32]byte // the entries are multiples of [unit]B
+	}{{"baseTable", &baseTable, [32]byte{0: 1}}, {"baseTable128", &baseTable128, two128}} {
+		t.Run(tc.name, func(t *testing.T) { checkBaseTable(t, tc.table, &tc.unit) })
+	}
+}
+
+func checkBaseTable(t *testing.T, table *[129]laneEntry, unit *[32]byte) {
 	id := [20]uint64{0: 1, 5: 1, 10: 2}
-	if e := baseTable[0]; e != (laneEntry{id, id}) {
+	if e := table[0]; e != (laneEntry{id, id}) {
 		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0) in both forms", e)
 	}
-	for n := 1; n < len(baseTable); n++ {
-		e := &baseTable[n]
+	var u scalar.Scalar
+	if _, err := u.SetBytesModOrder(unit[:]); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < len(table); n++ {
+		e := &table[n]
 		var ypx, ymx, z2, t2d, nt fe8
 		for l := 0; l < 5; l++ {
 			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e[0][l], e[0][5+l], e[0][10+l], e[0][15+l], e[1][15+l]
@@ -377,6 +455,7 @@ func TestBaseTable(t *testing.T) {
 			enc[31] |= 0x80
 		}
 		s := scalar.NewFromUint64(uint64(n))
+		s.Mul(s, &u)
 		want := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, s)
 		var wantEnc curve.CompressedEdwardsY
 		wantEnc.SetEdwardsPoint(want)
@@ -968,22 +1047,24 @@ func TestPick(t *testing.T) {
 					d[j] = int8(rng.IntN(256) - 128)
 				}
 			}
-			c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
-			p.pickBase(&c, &d)
-			for j := range d {
-				w := int(d[j])
-				want := idWant
-				switch {
-				case w > 0, w < 0:
-					e := &baseTable[max(w, -w)][0]
-					ypx, ymx, z2, t2d := [5]uint64(e[0:5]), [5]uint64(e[5:10]), [5]uint64(e[10:15]), [5]uint64(e[15:20])
-					want = [4][5]uint64{ypx, ymx, z2, t2d}
-					if w < 0 {
-						neg := baseTable[-w][1]
-						want = [4][5]uint64{ymx, ypx, z2, [5]uint64(neg[15:20])}
+			for _, table := range []*[129]laneEntry{&baseTable, &baseTable128} {
+				c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
+				p.pickBase(&c, table, &d)
+				for j := range d {
+					w := int(d[j])
+					want := idWant
+					switch {
+					case w > 0, w < 0:
+						e := &table[max(w, -w)][0]
+						ypx, ymx, z2, t2d := [5]uint64(e[0:5]), [5]uint64(e[5:10]), [5]uint64(e[10:15]), [5]uint64(e[15:20])
+						want = [4][5]uint64{ypx, ymx, z2, t2d}
+						if w < 0 {
+							neg := table[-w][1]
+							want = [4][5]uint64{ymx, ypx, z2, [5]uint64(neg[15:20])}
+						}
 					}
+					check(p.name, "pickBase", w, &c, j, want)
 				}
-				check(p.name, "pickBase", w, &c, j, want)
 			}
 		}
 	}
