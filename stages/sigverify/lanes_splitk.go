@@ -24,9 +24,10 @@ var eightL256 = u256{0xc09318d2e7ae9f68, 0xa6f7cef517bce6b2, 0, 0x80000000000000
 // cofactors that it applies to the full-width remainders r and
 // cofactors t at once; a step whose quotient the leading bits do not
 // certify (a huge quotient, or leading words equal) is an exact
-// division, divStep. The batch stops before any remainder that might be
-// under 2^128, so that the loop stops at the same first remainder under
-// 2^128 as splitKBig, whose last steps are then exact ones.
+// division, divStep. A batch ends with its first step whose remainder
+// might be under 2^128, so the loop, which compares the exact
+// remainders, stops at the same first remainder under 2^128 as
+// splitKBig.
 //
 // The cofactors alternate in sign (t_i > 0 for odd i, t_i < 0 for even
 // i >= 2), so it keeps their magnitudes, |t_(i+1)| = |t_(i-1)| + q
@@ -84,11 +85,10 @@ func splitK(k, c, d *[32]byte) (cNeg, ok bool) {
 
 // lehmer runs Euclid on the leading 64 bits of r0 > r1 >= 2^128 (the
 // same shift for both), taking each step whose quotient Collins'
-// condition certifies and whose remainder is surely 2^128 or more, and
-// applies the steps taken to r0, r1 and the magnitudes t0, t1. It
-// returns the number of steps (each flips the sign of t1): none when
-// the first quotient is not certified or its remainder might be under
-// 2^128.
+// condition certifies, up to and including the first whose remainder
+// might be under 2^128, and applies the steps taken to r0, r1 and the
+// magnitudes t0, t1. It returns the number of steps (each flips the
+// sign of t1): none when the first quotient is not certified.
 func lehmer(r0, r1, t0, t1 *u256) (n int) {
 	s := uint(bitLen(r0) - 64) // 65 or more
 	x0, x1 := shr64(r0, s), shr64(r1, s)
@@ -107,12 +107,16 @@ func lehmer(r0, r1, t0, t1 *u256) (n int) {
 		// x_j |d_(j+1)| + x_(j+1) |d_j| = x_0 bounds both, and the
 		// sum d1 + d2 once x2 >= d2 >= 1.
 		c2, d2 := c0+q*c1, d0+q*d1
-		if x2 < d2 || x1-x2 < d1+d2 || x2-d2 < thr {
+		if x2 < d2 || x1-x2 < d1+d2 {
 			break
 		}
 		x0, x1 = x1, x2
 		c0, c1, d0, d1 = c1, c2, d1, d2
 		n++
+		if x2-d2 < thr {
+			// R_n might be under 2^128: the caller compares it.
+			break
+		}
 	}
 	if n == 0 {
 		return 0
@@ -120,13 +124,11 @@ func lehmer(r0, r1, t0, t1 *u256) (n int) {
 	// After n steps, (R_n, R_(n+1)) = (c0 r0 - d0 r1, d1 r1 - c1 r0) for
 	// even n, the negations for odd n; the t follow the same matrix with
 	// the signs folded in.
-	var nr0, nr1 u256
 	if n&1 == 0 {
-		nr0, nr1 = mulSub(c0, r0, d0, r1), mulSub(d1, r1, c1, r0)
+		*r0, *r1 = rows(r0, r1, c0, d0, d1, c1)
 	} else {
-		nr0, nr1 = mulSub(d0, r1, c0, r0), mulSub(c1, r0, d1, r1)
+		*r0, *r1 = rows(r1, r0, d0, c0, c1, d1)
 	}
-	*r0, *r1 = nr0, nr1
 	nt0, nt1 := mulAdd128(c0, t0, d0, t1), mulAdd128(c1, t0, d1, t1)
 	*t0, *t1 = nt0, nt1
 	return n
@@ -221,19 +223,28 @@ func shr64(x *u256, s uint) uint64 {
 	return v
 }
 
-// mulSub is a x - b y mod 2^256.
-func mulSub(a uint64, x *u256, b uint64, y *u256) (z u256) {
-	var cx, cy, borrow uint64
+// rows is (a x - b y, c y - d x) mod 2^256.
+func rows(x, y *u256, a, b, c, d uint64) (u, v u256) {
+	var ca, cb, cc, cd, bu, bv uint64
 	for i := range 4 {
-		hx, lx := bits.Mul64(a, x[i])
-		lx, c := bits.Add64(lx, cx, 0)
-		cx = hx + c
-		hy, ly := bits.Mul64(b, y[i])
-		ly, c = bits.Add64(ly, cy, 0)
-		cy = hy + c
-		z[i], borrow = bits.Sub64(lx, ly, borrow)
+		xi, yi := x[i], y[i]
+		ha, la := bits.Mul64(a, xi)
+		hb, lb := bits.Mul64(b, yi)
+		hc, lc := bits.Mul64(c, yi)
+		hd, ld := bits.Mul64(d, xi)
+		var k uint64
+		la, k = bits.Add64(la, ca, 0)
+		ca = ha + k
+		lb, k = bits.Add64(lb, cb, 0)
+		cb = hb + k
+		lc, k = bits.Add64(lc, cc, 0)
+		cc = hc + k
+		ld, k = bits.Add64(ld, cd, 0)
+		cd = hd + k
+		u[i], bu = bits.Sub64(la, lb, bu)
+		v[i], bv = bits.Sub64(lc, ld, bv)
 	}
-	return z
+	return u, v
 }
 
 // mulAdd128 is a x + b y mod 2^128, in the low two limbs (x and y are
