@@ -125,12 +125,13 @@ func lehmer(r0, r1, t0, t1 *u256) (n int) {
 	// even n, the negations for odd n; the t follow the same matrix with
 	// the signs folded in.
 	if n&1 == 0 {
-		*r0, *r1 = rows(r0, r1, c0, d0, d1, c1)
+		rows(r0, r1, c0, d0, d1, c1, r0, r1)
 	} else {
-		*r0, *r1 = rows(r1, r0, d0, c0, c1, d1)
+		rows(r1, r0, d0, c0, c1, d1, r0, r1)
 	}
-	nt0, nt1 := mulAdd128(c0, t0, d0, t1), mulAdd128(c1, t0, d1, t1)
-	*t0, *t1 = nt0, nt1
+	a0, a1, b0, b1 := t0[0], t0[1], t1[0], t1[1]
+	t0[0], t0[1] = mulAdd128(c0, a0, a1, d0, b0, b1)
+	t1[0], t1[1] = mulAdd128(c1, a0, a1, d1, b0, b1)
 	return n
 }
 
@@ -223,39 +224,44 @@ func shr64(x *u256, s uint) uint64 {
 	return v
 }
 
-// rows is (a x - b y, c y - d x) mod 2^256.
-func rows(x, y *u256, a, b, c, d uint64) (u, v u256) {
-	var ca, cb, cc, cd, bu, bv uint64
-	for i := range 4 {
-		xi, yi := x[i], y[i]
-		ha, la := bits.Mul64(a, xi)
-		hb, lb := bits.Mul64(b, yi)
-		hc, lc := bits.Mul64(c, yi)
-		hd, ld := bits.Mul64(d, xi)
-		var k uint64
-		la, k = bits.Add64(la, ca, 0)
-		ca = ha + k
-		lb, k = bits.Add64(lb, cb, 0)
-		cb = hb + k
-		lc, k = bits.Add64(lc, cc, 0)
-		cc = hc + k
-		ld, k = bits.Add64(ld, cd, 0)
-		cd = hd + k
-		u[i], bu = bits.Sub64(la, lb, bu)
-		v[i], bv = bits.Sub64(lc, ld, bv)
-	}
-	return u, v
+// rows sets u to a x - b y and v to c y - d x, mod 2^256; u and v may
+// be x and y. (It works on scalars: Go keeps a [4]uint64 in memory.)
+func rows(x, y *u256, a, b, c, d uint64, u, v *u256) {
+	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+	y0, y1, y2, y3 := y[0], y[1], y[2], y[3]
+	p0, p1, p2, p3 := mul256(a, x0, x1, x2, x3)
+	q0, q1, q2, q3 := mul256(b, y0, y1, y2, y3)
+	var br uint64
+	u[0], br = bits.Sub64(p0, q0, 0)
+	u[1], br = bits.Sub64(p1, q1, br)
+	u[2], br = bits.Sub64(p2, q2, br)
+	u[3], _ = bits.Sub64(p3, q3, br)
+	p0, p1, p2, p3 = mul256(c, y0, y1, y2, y3)
+	q0, q1, q2, q3 = mul256(d, x0, x1, x2, x3)
+	v[0], br = bits.Sub64(p0, q0, 0)
+	v[1], br = bits.Sub64(p1, q1, br)
+	v[2], br = bits.Sub64(p2, q2, br)
+	v[3], _ = bits.Sub64(p3, q3, br)
 }
 
-// mulAdd128 is a x + b y mod 2^128, in the low two limbs (x and y are
-// under 2^128).
-func mulAdd128(a uint64, x *u256, b uint64, y *u256) (z u256) {
-	h0, l0 := bits.Mul64(a, x[0])
-	g0, k0 := bits.Mul64(b, y[0])
+// mul256 is a x mod 2^256, x in limbs.
+func mul256(a, x0, x1, x2, x3 uint64) (z0, z1, z2, z3 uint64) {
+	h0, l0 := bits.Mul64(a, x0)
+	h1, l1 := bits.Mul64(a, x1)
+	h2, l2 := bits.Mul64(a, x2)
 	var c uint64
-	z[0], c = bits.Add64(l0, k0, 0)
-	z[1] = h0 + g0 + c + a*x[1] + b*y[1]
-	return z
+	z1, c = bits.Add64(l1, h0, 0)
+	z2, c = bits.Add64(l2, h1, c)
+	return l0, z1, z2, a*x3 + h2 + c
+}
+
+// mulAdd128 is a x + b y mod 2^128, x and y in limbs.
+func mulAdd128(a, x0, x1, b, y0, y1 uint64) (z0, z1 uint64) {
+	h, l := bits.Mul64(a, x0)
+	g, k := bits.Mul64(b, y0)
+	var c uint64
+	z0, c = bits.Add64(l, k, 0)
+	return z0, h + g + c + a*x1 + b*y1
 }
 
 // mulShl is (q x) << sh mod 2^256.
