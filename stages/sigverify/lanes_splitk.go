@@ -90,8 +90,16 @@ func splitK(k, c, d *[32]byte) (cNeg, ok bool) {
 // magnitudes t0, t1. It returns the number of steps (each flips the
 // sign of t1): none when the first quotient is not certified.
 func lehmer(r0, r1, t0, t1 *u256) (n int) {
-	s := uint(bitLen(r0) - 64) // 65 or more
-	x0, x1 := shr64(r0, s), shr64(r1, s)
+	// x0 and x1 are r0 >> s and r1 >> s, s = bitLen(r0) - 64: r0 has a
+	// limb 2 or 3 that is not zero.
+	i := 2
+	if r0[3] != 0 {
+		i = 3
+	}
+	z := uint(bits.LeadingZeros64(r0[i]))
+	s := uint(64*i) - z
+	x0 := r0[i]<<z | r0[i-1]>>(64-z) // r0[i-1]>>64 is 0
+	x1 := r1[i]<<z | r1[i-1]>>(64-z)
 	// R_j, the full remainder of x_j, is c_j r0 + d_j r1, and x_j is
 	// c_j x0 + d_j x1, with c_j and d_j of opposite signs and |c_j| <=
 	// |d_j|; the bits under the shift put R_j within |d_j| 2^s of
