@@ -64,6 +64,10 @@ step "fuzz FuzzHandle (short: PubSub's client messages)" \
 # 5,000 inputs take about 10 s.
 step "fuzz FuzzLanesDifferential (short: the lanes verifier against voi)" \
 	go test -run '^$' -fuzz '^FuzzLanesDifferential$' -fuzztime "${LANES_FUZZTIME:-5000x}" ./stages/sigverify
+# splitK (the Lehmer split of k) against its math/big reference;
+# 100,000 inputs take about 5-10 s.
+step "fuzz FuzzSplitK (short: the split of k against math/big)" \
+	go test -run '^$' -fuzz '^FuzzSplitK$' -fuzztime "${SPLITK_FUZZTIME:-100000x}" ./stages/sigverify
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "== FAILED: ${#failed[@]} step(s):" >&2
