@@ -128,6 +128,38 @@ func BenchmarkVerifyMany(b *testing.B) {
 			b.ReportMetric(float64(voi)/float64(lanes), "speedup")
 		})
 	}
+	// The two equations of each lane path back to back in every op, timed
+	// as above: split/single is the split equation's CPU a signature over
+	// the single one's (lanePath.halves chooses by it). avx2x4's single
+	// equation runs here on its field operations one call each: the
+	// radix-2^25.5 ladder it had (ladder25) went when the path took the
+	// split one, so its figure is above what the path once did.
+	for _, p := range lanePaths() {
+		b.Run("interleaved=single,split/path="+p.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			single, split := *p, *p
+			single.halves, split.halves = false, true
+			var cpu [2]time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, q := range []*lanePath{&single, &split} {
+					t0 := threadCPU()
+					lanesBackend{q}.verifyChecks(checks)
+					cpu[i] += threadCPU() - t0
+					for _, c := range checks {
+						if !c.ok {
+							b.Fatal("signature rejected")
+						}
+					}
+				}
+			}
+			n := float64(b.N * len(checks))
+			b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "single-cpu-ns/sig")
+			b.ReportMetric(float64(cpu[1].Nanoseconds())/n, "split-cpu-ns/sig")
+			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "split/single")
+		})
+	}
 	for _, p := range lanePaths() {
 		be := lanesBackend{p}
 		b.Run("backend=lanes/path="+p.name, func(b *testing.B) {

@@ -14,32 +14,39 @@ import (
 //     nor R is one of the 14 encodings of a small-order point
 //     (smallOrder), the byte tests the other backends use;
 //   - k = SHA-512(R || A || msg) mod L over the bytes as given;
-//   - k is split (splitK) into c = d k mod 8L with d odd, both about
-//     2^127.5, and e = d S mod L. Then [S]B - R - [k]A is the identity
-//     exactly when [e]B + [d](-R) + [c](-A) is: [d] is one-to-one on
-//     the curve's points (d odd and below L), and c = d k mod 8L, not
-//     only mod L, because A and R may carry torsion;
-//   - A and R are decompressed in all lanes at once as dalek does
-//     (decompress: y reduced mod p, x = 0 with the sign bit set accepted
-//     as -0); a lane where either fails is rejected, as dalek rejects an
-//     A that fails, and an R that fails could equal no computed point;
-//   - [c](-A) + [d](-R) + [e]B by signed windows and shared doublings, 128
-//     of them where the old single equation took 252: c and d in radix 16
-//     with the multiples of -A and -R built per lane, e in radix 256 as
-//     its low and high 128 bits, [1]B ... [128]B and the same of
-//     [2^128]B built at init (baseTable, baseTable128);
-//   - the sum is the identity (X = 0, Y = Z) or the signature fails. That
-//     is the cofactorless equation dalek checks: its comparison of
-//     [S]B - [k]A's encoding with R's bytes (y reduced) is the comparison
-//     of points here, as R decompresses to at most one point with x != 0
-//     and x = 0 only at y = 1 or -1, small order.
+//   - A is decompressed in all lanes at once as dalek does (decompress:
+//     y reduced mod p, x = 0 with the sign bit set accepted as -0); a
+//     lane where it fails is rejected.
 //
+// Then, by the path's equation (lanePath.halves), one of two.
+//
+// The single equation (ifma8): [k](-A) + [S]B by signed windows and
+// shared doublings, 252 of them: k in radix 16 with the multiples of -A
+// built per lane, S in radix 256 with [1]B ... [128]B built at init
+// (baseTable), so half as many additions of B as of -A. The result is
+// encoded canonically and compared with R's bytes with y reduced mod p.
+// That is dalek's comparison as points without decompressing R: the
+// result is a point, so its encoding equals R's reduced bytes exactly
+// when R decompresses to it (x = 0, where the sign bit would not matter,
+// only at y = 1 and y = -1, small order).
+//
+// The split equation (avx2x4, portable; verifyHalves): k is split
+// (splitK) into c = d k mod 8L with d odd, both about 2^127.5, and
+// e = d S mod L. [S]B - R - [k]A is the identity exactly when
+// [e]B + [d](-R) + [c](-A) is: [d] is one-to-one on the curve's points
+// (d odd and below L), and c = d k mod 8L, not only mod L, because A and
+// R may carry torsion. R is decompressed beside A (a lane where it fails
+// is rejected: it could equal no computed point), and the sum takes 128
+// shared doublings: c and d in radix 16 with the multiples of -A and -R
+// built per lane, e in radix 256 as its low and high 128 bits, from
+// baseTable and from baseTable128 ([2^128]B's multiples). The signature
+// holds when the sum is the identity (X = 0, Y = Z): no final inversion.
 // A k that splits into no halves under 2^splitBits (about one in 2^20 or
 // fewer, never chosen by the signer: k is a hash) goes to voi.
 //
 // More than eight signatures go through two passes at a time
-// (verifyPair): each pass its own steps, but the exponent chains of
-// decompression two at a time.
+// (verifyPair): each pass its own steps, but the exponent chains
+// (decompressions, the final inversion) two at a time.
 //
 // A lane that fails a check gets false and computes on harmless values;
 // lanes never mix, so one bad signature cannot change another's verdict.
@@ -142,26 +149,31 @@ func PathOf(b Backend) string {
 }
 
 // laneScratch is the state of one 8-lane pass, kept in laneScratchFree.
+// The single equation uses kd and sd for k and S, rEnc, negA; the split
+// one (verifyHalves) kd's first halfDigits for c, dd, sd for e, rPt,
+// negA, negR.
 type laneScratch struct {
-	h       hash.Hash
-	sum     [64]byte
-	aEnc    [lanes][32]byte
-	rEnc    [lanes][32]byte         // R as given
-	cd      [halfDigits][lanes]int8 // signed radix-16 digits of c: digit i of lane j at [i][j]
-	dd      [halfDigits][lanes]int8 // of d, as cd
-	ed      [32][lanes]int8         // signed radix-256 digits of e = d S mod L, as cd
-	n       int                     // radix-16 digits the ladder walks: the lanes' longest c or d, at least 32
-	pre     [lanes]bool             // passed the byte checks, and k split
-	voi     [lanes]bool             // passed the byte checks, k did not split: voi checks it
-	aOK     [lanes]bool             // A decompressed
-	rOK     [lanes]bool             // R decompressed
-	negA    table8
-	negL    laneTable // negA by lane, for the ifma8 picks
-	negR    table8    // the multiples of -R, as negA
-	negRL   laneTable
-	a, r, q ext8
-	q25     ext25 // q on the avx2x4 path (ladder25)
-	c       cached8
+	h     hash.Hash
+	sum   [64]byte
+	aEnc  [lanes][32]byte
+	rEnc  [lanes][32]byte // R, y reduced mod p, sign bit kept
+	rPt   [lanes][32]byte // R as given, to decompress
+	kd    [64][lanes]int8 // signed radix-16 digits of k (or c): digit i of lane j at [i][j]
+	dd    [halfDigits][lanes]int8
+	sd    [32][lanes]int8 // signed radix-256 digits of S (or e), as kd
+	n     int             // radix-16 digits the split ladder walks
+	pre   [lanes]bool     // passed the byte checks (and k split)
+	voi   [lanes]bool     // passed the byte checks, k did not split: voi checks it
+	aOK   [lanes]bool     // A decompressed
+	rOK   [lanes]bool     // R decompressed
+	negA  table8
+	negL  laneTable // negA by lane, for the ifma8 picks
+	negR  table8    // the multiples of -R, as negA
+	negRL laneTable
+	a, r  ext8
+	q     ext8
+	q25   ext25 // q on the avx2x4 path (ladderHalves25)
+	c     cached8
 }
 
 // halfDigits is how many signed radix-16 digits c and d may have: a
@@ -195,16 +207,16 @@ type laneEntry [2][20]uint64
 // (tableLanesIFMA writes it).
 type laneTable [9][lanes]laneEntry
 
-// laneScratchFree keeps up to 64 scratch states (about 44 KiB each) for
+// laneScratchFree keeps up to 64 scratch states (about 70 KiB each) for
 // reuse: a free list rather than a sync.Pool, which a collection empties,
 // so that a call allocates nothing in steady state.
 var laneScratchFree = make(chan *laneScratch, 64)
 
 // baseTable is [0]B ... [128]B, built at init (40 KiB), the same in
 // every lane: entry k for a digit of absolute value k, [0]B the identity
-// (1, 1, 2, 0). baseTable128 is the same for [2^128]B: the ladder is
-// 128 doublings long, so e = d S mod L goes in as its low and high 128
-// bits, one table each.
+// (1, 1, 2, 0). baseTable128 is the same for [2^128]B: the split
+// ladder is 128 doublings long, so e = d S mod L goes in as its low and
+// high 128 bits, one table each.
 var baseTable, baseTable128 [129]laneEntry
 
 // identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
@@ -221,44 +233,55 @@ func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
 }
 
 // verifyPair checks up to eight signatures in each of the first n (1 or
-// 2) scratch states: each pass's own steps, but the exponent chains of
-// decompression two at a time (pair), which hides much of a square's
-// latency: A and R of one pass, or the As and then the Rs of two.
+// 2) scratch states, by the path's equation: split k (verifyHalves) or
+// the single one (verifySingle).
 func verifyPair(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
-	var p [4]*ext8
-	var enc [4]*[lanes][32]byte
-	var ok [4]*[lanes]bool
+	if f.halves {
+		verifyHalves(f, s, checks, n)
+		return
+	}
+	verifySingle(f, s, checks, n)
+}
+
+// verifySingle checks up to eight signatures in each of the first n (1 or
+// 2) scratch states: each pass's own steps, but the exponent chains of
+// decompression and of the final inversion of the two passes
+// interleaved (pair), which hides much of a square's latency.
+func verifySingle(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
+	pr := pair{f, n}
+	var a [2]*ext8
+	var enc [2]*[lanes][32]byte
+	var ok [2]*[lanes]bool
 	for k := 0; k < n; k++ {
 		s[k].prepare(checks[k])
-		p[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
-		p[n+k], enc[n+k], ok[n+k] = &s[k].r, &s[k].rEnc, &s[k].rOK
+		a[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
 	}
-	pr := pair{f, 2}
-	for i := 0; i < 2*n; i += 2 {
-		pr.decompress([2]*ext8{p[i], p[i+1]}, [2]*[lanes][32]byte{enc[i], enc[i+1]}, [2]*[lanes]bool{ok[i], ok[i+1]})
-	}
+	pr.decompress(a, enc, ok)
+	var z, zi [2]fe8
 	for k := 0; k < n; k++ {
-		s[k].table(f, &s[k].negA, &s[k].negL, &s[k].a)
-		s[k].table(f, &s[k].negR, &s[k].negRL, &s[k].r)
+		table(f, &s[k].negA, &s[k].negL, &s[k].a)
 		s[k].ladder(f)
-		s[k].finish(checks[k])
+		z[k] = s[k].q.Z
+	}
+	pr.invert(&zi, &z)
+	for k := 0; k < n; k++ {
+		s[k].finish(f, &zi[k], checks[k])
 	}
 }
 
 // prepare does the byte checks of up to eight signatures, one per lane,
-// hashes, splits k (splitK) and writes c, d and e = d S mod L as
-// digits; a lane without a check, or that fails, gets B as A and R and
-// zero digits. A lane whose k does not split is marked for voi.
+// hashes and splits k and S into digits, and keeps R's encoding reduced;
+// a lane without a check, or that fails, gets B as A and zero digits.
 func (s *laneScratch) prepare(checks []sigCheck) {
-	s.n = 32
+	var y fe8
 	for j := 0; j < lanes; j++ {
-		s.pre[j], s.voi[j] = false, false
-		s.aEnc[j], s.rEnc[j] = baseEnc, baseEnc
-		for i := range s.cd {
-			s.cd[i][j], s.dd[i][j] = 0, 0
+		s.pre[j] = false
+		s.aEnc[j] = baseEnc
+		for i := range s.kd {
+			s.kd[i][j] = 0
 		}
-		for i := range s.ed {
-			s.ed[i][j] = 0
+		for i := range s.sd {
+			s.sd[i][j] = 0
 		}
 		if j >= len(checks) {
 			continue
@@ -268,62 +291,45 @@ func (s *laneScratch) prepare(checks []sigCheck) {
 		if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder(r) {
 			continue
 		}
+		s.pre[j] = true
+		s.aEnc[j] = *c.pub
 		s.h.Reset()
 		s.h.Write(c.sig[:32])
 		s.h.Write(c.pub[:])
 		s.h.Write(c.msg)
 		var k scalar.Scalar
 		if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
+			s.pre[j] = false
 			continue
 		}
-		var kb, cb, db [32]byte
+		var kb [32]byte
 		if err := k.ToBytes(kb[:]); err != nil {
+			s.pre[j] = false
 			continue
 		}
-		cNeg, ok := splitKBig(&kb, &cb, &db)
-		if !ok {
-			s.voi[j] = true
-			continue
+		var kd [64]int8
+		var sd [32]int8
+		radix16(&kd, &kb)
+		radix256(&sd, (*[32]byte)(c.sig[32:]))
+		for i, v := range kd {
+			s.kd[i][j] = v
 		}
-		// e = d S mod L: d < 2^splitBits < L and S < L are canonical.
-		var d, sc, e scalar.Scalar
-		if _, err := d.SetBytesModOrder(db[:]); err != nil {
-			continue
+		for i, v := range sd {
+			s.sd[i][j] = v
 		}
-		if _, err := sc.SetBytesModOrder(c.sig[32:]); err != nil {
-			continue
-		}
-		e.Mul(&d, &sc)
-		var eb [32]byte
-		if err := e.ToBytes(eb[:]); err != nil {
-			continue
-		}
-		s.pre[j] = true
-		s.aEnc[j], s.rEnc[j] = *c.pub, *r
-		var cd, dd [64]int8
-		var ed [32]int8
-		radix16(&cd, &cb)
-		radix16(&dd, &db)
-		radix256(&ed, &eb)
-		for i := 0; i < halfDigits; i++ {
-			v := cd[i]
-			if cNeg {
-				v = -v
-			}
-			s.cd[i][j], s.dd[i][j] = v, dd[i]
-			if cd[i] != 0 || dd[i] != 0 {
-				s.n = max(s.n, i+1)
-			}
-		}
-		for i, v := range ed {
-			s.ed[i][j] = v
+		y.setLane(j, r)
+	}
+	for j := range checks {
+		if s.pre[j] {
+			s.rEnc[j] = y.bytes(j)
+			s.rEnc[j][31] |= checks[j].sig[31] & 0x80
 		}
 	}
 }
 
 // table sets t (and tl, for ifma8) to the multiples of -p, p
 // decompressed; p is left at some multiple.
-func (s *laneScratch) table(f *lanePath, t *table8, tl *laneTable, p *ext8) {
+func table(f *lanePath, t *table8, tl *laneTable, p *ext8) {
 	f.neg(&p.X, &p.X)
 	f.neg(&p.T, &p.T)
 	t.setIdentity()
@@ -338,21 +344,14 @@ func (s *laneScratch) table(f *lanePath, t *table8, tl *laneTable, p *ext8) {
 	f.tableLanes(tl, t)
 }
 
-// ladder sets s.q to [c](-A) + [d](-R) + [e]B, X, Y and Z (T is left
-// stale): s.n radix-16 steps of four shared doublings, each adding c's
-// and d's digits; every other step of the last 32 adds e's digits, the
-// low 16 from baseTable, the high 16 from baseTable128.
+// ladder sets s.q to [k](-A) + [S]B, X, Y and Z (T is left stale).
 func (s *laneScratch) ladder(f *lanePath) {
 	q := &s.q
 	q.X = fe8{}
 	q.Y, q.Z = feOne, feOne
 	q.T = fe8{}
-	if f.kind == pathAVX2 {
-		s.ladder25()
-		return
-	}
-	for i := s.n - 1; i >= 0; i-- {
-		if i < s.n-1 {
+	for i := 63; i >= 0; i-- {
+		if i < 63 {
 			f.dbl(q, q, false)
 			f.dbl(q, q, false)
 			f.dbl(q, q, false)
@@ -360,66 +359,34 @@ func (s *laneScratch) ladder(f *lanePath) {
 		}
 		// An addition that a doubling or the end follows
 		// leaves T out: they read X, Y, Z only.
-		f.pick(&s.c, &s.negA, &s.negL, &s.cd[i])
-		f.padd(q, q, &s.c)
-		f.pick(&s.c, &s.negR, &s.negRL, &s.dd[i])
-		if i%2 == 1 || i > 30 {
+		f.pick(&s.c, &s.negA, &s.negL, &s.kd[i])
+		if i%2 == 1 {
 			f.paddXYZ(q, q, &s.c)
 			continue
 		}
 		f.padd(q, q, &s.c)
-		f.pickBase(&s.c, &baseTable, &s.ed[i/2])
-		f.padd(q, q, &s.c)
-		f.pickBase(&s.c, &baseTable128, &s.ed[16+i/2])
+		f.pickBase(&s.c, &baseTable, &s.sd[i/2])
 		f.paddXYZ(q, q, &s.c)
 	}
 }
 
-// finish sets each check's verdict: s.q is the identity (X = 0, Y = Z)
-// where the signature holds; a lane whose k did not split is checked by
-// voi.
-func (s *laneScratch) finish(checks []sigCheck) {
+// finish encodes s.q, with zi its 1/Z, and sets each check's verdict.
+func (s *laneScratch) finish(f *lanePath, zi *fe8, checks []sigCheck) {
 	q := &s.q
+	var x, y fe8
+	f.mul(&x, &q.X, zi)
+	f.mul(&y, &q.Y, zi)
 	for j := range checks {
-		if s.voi[j] {
-			c := &checks[j]
-			c.ok = voiBackend{}.Verify(c.pub, c.msg, c.sig)
-			continue
+		ok := s.pre[j] && s.aOK[j]
+		if ok {
+			e := y.bytes(j)
+			if x.negative(j) {
+				e[31] |= 0x80
+			}
+			ok = e == s.rEnc[j]
 		}
-		checks[j].ok = s.pre[j] && s.aOK[j] && s.rOK[j] &&
-			q.X.canonical(j) == [5]uint64{} && eqLane(&q.Y, &q.Z, j)
+		checks[j].ok = ok
 	}
-}
-
-// ladder25 is ladder's loop on the avx2x4 path, the same steps with q
-// kept in radix 2^25.5 (s.q25) from start to end, so that each operation
-// splits and joins only the added point. An addition that a doubling
-// follows (or the end: finish reads X, Y, Z) leaves T out, as the
-// doublings but the last of four do.
-func (s *laneScratch) ladder25() {
-	q := &s.q25
-	toExt25AVX2(q, &s.q)
-	for i := s.n - 1; i >= 0; i-- {
-		if i < s.n-1 {
-			dblXYZ25AVX2(q)
-			dblXYZ25AVX2(q)
-			dblXYZ25AVX2(q)
-			dbl25AVX2(q)
-		}
-		s.negA.pick(&s.c, &s.cd[i])
-		padd25AVX2(q, &s.c)
-		s.negR.pick(&s.c, &s.dd[i])
-		if i%2 == 1 || i > 30 {
-			paddXYZ25AVX2(q, &s.c)
-			continue
-		}
-		padd25AVX2(q, &s.c)
-		pickBase(&s.c, &baseTable, &s.ed[i/2])
-		padd25AVX2(q, &s.c)
-		pickBase(&s.c, &baseTable128, &s.ed[16+i/2])
-		paddXYZ25AVX2(q, &s.c)
-	}
-	fromExt25AVX2(&s.q, q)
 }
 
 // pick sets c, lane by lane, to digit d[j] times the table's point:

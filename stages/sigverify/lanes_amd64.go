@@ -26,7 +26,7 @@ var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 // limb of an fe8. A pass takes about 4-4.5 voi signatures' time
 // (BENCHMARKS.md: 1.72x voi, median, for 64 signatures, 8 passes), so 5
 // or more go in the lanes.
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 5}
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 5, halves: true}
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {

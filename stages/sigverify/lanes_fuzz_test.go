@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// FuzzLanesDifferential compares every lane path this CPU runs with
-// voi's strict check, lane by lane, on groups of 1 to 16 signatures (9
+// FuzzLanesDifferential compares every lane path this CPU runs, with
+// both equations (bothEquations), with voi's strict check, lane by lane, on groups of 1 to 16 signatures (9
 // or more go through two passes at a time, verifyPair) the fuzzer shapes
 // two ways: seed draws the group from diffCases (honest signatures and,
 // mixed in, bit flips, S + L, small-order, non-canonical, random and
@@ -36,7 +36,7 @@ func FuzzLanesDifferential(f *testing.F) {
 			c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
 		}
 		checks := make([]sigCheck, len(cases))
-		for _, p := range lanePaths() {
+		for _, p := range bothEquations() {
 			for i := range cases {
 				c := &cases[i]
 				checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}

@@ -15,6 +15,10 @@ type lanePath struct {
 	// of this path (it costs the same for 1 to 8) is faster than voi one
 	// by one; a last group of fewer goes to voi. 0: never.
 	voiBelow int
+	// halves: the path checks the split equation (verifyHalves), which
+	// saves half the doublings for fixed costs a doubling as cheap as
+	// ifma8's does not repay (BENCHMARKS.md), rather than the single one.
+	halves bool
 }
 
 const (
@@ -26,7 +30,7 @@ const (
 // portablePath is the reference the others are tested against; it is
 // slower than voi even for 8 signatures, but someone who asks for it
 // gets it, so it never hands a group to voi.
-var portablePath = &lanePath{name: "portable", kind: pathPortable}
+var portablePath = &lanePath{name: "portable", kind: pathPortable, halves: true}
 
 // mul sets z = a * b; loose in and out; z may alias a or b.
 func (f *lanePath) mul(z, a, b *fe8) {

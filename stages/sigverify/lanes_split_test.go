@@ -78,16 +78,3 @@ func TestSplitKBig(t *testing.T) {
 		t.Errorf("%d of %d k fell back", fallbacks, len(ks))
 	}
 }
-
-func BenchmarkSplitKBig(b *testing.B) {
-	b.ReportAllocs()
-	var k, c, d [32]byte
-	k[0] = 7
-	for i := range k {
-		k[i] = byte(i*37 + 11)
-	}
-	k[31] = 0x0a
-	for b.Loop() {
-		splitKBig(&k, &c, &d)
-	}
-}

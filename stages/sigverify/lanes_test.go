@@ -16,12 +16,30 @@ import (
 	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
 )
 
+// bothEquations returns every lane path this CPU runs as it is, and a
+// copy with the other equation (lanePath.halves), named path/equation:
+// the tests check both equations' code on every path, whichever a path
+// uses.
+func bothEquations() []*lanePath {
+	var ps []*lanePath
+	for _, p := range lanePaths() {
+		for _, h := range []bool{p.halves, !p.halves} {
+			q := *p
+			q.halves = h
+			q.name += map[bool]string{true: "/split", false: "/single"}[h]
+			ps = append(ps, &q)
+		}
+	}
+	return ps
+}
+
 // TestLanesConformance runs every conformance suite through every lane
 // path this CPU runs, in groups of 8 checks per call (TestConformance
 // covers the backend one signature per call, which the assembly paths
-// hand to voi: see TestLanesRemainder).
+// hand to voi: see TestLanesRemainder), with both equations
+// (bothEquations).
 func TestLanesConformance(t *testing.T) {
-	for _, p := range lanePaths() {
+	for _, p := range bothEquations() {
 		b := lanesBackend{p}
 		t.Run("path="+p.name, func(t *testing.T) {
 			for _, s := range conformanceSuites {
@@ -45,7 +63,8 @@ func TestLanesConformance(t *testing.T) {
 // TestLanesDifferential compares the lanes backend with voi's strict
 // check, signature by signature, over honest signatures and crafted bad
 // ones mixed in every batch size from 1 to 17 (partial groups of lanes,
-// and more than one group per call), on every lane path this CPU runs.
+// and more than one group per call), on every lane path this CPU runs,
+// with both equations.
 func TestLanesDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := diffCases(t, rng, 400)
@@ -58,7 +77,7 @@ func TestLanesDifferential(t *testing.T) {
 	if accepted < len(cases)/4 || accepted > 3*len(cases)/4 {
 		t.Fatalf("%d of %d cases valid: the mix is not a mix", accepted, len(cases))
 	}
-	for _, p := range lanePaths() {
+	for _, p := range bothEquations() {
 		b := lanesBackend{p}
 		t.Run("path="+p.name, func(t *testing.T) {
 			for size := 1; size <= 17; size++ {
@@ -236,7 +255,8 @@ func mixedOrderCase(t *testing.T, rng *rand.Rand, msg []byte, mode int) sigCase 
 }
 
 // TestLanesTorsion: signatures with torsion on A, on R and on both
-// (mixedOrderCase), on every lane path: the lanes verdicts are voi's,
+// (mixedOrderCase), on every lane path with both equations: the lanes
+// verdicts are voi's,
 // and of those with torsion on both, some are valid and some are not.
 func TestLanesTorsion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -254,7 +274,7 @@ func TestLanesTorsion(t *testing.T) {
 	if valid[0] == 0 || valid[2] == 0 || valid[1] != 0 || valid[2] > 60 {
 		t.Fatalf("valid by mode (A, R, both) %v of 160 each: want some of A and both, none of R", valid)
 	}
-	for _, p := range lanePaths() {
+	for _, p := range bothEquations() {
 		checks := make([]sigCheck, len(cases))
 		for i := range cases {
 			c := &cases[i]

@@ -1,0 +1,188 @@
+package sigverify
+
+import "github.com/oasisprotocol/curve25519-voi/curve/scalar"
+
+// verifyHalves checks up to eight signatures in each of the first n (1 or
+// 2) scratch states: each pass's own steps, but the exponent chains of
+// decompression two at a time (pair), which hides much of a square's
+// latency: A and R of one pass, or the As and then the Rs of two.
+func verifyHalves(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
+	var p [4]*ext8
+	var enc [4]*[lanes][32]byte
+	var ok [4]*[lanes]bool
+	for k := 0; k < n; k++ {
+		s[k].prepareHalves(checks[k])
+		p[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
+		p[n+k], enc[n+k], ok[n+k] = &s[k].r, &s[k].rPt, &s[k].rOK
+	}
+	pr := pair{f, 2}
+	for i := 0; i < 2*n; i += 2 {
+		pr.decompress([2]*ext8{p[i], p[i+1]}, [2]*[lanes][32]byte{enc[i], enc[i+1]}, [2]*[lanes]bool{ok[i], ok[i+1]})
+	}
+	for k := 0; k < n; k++ {
+		table(f, &s[k].negA, &s[k].negL, &s[k].a)
+		table(f, &s[k].negR, &s[k].negRL, &s[k].r)
+		s[k].ladderHalves(f)
+		s[k].finishHalves(checks[k])
+	}
+}
+
+// prepareHalves does the byte checks of up to eight signatures, one per lane,
+// hashes, splits k (splitK) and writes c, d and e = d S mod L as
+// digits; a lane without a check, or that fails, gets B as A and R and
+// zero digits. A lane whose k does not split is marked for voi.
+func (s *laneScratch) prepareHalves(checks []sigCheck) {
+	s.n = 32
+	for j := 0; j < lanes; j++ {
+		s.pre[j], s.voi[j] = false, false
+		s.aEnc[j], s.rPt[j] = baseEnc, baseEnc
+		for i := range s.dd {
+			s.kd[i][j], s.dd[i][j] = 0, 0
+		}
+		for i := range s.sd {
+			s.sd[i][j] = 0
+		}
+		if j >= len(checks) {
+			continue
+		}
+		c := &checks[j]
+		r := (*[32]byte)(c.sig[:32])
+		if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder(r) {
+			continue
+		}
+		s.h.Reset()
+		s.h.Write(c.sig[:32])
+		s.h.Write(c.pub[:])
+		s.h.Write(c.msg)
+		var k scalar.Scalar
+		if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
+			continue
+		}
+		var kb, cb, db [32]byte
+		if err := k.ToBytes(kb[:]); err != nil {
+			continue
+		}
+		cNeg, ok := splitK(&kb, &cb, &db)
+		if !ok {
+			s.voi[j] = true
+			continue
+		}
+		// e = d S mod L: d < 2^splitBits < L and S < L are canonical.
+		var d, sc, e scalar.Scalar
+		if _, err := d.SetBytesModOrder(db[:]); err != nil {
+			continue
+		}
+		if _, err := sc.SetBytesModOrder(c.sig[32:]); err != nil {
+			continue
+		}
+		e.Mul(&d, &sc)
+		var eb [32]byte
+		if err := e.ToBytes(eb[:]); err != nil {
+			continue
+		}
+		s.pre[j] = true
+		s.aEnc[j], s.rPt[j] = *c.pub, *r
+		var cd, dd [64]int8
+		var ed [32]int8
+		radix16(&cd, &cb)
+		radix16(&dd, &db)
+		radix256(&ed, &eb)
+		for i := 0; i < halfDigits; i++ {
+			v := cd[i]
+			if cNeg {
+				v = -v
+			}
+			s.kd[i][j], s.dd[i][j] = v, dd[i]
+			if cd[i] != 0 || dd[i] != 0 {
+				s.n = max(s.n, i+1)
+			}
+		}
+		for i, v := range ed {
+			s.sd[i][j] = v
+		}
+	}
+}
+
+// ladderHalves sets s.q to [c](-A) + [d](-R) + [e]B, X, Y and Z (T is left
+// stale): s.n radix-16 steps of four shared doublings, each adding c's
+// and d's digits; every other step of the last 32 adds e's digits, the
+// low 16 from baseTable, the high 16 from baseTable128.
+func (s *laneScratch) ladderHalves(f *lanePath) {
+	q := &s.q
+	q.X = fe8{}
+	q.Y, q.Z = feOne, feOne
+	q.T = fe8{}
+	if f.kind == pathAVX2 {
+		s.ladderHalves25()
+		return
+	}
+	for i := s.n - 1; i >= 0; i-- {
+		if i < s.n-1 {
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, true)
+		}
+		// An addition that a doubling or the end follows
+		// leaves T out: they read X, Y, Z only.
+		f.pick(&s.c, &s.negA, &s.negL, &s.kd[i])
+		f.padd(q, q, &s.c)
+		f.pick(&s.c, &s.negR, &s.negRL, &s.dd[i])
+		if i%2 == 1 || i > 30 {
+			f.paddXYZ(q, q, &s.c)
+			continue
+		}
+		f.padd(q, q, &s.c)
+		f.pickBase(&s.c, &baseTable, &s.sd[i/2])
+		f.padd(q, q, &s.c)
+		f.pickBase(&s.c, &baseTable128, &s.sd[16+i/2])
+		f.paddXYZ(q, q, &s.c)
+	}
+}
+
+// finishHalves sets each check's verdict: s.q is the identity (X = 0, Y = Z)
+// where the signature holds; a lane whose k did not split is checked by
+// voi.
+func (s *laneScratch) finishHalves(checks []sigCheck) {
+	q := &s.q
+	for j := range checks {
+		if s.voi[j] {
+			c := &checks[j]
+			c.ok = voiBackend{}.Verify(c.pub, c.msg, c.sig)
+			continue
+		}
+		checks[j].ok = s.pre[j] && s.aOK[j] && s.rOK[j] &&
+			q.X.canonical(j) == [5]uint64{} && eqLane(&q.Y, &q.Z, j)
+	}
+}
+
+// ladderHalves25 is ladderHalves' loop on the avx2x4 path, the same steps with q
+// kept in radix 2^25.5 (s.q25) from start to end, so that each operation
+// splits and joins only the added point. An addition that a doubling
+// follows (or the end: finish reads X, Y, Z) leaves T out, as the
+// doublings but the last of four do.
+func (s *laneScratch) ladderHalves25() {
+	q := &s.q25
+	toExt25AVX2(q, &s.q)
+	for i := s.n - 1; i >= 0; i-- {
+		if i < s.n-1 {
+			dblXYZ25AVX2(q)
+			dblXYZ25AVX2(q)
+			dblXYZ25AVX2(q)
+			dbl25AVX2(q)
+		}
+		s.negA.pick(&s.c, &s.kd[i])
+		padd25AVX2(q, &s.c)
+		s.negR.pick(&s.c, &s.dd[i])
+		if i%2 == 1 || i > 30 {
+			paddXYZ25AVX2(q, &s.c)
+			continue
+		}
+		padd25AVX2(q, &s.c)
+		pickBase(&s.c, &baseTable, &s.sd[i/2])
+		padd25AVX2(q, &s.c)
+		pickBase(&s.c, &baseTable128, &s.sd[16+i/2])
+		paddXYZ25AVX2(q, &s.c)
+	}
+	fromExt25AVX2(&s.q, q)
+}
