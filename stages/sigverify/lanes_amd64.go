@@ -23,10 +23,11 @@ var hasAVX2 = cpu.X86.HasAVX2
 var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
-// limb of an fe8. A pass takes about 4-4.5 voi signatures' time
-// (BENCHMARKS.md: 1.72x voi, median, for 64 signatures, 8 passes), so 5
-// or more go in the lanes.
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 5, halves: true}
+// limb of an fe8, on the split equation. A pass takes about 3.8 voi
+// signatures' time (2.06-2.15x voi for 64 signatures, 8 passes, in
+// BenchmarkVerifyMany's interleaved runs of 2026-12-06; 4-4.5 before
+// the split equation), so 4 or more go in the lanes.
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 4, halves: true}
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {
