@@ -109,6 +109,11 @@ func (b *Bank) CostLimits() (block, account uint64) {
 	return b.cfg.BlockCostLimit, b.cfg.AccountCostLimit
 }
 
+// StatusEntries returns how many signatures the status cache holds, over
+// all blockhashes: from the goroutine that admits and commits, as
+// ClearStatusCache.
+func (b *Bank) StatusEntries() int { return b.status.len() }
+
 // ClearStatusCache forgets every processed signature, so that the same
 // transactions can be submitted again: for benchmarks that replay a fixed
 // set, as Agave's banking-bench does with bank.clear_signatures().

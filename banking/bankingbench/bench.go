@@ -43,6 +43,11 @@ type Config struct {
 	Sync   ledger.SyncMode
 	// NoTxHistory keeps no transaction history (bank.Config.NoTxHistory).
 	NoTxHistory bool
+	// KeepStatuses clears the status cache only when the chunks come
+	// round again (every NumChunks iterations) rather than every
+	// iteration as banking-bench does, so that it grows to NumChunks
+	// iterations' transactions, as tpu run's grows with its load.
+	KeepStatuses bool
 	// Progress, when not nil, is called about once a second.
 	Progress func(done, total int, elapsed time.Duration)
 	// StageCPU measures the CPU by stage over the iterations, as tpu run
@@ -78,6 +83,10 @@ type Result struct {
 	Method       string            `json:"block_production_method"`
 	Handoff      string            `json:"handoff"`
 	Contention   string            `json:"write_lock_contention"`
+	KeepStatuses bool              `json:"keep_statuses"` // Config.KeepStatuses
+	// StatusEntries is how many signatures the status cache held after
+	// the last iteration.
+	StatusEntries int `json:"status_entries"`
 	Workers      int               `json:"num_workers"`
 	Slots        uint64            `json:"slots"`
 	AllocsPerTx  float64           `json:"allocs_per_tx"`
@@ -206,7 +215,7 @@ func Run(cfg Config) (Result, error) {
 		return Result{}, err
 	}
 
-	res := Result{Method: scfg.Method.String(), Handoff: scfg.Handoff.String(), Contention: cfg.Contention.String(), Workers: scfg.Workers}
+	res := Result{Method: scfg.Method.String(), Handoff: scfg.Handoff.String(), Contention: cfg.Contention.String(), KeepStatuses: cfg.KeepStatuses, Workers: scfg.Workers}
 	var processingUs []float64 // transactions per second, per iteration
 	var busy time.Duration
 	batches := make([]*packet.Batch, cfg.BatchesPerIteration)
@@ -233,7 +242,11 @@ func Run(cfg Config) (Result, error) {
 					batches[b].Next().Fill(tx)
 				}
 			}
-			sched.ClearStatusCache() // the same transactions come again: as banking-bench's clear_signatures
+			// The same transactions come again: as banking-bench's
+			// clear_signatures, or, keeping statuses, when they do.
+			if !cfg.KeepStatuses || it%cfg.NumChunks == 0 {
+				sched.ClearStatusCache()
+			}
 			cpustage.Set(cpustage.Banking)
 			t0 := time.Now()
 			// Batches arrive one by one, and the scheduler hands out work
@@ -289,6 +302,7 @@ func Run(cfg Config) (Result, error) {
 	res.P10TPS = processingUs[len(processingUs)/10]
 	res.P90TPS = processingUs[len(processingUs)*9/10]
 	res.Slots = st.Slots
+	res.StatusEntries = bk.StatusEntries()
 	res.AllocsPerTx, res.BytesPerTx = spent.PerOp(res.TotalSent)
 	res.GCCPUPercent = spent.GCPercent()
 	res.Outcomes = map[string]uint64{}

@@ -36,6 +36,39 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunKeepStatuses: with KeepStatuses the status cache holds every
+// iteration's transactions until the chunks come round again, and is
+// cleared then (the replayed chunk lands again); without it, it holds
+// the last iteration's alone.
+func TestRunKeepStatuses(t *testing.T) {
+	const perIter = 2 * 16
+	for _, tc := range []struct {
+		keep                bool
+		iterations, entries int
+	}{
+		{false, 3, perIter},     // cleared every iteration
+		{true, 3, 3 * perIter},  // chunks 0, 1, 2: kept
+		{true, 4, 1 * perIter},  // chunk 0 again: cleared, then its own
+		{true, 5, 2 * perIter},  // and chunk 1 kept beside it
+		{false, 5, 1 * perIter}, // as banking-bench
+	} {
+		res, err := Run(Config{
+			Iterations: tc.iterations, BatchesPerIteration: 2, NumChunks: 3, PacketsPerBatch: 16,
+			Scheduler: scheduler.Config{Workers: 2}, Sync: ledger.NoSync, KeepStatuses: tc.keep,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := uint64(tc.iterations * perIter)
+		if !res.AccountingOK || res.TotalSent != sent || res.TxsLanded != sent || res.KeepStatuses != tc.keep {
+			t.Fatalf("keep %v, %d iterations: %+v", tc.keep, tc.iterations, res)
+		}
+		if res.StatusEntries != tc.entries {
+			t.Errorf("keep %v, %d iterations: %d statuses held, want %d", tc.keep, tc.iterations, res.StatusEntries, tc.entries)
+		}
+	}
+}
+
 func TestRunConfig(t *testing.T) {
 	if _, err := Run(Config{Iterations: 1, BatchesPerIteration: 1, NumChunks: 1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("zero packets per batch: %v", err)

@@ -35,7 +35,9 @@ of --packets-per-batch transactions from one of --num-chunks prepared sets,
 one at a time with scheduling in between (as Agave's scheduler thread
 interleaves receiving with scheduling), and waits until all are
 processed; the status cache is cleared between iterations so the sets can
-be replayed, and cost limits are lifted, both as the original does. Slots
+be replayed (--keep-statuses: only when the sets come round again, so
+that it grows as tpu run's does), and cost limits are lifted, both as
+the original does. Slots
 still end every 400 ms and commit to the ledger (a temporary directory
 unless --ledger is given).
 
@@ -60,6 +62,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	costLimits := fs.Bool("cost-limits", false, "keep the block and per-account cost limits (banking-bench lifts them)")
 	ledgerDir := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
+	keepStatuses := fs.Bool("keep-statuses", false, "clear the status cache only every --num-chunks iterations, when the sets come round again, not every iteration as banking-bench does: it then holds up to --num-chunks iterations' transactions, as tpu run's holds its load's")
 	txHistory := fs.Bool("tx-history", false, "keep each committed transaction and its meta in the ledger, as tpu run --no-gen does (off by default, as in tpu run with its load generator: the figures are banking's)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the iterations (the one the CPU by stage is measured with) to this file")
@@ -79,6 +82,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		CostLimits:          *costLimits,
 		Ledger:              *ledgerDir,
 		NoTxHistory:         !*txHistory,
+		KeepStatuses:        *keepStatuses,
 		StageCPU:            true,
 	}
 	var err error
@@ -139,8 +143,12 @@ func runBenchBanking(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stdout, "{'name': 'banking_bench_total', 'median': '%.2f'}\n", res.BankingBenchTotal)
 		fmt.Fprintf(env.stdout, "{'name': 'banking_bench_tx_total', 'median': '%.2f'}\n", res.BankingBenchTxTotal)
 		fmt.Fprintf(env.stdout, "{'name': 'banking_bench_success_tx_total', 'median': '%.2f'}\n", res.BankingBenchSuccessTotal)
-		fmt.Fprintf(env.stdout, "method %s, handoff %s, contention %s, %d workers: tx/s per iteration median %.0f (p10 %.0f, p90 %.0f) over %d iterations, %d slots; %.2f allocs and %.0f bytes per tx, GC %.1f%% of CPU\n",
-			res.Method, res.Handoff, res.Contention, res.Workers, res.MedianTPS, res.P10TPS, res.P90TPS, *iterations, res.Slots, res.AllocsPerTx, res.BytesPerTx, res.GCCPUPercent)
+		statuses := ""
+		if res.KeepStatuses {
+			statuses = fmt.Sprintf(", statuses kept %d iterations", *chunks)
+		}
+		fmt.Fprintf(env.stdout, "method %s, handoff %s, contention %s%s, %d workers: tx/s per iteration median %.0f (p10 %.0f, p90 %.0f) over %d iterations, %d slots; %.2f allocs and %.0f bytes per tx, GC %.1f%% of CPU\n",
+			res.Method, res.Handoff, res.Contention, statuses, res.Workers, res.MedianTPS, res.P10TPS, res.P90TPS, *iterations, res.Slots, res.AllocsPerTx, res.BytesPerTx, res.GCCPUPercent)
 		printBenchStageCPU(env.stdout, res.StageCPU)
 	}
 	if !res.AccountingOK {
