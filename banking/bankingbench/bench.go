@@ -80,20 +80,20 @@ type Result struct {
 	P10TPS    float64 `json:"p10_tps"`
 	P90TPS    float64 `json:"p90_tps"`
 
-	Method       string `json:"block_production_method"`
-	Handoff      string `json:"handoff"`
-	Contention   string `json:"write_lock_contention"`
-	KeepStatuses bool   `json:"keep_statuses"` // Config.KeepStatuses
+	Method       string            `json:"block_production_method"`
+	Handoff      string            `json:"handoff"`
+	Contention   string            `json:"write_lock_contention"`
+	KeepStatuses bool              `json:"keep_statuses"` // Config.KeepStatuses
+	Workers      int               `json:"num_workers"`
+	Slots        uint64            `json:"slots"`
+	AllocsPerTx  float64           `json:"allocs_per_tx"`
+	BytesPerTx   float64           `json:"bytes_allocated_per_tx"`
+	GCCPUPercent float64           `json:"gc_cpu_percent"`
+	Outcomes     map[string]uint64 `json:"outcomes"`
+	AccountingOK bool              `json:"accounting_ok"`
 	// StatusEntries is how many signatures the status cache held after
 	// the last iteration.
-	StatusEntries int               `json:"status_entries"`
-	Workers       int               `json:"num_workers"`
-	Slots         uint64            `json:"slots"`
-	AllocsPerTx   float64           `json:"allocs_per_tx"`
-	BytesPerTx    float64           `json:"bytes_allocated_per_tx"`
-	GCCPUPercent  float64           `json:"gc_cpu_percent"`
-	Outcomes      map[string]uint64 `json:"outcomes"`
-	AccountingOK  bool              `json:"accounting_ok"`
+	StatusEntries int `json:"status_entries"`
 	// StageCPU is the CPU by stage over the iterations (Config.StageCPU),
 	// with the stages as tpu run names them: banking is the goroutine
 	// that drives the scheduler (admission, scheduling, booking, slot
