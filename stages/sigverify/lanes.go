@@ -287,26 +287,12 @@ func (s *laneScratch) prepare(checks []sigCheck) {
 			continue
 		}
 		c := &checks[j]
-		r := (*[32]byte)(c.sig[:32])
-		if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder(r) {
+		kb, ok := s.hashK(c)
+		if !ok {
 			continue
 		}
 		s.pre[j] = true
 		s.aEnc[j] = *c.pub
-		s.h.Reset()
-		s.h.Write(c.sig[:32])
-		s.h.Write(c.pub[:])
-		s.h.Write(c.msg)
-		var k scalar.Scalar
-		if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
-			s.pre[j] = false
-			continue
-		}
-		var kb [32]byte
-		if err := k.ToBytes(kb[:]); err != nil {
-			s.pre[j] = false
-			continue
-		}
 		var kd [64]int8
 		var sd [32]int8
 		radix16(&kd, &kb)
@@ -317,7 +303,7 @@ func (s *laneScratch) prepare(checks []sigCheck) {
 		for i, v := range sd {
 			s.sd[i][j] = v
 		}
-		y.setLane(j, r)
+		y.setLane(j, (*[32]byte)(c.sig[:32]))
 	}
 	for j := range checks {
 		if s.pre[j] {
@@ -325,6 +311,27 @@ func (s *laneScratch) prepare(checks []sigCheck) {
 			s.rEnc[j][31] |= checks[j].sig[31] & 0x80
 		}
 	}
+}
+
+// hashK does c's byte checks (S < L, neither A nor R of small order) and
+// returns k = SHA-512(R || A || msg) mod L, little-endian; ok is false
+// when a check fails.
+func (s *laneScratch) hashK(c *sigCheck) (kb [32]byte, ok bool) {
+	if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder((*[32]byte)(c.sig[:32])) {
+		return kb, false
+	}
+	s.h.Reset()
+	s.h.Write(c.sig[:32])
+	s.h.Write(c.pub[:])
+	s.h.Write(c.msg)
+	var k scalar.Scalar
+	if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
+		return kb, false
+	}
+	if err := k.ToBytes(kb[:]); err != nil {
+		return kb, false
+	}
+	return kb, true
 }
 
 // table sets t (and tl, for ifma8) to the multiples of -p, p

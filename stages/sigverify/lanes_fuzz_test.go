@@ -35,12 +35,8 @@ func FuzzLanesDifferential(f *testing.F) {
 			c.msg = raw[96:]
 			c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
 		}
-		checks := make([]sigCheck, len(cases))
 		for _, p := range bothEquations() {
-			for i := range cases {
-				c := &cases[i]
-				checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
-			}
+			checks := checksOf(cases)
 			lanesBackend{p}.lanes(checks)
 			for i, c := range cases {
 				if checks[i].ok != c.want {

@@ -46,22 +46,11 @@ func (s *laneScratch) prepareHalves(checks []sigCheck) {
 			continue
 		}
 		c := &checks[j]
-		r := (*[32]byte)(c.sig[:32])
-		if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder(r) {
+		kb, ok := s.hashK(c)
+		if !ok {
 			continue
 		}
-		s.h.Reset()
-		s.h.Write(c.sig[:32])
-		s.h.Write(c.pub[:])
-		s.h.Write(c.msg)
-		var k scalar.Scalar
-		if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
-			continue
-		}
-		var kb, cb, db [32]byte
-		if err := k.ToBytes(kb[:]); err != nil {
-			continue
-		}
+		var cb, db [32]byte
 		cNeg, ok := splitK(&kb, &cb, &db)
 		if !ok {
 			s.voi[j] = true
@@ -81,7 +70,7 @@ func (s *laneScratch) prepareHalves(checks []sigCheck) {
 			continue
 		}
 		s.pre[j] = true
-		s.aEnc[j], s.rPt[j] = *c.pub, *r
+		s.aEnc[j], s.rPt[j] = *c.pub, *(*[32]byte)(c.sig[:32])
 		var cd, dd [64]int8
 		var ed [32]int8
 		radix16(&cd, &cb)

@@ -16,6 +16,16 @@ import (
 	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
 )
 
+// checksOf returns a check of each case, borrowing its bytes.
+func checksOf(cases []sigCase) []sigCheck {
+	checks := make([]sigCheck, len(cases))
+	for i := range cases {
+		c := &cases[i]
+		checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
+	}
+	return checks
+}
+
 // bothEquations returns every lane path this CPU runs as it is, and a
 // copy with the other equation (lanePath.halves), named path/equation:
 // the tests check both equations' code on every path, whichever a path
@@ -44,11 +54,7 @@ func TestLanesConformance(t *testing.T) {
 		t.Run("path="+p.name, func(t *testing.T) {
 			for _, s := range conformanceSuites {
 				cases := s.load(t)
-				checks := make([]sigCheck, len(cases))
-				for i := range cases {
-					c := &cases[i]
-					checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
-				}
+				checks := checksOf(cases)
 				b.lanes(checks)
 				for i, c := range cases {
 					if checks[i].ok != c.want {
@@ -83,11 +89,7 @@ func TestLanesDifferential(t *testing.T) {
 			for size := 1; size <= 17; size++ {
 				for start := 0; start+size <= len(cases); start += size * 3 {
 					group := cases[start : start+size]
-					checks := make([]sigCheck, size)
-					for i := range group {
-						c := &group[i]
-						checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
-					}
+					checks := checksOf(group)
 					b.lanes(checks)
 					for i, c := range group {
 						if checks[i].ok != c.want {
@@ -275,11 +277,7 @@ func TestLanesTorsion(t *testing.T) {
 		t.Fatalf("valid by mode (A, R, both) %v of 160 each: want some of A and both, none of R", valid)
 	}
 	for _, p := range bothEquations() {
-		checks := make([]sigCheck, len(cases))
-		for i := range cases {
-			c := &cases[i]
-			checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
-		}
+		checks := checksOf(cases)
 		lanesBackend{p}.lanes(checks)
 		for i, c := range cases {
 			if checks[i].ok != c.want {
@@ -338,11 +336,7 @@ func TestLanesRemainder(t *testing.T) {
 func TestLanesAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(40, 41))
 	cases := diffCases(t, rng, 17)
-	checks := make([]sigCheck, len(cases))
-	for i := range cases {
-		c := &cases[i]
-		checks[i] = sigCheck{pub: &c.pub, sig: &c.sig, msg: c.msg}
-	}
+	checks := checksOf(cases)
 	for _, p := range lanePaths() {
 		b := lanesBackend{p}
 		for _, n := range []int{8, 16, 17} {
