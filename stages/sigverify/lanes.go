@@ -207,7 +207,7 @@ type laneEntry [2][20]uint64
 // (tableLanesIFMA writes it).
 type laneTable [9][lanes]laneEntry
 
-// laneScratchFree keeps up to 64 scratch states (about 70 KiB each) for
+// laneScratchFree keeps up to 64 scratch states (about 83 KiB each) for
 // reuse: a free list rather than a sync.Pool, which a collection empties,
 // so that a call allocates nothing in steady state.
 var laneScratchFree = make(chan *laneScratch, 64)
