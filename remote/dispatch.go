@@ -41,11 +41,12 @@ type probeTick struct{}
 type peer struct {
 	addr    string
 	pid     *actor.PID
-	up      bool // in service: its credits count in free
-	free    int  // its credits free, while up
-	cut     bool // caught lying: never probed again
-	left    bool // left the membership: not probed
-	probing bool // a probe is under way
+	up      bool   // in service: its credits count in free
+	free    int    // its credits free, while up
+	cut     bool   // caught lying: never probed again
+	left    bool   // left the membership: not probed
+	probing bool   // a probe is under way
+	placed  uint64 // when it was last sent a pass (dispatcher.placed), 0: never
 	jobs    map[uint64]*job
 }
 
@@ -57,6 +58,7 @@ type dispatcher struct {
 	auditor  auditor
 	peers    map[string]*peer
 	jobs     map[uint64]*job
+	placed   uint64 // passes placed on verifiers so far
 	self     *actor.PID
 	root     *actor.RootContext
 	ticker   *time.Ticker
@@ -181,11 +183,13 @@ func (d *dispatcher) down(p *peer) {
 }
 
 // place sends j to the verifier in service with the most credits free,
-// or checks it here if none has one.
+// of those the one sent a pass longest ago (so that verifiers that keep
+// up, all credits free at each pass, take turns rather than whichever
+// the map yields first), or checks it here if none has a credit.
 func (d *dispatcher) place(ctx actor.Context, j *job) {
 	var best *peer
 	for _, p := range d.peers {
-		if p.up && p.free > 0 && (best == nil || p.free > best.free) {
+		if p.up && p.free > 0 && (best == nil || p.free > best.free || p.free == best.free && p.placed < best.placed) {
 			best = p
 		}
 	}
@@ -199,6 +203,8 @@ func (d *dispatcher) place(ctx actor.Context, j *job) {
 		return
 	}
 	best.free--
+	d.placed++
+	best.placed = d.placed
 	j.w = best
 	id := j.id
 	d.jobs[id] = j
