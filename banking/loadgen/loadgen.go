@@ -55,6 +55,18 @@ type Config struct {
 	Keys []ed25519.PrivateKey
 	// Blockhash is a recent blockhash of the target bank.
 	Blockhash [32]byte
+	// Refresh, when not nil, gives Build the bank's latest blockhash
+	// before each window of RefreshEvery transactions after the first,
+	// which are signed over it: a load signed while the bank's slots go
+	// by is spread over their blockhashes in the order it is sent, as a
+	// client that polls for the latest blockhash (Agave's bench-tps)
+	// spreads its own, and the bank's status cache holds about a slot's
+	// transactions under each. Without it every transaction uses
+	// Blockhash, and the status cache keeps the whole load under that
+	// one hash: a table of a million entries, each probe a cache miss.
+	Refresh func() ([32]byte, error)
+	// RefreshEvery is the window for Refresh. Zero means RefreshWindow.
+	RefreshEvery int
 	// Count is the number of transactions to build.
 	Count int
 	// Contention shapes the recipients: ContentionNone (the zero value)
@@ -101,13 +113,22 @@ type Load struct {
 	Txs   [][]byte
 	Kinds []Kind
 	// V0[i] says whether Txs[i] is a v0 transaction with a lookup.
-	V0   []bool
-	cfg  Config
-	keys []ed25519.PrivateKey
+	V0 []bool
+	// Blockhashes is how many blockhashes Build signed over in turn
+	// (Config.Refresh; one the bank repeats counts once): 1 without a
+	// Refresh.
+	Blockhashes int
+	cfg         Config
+	keys        []ed25519.PrivateKey
 
 	table     [32]byte   // the genesis lookup table, with V0Fraction
 	tableKeys [][32]byte // its addresses
 }
+
+// RefreshWindow is how many transactions Build signs over one blockhash
+// with Config.Refresh by default: at 75k signatures a second on two
+// cores, about one 400 ms slot's worth.
+const RefreshWindow = 32_768
 
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("loadgen: invalid config")
@@ -180,30 +201,52 @@ func Build(cfg Config) (*Load, error) {
 	done := 0
 	var buildErr error
 	var stopped atomic.Bool
-	parallel(signed, func(i int) {
-		if stopped.Load() {
-			return
-		}
-		if cfg.Stop != nil && i%256 == 0 {
-			select {
-			case <-cfg.Stop:
-				stopped.Store(true)
-				return
-			default:
+	window := cfg.RefreshEvery
+	if window <= 0 {
+		window = RefreshWindow
+	}
+	if cfg.Refresh == nil {
+		window = max(signed, 1)
+	}
+	bh := cfg.Blockhash
+	l.Blockhashes = 1
+	for lo := 0; lo < signed && !stopped.Load() && buildErr == nil; lo += window {
+		if lo > 0 {
+			next, err := cfg.Refresh()
+			if err != nil {
+				return nil, fmt.Errorf("loadgen: latest blockhash: %w", err)
 			}
+			if next != bh {
+				l.Blockhashes++
+			}
+			bh = next
 		}
-		tx, err := l.build(i, cfg.Blockhash)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil && buildErr == nil {
-			buildErr = err
-		}
-		l.Txs[i] = tx
-		done++
-		if cfg.Progress != nil && done%50_000 == 0 {
-			cfg.Progress(done, cfg.Count)
-		}
-	})
+		parallel(min(window, signed-lo), func(j int) {
+			i := lo + j
+			if stopped.Load() {
+				return
+			}
+			if cfg.Stop != nil && i%256 == 0 {
+				select {
+				case <-cfg.Stop:
+					stopped.Store(true)
+					return
+				default:
+				}
+			}
+			tx, err := l.build(i, bh)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && buildErr == nil {
+				buildErr = err
+			}
+			l.Txs[i] = tx
+			done++
+			if cfg.Progress != nil && done%50_000 == 0 {
+				cfg.Progress(done, cfg.Count)
+			}
+		})
+	}
 	if buildErr != nil {
 		return nil, buildErr
 	}

@@ -158,6 +158,58 @@ func TestBuildKinds(t *testing.T) {
 	}
 }
 
+// With a Refresh, each window of RefreshEvery transactions is signed over
+// the blockhash Refresh gave before it (the first over Blockhash), in
+// order; a stale one keeps its own; duplicates copy their source with its
+// blockhash; a failing Refresh fails the build.
+func TestBuildRefresh(t *testing.T) {
+	const window, count = 50, 230 // five windows, the last short
+	hashes := [][32]byte{blockhash}
+	refresh := func() ([32]byte, error) {
+		h := [32]byte{0x77, byte(len(hashes))}
+		if len(hashes) == 3 {
+			h = hashes[2] // the bank had no new slot: the same hash again
+		}
+		hashes = append(hashes, h)
+		return h, nil
+	}
+	l, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Refresh: refresh, RefreshEvery: window,
+		Count: count, InvalidFraction: 0.3, RandSeed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hashes) != 5 {
+		t.Fatalf("Refresh called %d times, want 4 (before every window but the first)", len(hashes)-1)
+	}
+	if l.Blockhashes != 4 {
+		t.Errorf("Blockhashes = %d, want 4 (five windows, one repeating its hash)", l.Blockhashes)
+	}
+	for i, b := range l.Txs {
+		k := l.Kinds[i]
+		if k == Malformed {
+			continue
+		}
+		want := hashes[i/window]
+		if k == Duplicate {
+			want = hashes[l.source(i)/window]
+		}
+		x := read(t, b)
+		if got := *x.view.RecentBlockhash(); (got == want) != (k != StaleBlockhash) {
+			t.Errorf("tx %d (%v): blockhash %x, window's %x", i, k, got[:4], want[:4])
+		}
+	}
+	one, err := Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: count})
+	if err != nil || one.Blockhashes != 1 {
+		t.Fatalf("without Refresh: %v, %d blockhashes, want 1", err, one.Blockhashes)
+	}
+	boom := errors.New("bank gone")
+	_, err = Build(Config{Seed: seed, Accounts: 16, Blockhash: blockhash, Count: count, RefreshEvery: window,
+		Refresh: func() ([32]byte, error) { return [32]byte{}, boom }})
+	if !errors.Is(err, boom) {
+		t.Fatalf("a failing Refresh: %v, want it wrapped", err)
+	}
+}
+
 // A load signs for Keys, when given, instead of the genesis accounts.
 func TestBuildKeys(t *testing.T) {
 	keys := []ed25519.PrivateKey{bank.GenesisKey("other", 0), bank.GenesisKey("other", 1), bank.GenesisKey("other", 2)}

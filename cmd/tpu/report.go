@@ -161,6 +161,10 @@ type summary struct {
 	OfferedTPS    float64           `json:"offered_tps,omitempty"`
 	FromScheduled *latencyQuantiles `json:"latency_from_scheduled_us,omitempty"`
 	SenderBehind  *behind           `json:"sender_behind,omitempty"`
+	// LoadBlockhashes is how many of the bank's blockhashes the load was
+	// signed over in turn, a new one every loadgen.RefreshWindow
+	// transactions while the slots went by (buildLoad).
+	LoadBlockhashes int `json:"load_blockhashes,omitempty"`
 
 	LiveBatches uint64 `json:"live_batches"`
 	// Pool is the packet pool's batches: those warmed before the load

@@ -160,6 +160,9 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	// The sigverify ceiling is measured before the load and again after
 	// it: on a shared machine one 300 ms sample can be 10% off.
 	r.loaded = load != nil
+	if load != nil {
+		r.hashes = load.Blockhashes
+	}
 	if !r.loaded {
 		r.ceiling[0] = 0
 	}

@@ -47,6 +47,10 @@ func TestRunCommand(t *testing.T) {
 	if !s.AccountingOK || s.LiveBatches != 0 || s.Executed == 0 || s.TPS <= 0 {
 		t.Fatalf("summary %+v", s)
 	}
+	// 3,000 transactions, fewer than a refresh window: one blockhash.
+	if s.LoadBlockhashes != 1 || !strings.Contains(errOut, "over one blockhash in") {
+		t.Errorf("load blockhashes %d, want 1, said:\n%s", s.LoadBlockhashes, errOut)
+	}
 	// --rate: open-loop, said at the start and in the summary, with the
 	// latency from each transaction's scheduled send. Scheduled <= sent
 	// <= received at the socket, transaction by transaction, so the

@@ -160,8 +160,12 @@ loop:
 	return d
 }
 
-// buildLoad signs the run's load of n transactions (loadCount); a signal (stop) ends it early with
-// loadgen.ErrStopped.
+// buildLoad signs the run's load of n transactions (loadCount); a signal
+// (stop) ends it early with loadgen.ErrStopped. It asks the bank for its
+// latest blockhash every loadgen.RefreshWindow transactions, as a client
+// polling for it would: signing takes seconds, slots go by meanwhile, and
+// the load is spread over their blockhashes, as a validator's is, rather
+// than piling a run's million signatures into one status cache table.
 func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, n int, stop <-chan struct{}) (*loadgen.Load, error) {
 	bh, err := g.LatestBlockhash()
 	if err != nil {
@@ -170,7 +174,7 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, n int, stop <-chan stru
 	fmt.Fprintf(env.stderr, "signing %d transactions...\n", n)
 	t0 := time.Now()
 	load, err := loadgen.Build(loadgen.Config{
-		Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Count: n, Contention: f.contention,
+		Seed: f.seed, Accounts: f.accounts, Blockhash: bh, Refresh: g.LatestBlockhash, Count: n, Contention: f.contention,
 		InvalidFraction: f.invalid, V0Fraction: f.v0, BatchSize: f.sendBatch, RandSeed: uint64(time.Now().UnixNano()),
 		Progress: func(done, total int) { fmt.Fprintf(env.stderr, "  signed %d of %d\n", done, total) },
 		Stop:     stop,
@@ -179,7 +183,11 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, n int, stop <-chan stru
 		return nil, err
 	}
 	signing := time.Since(t0)
-	fmt.Fprintf(env.stderr, "signed %d transactions in %.1fs; sending for %v\n", n, signing.Seconds(), f.duration)
+	hashes := "one blockhash"
+	if load.Blockhashes > 1 {
+		hashes = fmt.Sprintf("%d blockhashes", load.Blockhashes)
+	}
+	fmt.Fprintf(env.stderr, "signed %d transactions over %s in %.1fs; sending for %v\n", n, hashes, signing.Seconds(), f.duration)
 	if w := expiryWarning(signing, f.duration, f.slotTime,
 		"--slot-time "+f.slotTime.String(), "use a smaller --count or a longer --slot-time"); w != "" {
 		fmt.Fprintln(env.stderr, w)

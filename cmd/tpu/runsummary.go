@@ -16,6 +16,7 @@ type ran struct {
 	spent   procstats.Stats // from the load's start to the end of the drain
 	sched   *fromSchedule
 	loaded  bool              // there was a load (not --no-gen, not stopped while signing)
+	hashes  int               // the blockhashes the load was signed over in turn
 	ceiling [2]float64        // sigverify's, before and after the load; 0: not measured
 	stopErr error             // the node's Stop's
 	cpu     *stageCPU         // the CPU by stage, stopped
@@ -44,6 +45,7 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 		sum.Blocks = &r.live.blocks
 		sum.addLoad(loadMode(f), f.rate, &r.sched.hist, r.live.res)
 		sum.Send = f.send
+		sum.LoadBlockhashes = r.hashes
 	}
 	if f.tracerEvery > 0 {
 		sum.addTracers(g.Trace().KeptTracers(), g.Trace().KeptDropped())
