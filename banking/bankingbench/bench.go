@@ -46,7 +46,8 @@ type Config struct {
 	// KeepStatuses clears the status cache only when the chunks come
 	// round again (every NumChunks iterations) rather than every
 	// iteration as banking-bench does, so that it grows to NumChunks
-	// iterations' transactions, as tpu run's grows with its load.
+	// iterations' transactions under the bench's one blockhash, as a
+	// load signed over one blockhash fills it.
 	KeepStatuses bool
 	// Progress, when not nil, is called about once a second.
 	Progress func(done, total int, elapsed time.Duration)

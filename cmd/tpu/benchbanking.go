@@ -36,8 +36,8 @@ one at a time with scheduling in between (as Agave's scheduler thread
 interleaves receiving with scheduling), and waits until all are
 processed; the status cache is cleared between iterations so the sets can
 be replayed (--keep-statuses: only when the sets come round again, so
-that it grows as tpu run's does), and cost limits are lifted, both as
-the original does. Slots
+that it grows under the bench's one blockhash), and cost limits are
+lifted, both as the original does. Slots
 still end every 400 ms and commit to the ledger (a temporary directory
 unless --ledger is given).
 
@@ -62,7 +62,7 @@ func runBenchBanking(env *cliEnv, args []string) int {
 	costLimits := fs.Bool("cost-limits", false, "keep the block and per-account cost limits (banking-bench lifts them)")
 	ledgerDir := fs.String("ledger", "", "ledger directory, new (default: a temporary directory, removed afterwards)")
 	syncMode := fs.String("sync", "sync", "ledger commit mode: sync or nosync")
-	keepStatuses := fs.Bool("keep-statuses", false, "clear the status cache only every --num-chunks iterations, when the sets come round again, not every iteration as banking-bench does: it then holds up to --num-chunks iterations' transactions, as tpu run's holds its load's")
+	keepStatuses := fs.Bool("keep-statuses", false, "clear the status cache only every --num-chunks iterations, when the sets come round again, not every iteration as banking-bench does: it then holds up to --num-chunks iterations' transactions under the bench's one blockhash, as a load signed over one blockhash fills it")
 	txHistory := fs.Bool("tx-history", false, "keep each committed transaction and its meta in the ledger, as tpu run --no-gen does (off by default, as in tpu run with its load generator: the figures are banking's)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write the CPU profile of the iterations (the one the CPU by stage is measured with) to this file")
