@@ -217,6 +217,12 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	if r.ceiling[0] > 0 {
 		r.ceiling[1] = measureCeiling(n.backend, load, cores)
 	}
+	if f.bankingPeer > 0 && r.loaded && r.cpu != nil {
+		fmt.Fprintf(env.stderr, "banking peer: tpu bench banking for %d iterations in this process...\n", f.bankingPeer)
+		if r.peer, err = measureBankingPeer(f, f.bankingPeer); err != nil {
+			log.Error("--banking-peer", "err", err)
+		}
+	}
 	return reportRun(env, f, n, r)
 }
 

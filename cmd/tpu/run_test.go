@@ -29,7 +29,7 @@ func TestRunCommand(t *testing.T) {
 	traceOut := filepath.Join(dir, "spans.jsonl")
 	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0", "--ledger", filepath.Join(dir, "ledger"),
 		"--duration", "1500ms", "--rate", "2000", "--accounts", "64", "--invalid-fraction", "0.2",
-		"--trace-sample", "1", "--tracer-every", "500", "--trace-out", traceOut, "--summary-json", summaryPath)
+		"--trace-sample", "1", "--tracer-every", "500", "--trace-out", traceOut, "--summary-json", summaryPath, "--banking-peer", "20")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -46,6 +46,14 @@ func TestRunCommand(t *testing.T) {
 	}
 	if !s.AccountingOK || s.LiveBatches != 0 || s.Executed == 0 || s.TPS <= 0 {
 		t.Fatalf("summary %+v", s)
+	}
+	// --banking-peer: the bench ran its 20 iterations of 32 batches of
+	// 128, and the ratio is the run's banking figure over the bench's.
+	if p, sc := s.BankingPeer, s.StageCPU; p == nil || sc == nil || p.Iterations != 20 || p.Transactions != 20*32*128 ||
+		p.Samples <= 0 || p.USPerTx <= 0 || p.RunUSPerTx != sc.Stages["banking"].USPerTx || p.Ratio != p.RunUSPerTx/p.USPerTx {
+		t.Errorf("banking peer %+v, the run's banking %+v", p, sc)
+	} else if want := fmt.Sprintf("here, %.2f in the bench (%d transactions, %d profile samples): %.2fx", p.USPerTx, p.Transactions, p.Samples, p.Ratio); !strings.Contains(out, want) {
+		t.Errorf("the summary does not print the peer (%q):\n%s", want, out)
 	}
 	// 3,000 transactions, fewer than a refresh window: one blockhash.
 	if s.LoadBlockhashes != 1 || !strings.Contains(errOut, "over one blockhash in") {
@@ -180,6 +188,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--rpc-airdrop-lamports", "0"},
 		{"--rpc-airdrop-requests", "-1"},
 		{"--pool-warm", "-1"},
+		{"--banking-peer", "-1"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
 		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash

@@ -72,6 +72,9 @@ type offered struct {
 	// StageCPU is the CPU each stage spent (runstagecpu.go), absent when
 	// it was not measured.
 	StageCPU *stageCPUSummary `json:"stage_cpu,omitempty"`
+	// BankingPeer is banking's CPU against its bench run in this process
+	// after the load (--banking-peer; runbankpeer.go).
+	BankingPeer *bankingPeer `json:"banking_peer,omitempty"`
 }
 
 // addOffered records when the load ran out, if it did, and the rate

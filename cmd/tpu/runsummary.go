@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tpugo/tpu/remote"
 	"os"
 
+	"github.com/tpugo/tpu/remote"
 	"github.com/tpugo/tpu/stages/sigverify"
+	"github.com/tpugo/tpu/trace/cpustage"
 	"github.com/tpugo/tpu/trace/procstats"
 )
 
@@ -17,6 +18,7 @@ type ran struct {
 	sched   *fromSchedule
 	loaded  bool              // there was a load (not --no-gen, not stopped while signing)
 	hashes  int               // the blockhashes the load was signed over in turn
+	peer    *bankingPeer      // --banking-peer's bench, measured after the load
 	ceiling [2]float64        // sigverify's, before and after the load; 0: not measured
 	stopErr error             // the node's Stop's
 	cpu     *stageCPU         // the CPU by stage, stopped
@@ -68,9 +70,14 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	if r.cpu != nil {
 		sum.StageCPU = r.cpu.summary()
 	}
+	if r.peer != nil && sum.StageCPU != nil {
+		r.peer.compare(sum.StageCPU.Stages[cpustage.Banking.String()].USPerTx)
+		sum.BankingPeer = r.peer
+	}
 	sum.print(env.stdout, r.live.sent)
 	sum.printOffered(env.stdout, f.duration)
 	sum.StageCPU.print(env.stdout)
+	sum.BankingPeer.print(env.stdout)
 	if f.summaryJSON != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		if err := os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644); err != nil {
