@@ -134,11 +134,11 @@ func TestTooManyPerIP(t *testing.T) {
 		Limits: Limits{MaxConnsPerUnstakedIP: 2, MaxConnsPerStakedPeer: 1}})
 	admitted(t, s, nil)
 	admitted(t, s, nil)
-	if code := closeCode(t, dial(t, s, nil)); code != CodeTooMany {
+	if code := refusedCode(t, s, nil); code != CodeTooMany {
 		t.Fatalf("third unstaked: code %d", code)
 	}
 	admitted(t, s, staked) // staked: not in the IP's count
-	if code := closeCode(t, dial(t, s, staked)); code != CodeTooMany {
+	if code := refusedCode(t, s, staked); code != CodeTooMany {
 		t.Fatalf("second staked: code %d", code)
 	}
 	waitFor(t, "the counts", func() bool { return s.Counts()[EventConnTooMany] == 2 })
@@ -168,7 +168,7 @@ func TestTableFull(t *testing.T) {
 	waitFor(t, "the counts", func() bool { return s.Counts()[EventConnDropped] == 2 })
 
 	s2, _ := startServer(t, Config{Limits: Limits{MaxUnstakedConns: -1}})
-	if code := closeCode(t, dial(t, s2, nil)); code != CodeDisallowed {
+	if code := refusedCode(t, s2, nil); code != CodeDisallowed {
 		t.Fatalf("no unstaked room: code %d", code)
 	}
 	if c := s2.Counts(); c[EventConnDisallowed] != 1 {

@@ -123,6 +123,28 @@ func tx(i, n int) []byte {
 
 // closeCode waits for c to be closed by the server and returns the
 // application error code it was closed with.
+// refusedCode dials s as key, for a connection the server refuses at
+// admission, and returns the code it closed it with. The server closes it
+// as soon as it is accepted, which may be before the client's handshake
+// has finished: Dial then fails with the close itself (CI: "Application
+// error 0x4 (remote): too_many"), which is the answer as much as a close
+// after it.
+func refusedCode(t *testing.T, s *Server, key ed25519.PrivateKey) quicgo.ApplicationErrorCode {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, s.Addr(), key)
+	if err != nil {
+		var ae *quicgo.ApplicationError
+		if !errors.As(err, &ae) || !ae.Remote {
+			t.Fatalf("dial: %v, want a connection or a remote application error", err)
+		}
+		return ae.ErrorCode
+	}
+	t.Cleanup(func() { c.Close() })
+	return closeCode(t, c)
+}
+
 func closeCode(t *testing.T, c *Conn) quicgo.ApplicationErrorCode {
 	t.Helper()
 	select {
