@@ -61,6 +61,25 @@ type Schedule struct {
 	Rate  float64 // transactions per second, above 0
 }
 
+// Plan returns the schedule of a send of n transactions starting at
+// start (Start, when given, instead), and how many of them it sends:
+// open-loop (Rate), those due within Duration, if set; closed-loop, all
+// n (the schedule then paces nothing). Send and tpu run's QUIC sender
+// both plan by it.
+func (c SendConfig) Plan(start time.Time, n int) (Schedule, int) {
+	sched := Schedule{Start: start, Rate: c.Rate}
+	if c.Rate <= 0 {
+		return sched, n
+	}
+	if !c.Start.IsZero() {
+		sched.Start = c.Start
+	}
+	if c.Duration > 0 {
+		n = min(n, sched.Count(c.Duration))
+	}
+	return sched, n
+}
+
 // At returns when transaction i is due.
 func (s Schedule) At(i int) time.Time {
 	return s.Start.Add(time.Duration(float64(i) / s.Rate * float64(time.Second)))
@@ -126,16 +145,7 @@ func (l *Load) Send(cfg SendConfig) (SendResult, error) {
 	ds := make([]mmsg.Datagram, cfg.BatchSize)
 	start := time.Now()
 	open := cfg.Rate > 0
-	sched := Schedule{Start: start, Rate: cfg.Rate}
-	total := len(l.Txs)
-	if open {
-		if !cfg.Start.IsZero() {
-			sched.Start = cfg.Start
-		}
-		if cfg.Duration > 0 {
-			total = min(total, sched.Count(cfg.Duration))
-		}
-	}
+	sched, total := cfg.Plan(start, len(l.Txs))
 	res := SendResult{Start: sched.Start}
 	wait := time.NewTimer(time.Hour)
 	wait.Stop()

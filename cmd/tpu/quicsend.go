@@ -114,16 +114,7 @@ func sendOverQUIC(load *loadgen.Load, sc loadgen.SendConfig, q quicSend) (res lo
 	}
 	start := time.Now()
 	open := sc.Rate > 0
-	sched := loadgen.Schedule{Start: start, Rate: sc.Rate}
-	total := len(load.Txs)
-	if open {
-		if !sc.Start.IsZero() {
-			sched.Start = sc.Start
-		}
-		if sc.Duration > 0 {
-			total = min(total, sched.Count(sc.Duration))
-		}
-	}
+	sched, total := sc.Plan(start, len(load.Txs))
 	res.Start = sched.Start
 	lastProgress := start
 	offered := 0

@@ -219,7 +219,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	}
 	if f.bankingPeer > 0 && r.loaded && r.cpu != nil {
 		fmt.Fprintf(env.stderr, "banking peer: tpu bench banking for %d iterations in this process...\n", f.bankingPeer)
-		if r.peer, err = measureBankingPeer(f, f.bankingPeer); err != nil {
+		if r.peer, err = measureBankingPeer(cfg.Banking, f.bankingPeer); err != nil {
 			log.Error("--banking-peer", "err", err)
 		}
 	}

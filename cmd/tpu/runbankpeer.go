@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/tpugo/tpu/banking/bankingbench"
-	"github.com/tpugo/tpu/banking/ledger"
 	"github.com/tpugo/tpu/banking/scheduler"
+	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/trace/cpustage"
 )
 
@@ -25,30 +25,21 @@ type bankingPeer struct {
 	USPerTx      float64 `json:"us_per_tx"`     // the bench's banking, per transaction
 	Samples      int64   `json:"samples"`       // the profile samples the bench's figure rests on
 	RunUSPerTx   float64 `json:"run_us_per_tx"` // the run's banking, per transaction executed
-	// Ratio is RunUSPerTx / USPerTx: 0 when the bench's banking had no
-	// sample (too few iterations to measure).
+	RunSamples   int64   `json:"run_samples"`   // the profile samples the run's figure rests on
+	// Ratio is RunUSPerTx / USPerTx: 0 when either side's banking had no
+	// sample (too short to measure).
 	Ratio float64 `json:"ratio"`
 }
 
 // measureBankingPeer runs the bench for iterations with the run's
-// scheduler (method, handoff, workers) and ledger sync mode, in a
-// temporary ledger, and returns its banking figure (RunUSPerTx and Ratio
-// are the caller's to fill).
-func measureBankingPeer(f runFlags, iterations int) (*bankingPeer, error) {
+// scheduler (its method, handoff and workers, as graphConfig parsed
+// them) and ledger sync mode, in a temporary ledger, and returns its
+// banking figure (RunUSPerTx and Ratio are the caller's to fill).
+func measureBankingPeer(run stages.BankingConfig, iterations int) (*bankingPeer, error) {
 	cfg := bankingbench.Config{
 		Iterations: iterations, BatchesPerIteration: 32, NumChunks: 8, PacketsPerBatch: 128,
-		NoTxHistory: true, StageCPU: true,
-		Scheduler: scheduler.Config{Workers: f.workers},
-	}
-	var err error
-	if cfg.Scheduler.Method, err = scheduler.ParseMethod(f.method); err != nil {
-		return nil, err
-	}
-	if cfg.Scheduler.Handoff, err = scheduler.ParseHandoff(f.handoff); err != nil {
-		return nil, err
-	}
-	if cfg.Sync, err = ledger.ParseSyncMode(f.syncMode); err != nil {
-		return nil, err
+		NoTxHistory: true, StageCPU: true, Sync: run.Bank.Sync,
+		Scheduler: scheduler.Config{Workers: run.Scheduler.Workers, Method: run.Scheduler.Method, Handoff: run.Scheduler.Handoff},
 	}
 	res, err := bankingbench.Run(cfg)
 	if err != nil {
@@ -61,11 +52,12 @@ func measureBankingPeer(f runFlags, iterations int) (*bankingPeer, error) {
 	return &bankingPeer{Iterations: iterations, Transactions: res.TotalSent, USPerTx: fig.USPerTx, Samples: fig.Samples}, nil
 }
 
-// compare fills the run's figure and the ratio.
-func (p *bankingPeer) compare(run float64) {
-	p.RunUSPerTx = run
-	if p.Samples > 0 && p.USPerTx > 0 {
-		p.Ratio = run / p.USPerTx
+// compare fills the run's figure and the ratio: none when either side's
+// banking had no profile sample (below what the profile resolves).
+func (p *bankingPeer) compare(run stageFigure) {
+	p.RunUSPerTx, p.RunSamples = run.USPerTx, run.Samples
+	if p.Samples > 0 && run.Samples > 0 {
+		p.Ratio = run.USPerTx / p.USPerTx
 	}
 }
 
@@ -74,7 +66,8 @@ func (p *bankingPeer) print(w io.Writer) {
 		return
 	}
 	if p.Ratio == 0 {
-		fmt.Fprintf(w, "banking against its bench in this process (--banking-peer %d): the bench's banking had no profile sample; give it more iterations\n", p.Iterations)
+		fmt.Fprintf(w, "banking against its bench in this process (--banking-peer %d): no ratio: banking had %d profile samples in the run, %d in the bench (a longer run or more iterations)\n",
+			p.Iterations, p.RunSamples, p.Samples)
 		return
 	}
 	fmt.Fprintf(w, "banking against its bench in this process (--banking-peer %d, after the load): %.2f us a transaction here, %.2f in the bench (%d transactions, %d profile samples): %.2fx\n",

@@ -183,11 +183,7 @@ func buildLoad(env *cliEnv, g *stages.Graph, f runFlags, n int, stop <-chan stru
 		return nil, err
 	}
 	signing := time.Since(t0)
-	hashes := "one blockhash"
-	if load.Blockhashes > 1 {
-		hashes = fmt.Sprintf("%d blockhashes", load.Blockhashes)
-	}
-	fmt.Fprintf(env.stderr, "signed %d transactions over %s in %.1fs; sending for %v\n", n, hashes, signing.Seconds(), f.duration)
+	fmt.Fprintf(env.stderr, "signed %d transactions over %s in %.1fs; sending for %v\n", n, hashesSaid(load.Blockhashes), signing.Seconds(), f.duration)
 	if w := expiryWarning(signing, f.duration, f.slotTime,
 		"--slot-time "+f.slotTime.String(), "use a smaller --count or a longer --slot-time"); w != "" {
 		fmt.Fprintln(env.stderr, w)
@@ -208,4 +204,12 @@ func measureCeiling(b sigverify.Backend, load *loadgen.Load, cores int) float64 
 		}
 	}
 	return sigverify.Ceiling(b, txs, cores, 300*time.Millisecond)
+}
+
+// hashesSaid is how the signing line names n blockhashes.
+func hashesSaid(n int) string {
+	if n == 1 {
+		return "one blockhash"
+	}
+	return fmt.Sprintf("%d blockhashes", n)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
 	"github.com/tpugo/tpu/trace"
 )
@@ -84,6 +86,14 @@ func TestLoadExhausted(t *testing.T) {
 		t.Fatalf("no signing time in stderr:\n%s", errOut)
 	}
 	signing, _ := strconv.ParseFloat(m[1], 64)
+	// The bank's latest blockhash is asked for after 32,768 of the 40,000
+	// (loadgen.RefreshWindow): once signing those took over two slots,
+	// a slot ended meanwhile and the rest is signed over its blockhash.
+	first := signing * float64(loadgen.RefreshWindow) / count
+	if want := 2; first > 2*stages.DefaultSlotTime.Seconds() && s.LoadBlockhashes != want ||
+		s.LoadBlockhashes < 1 || s.LoadBlockhashes > 2 || !strings.Contains(errOut, fmt.Sprintf("over %s in", hashesSaid(s.LoadBlockhashes))) {
+		t.Errorf("signed in %.1fs over %d blockhashes (first window %.2fs):\n%s", signing, s.LoadBlockhashes, first, errOut)
+	}
 	if wall := time.Since(start) - time.Duration(signing*float64(time.Second)); wall > duration/2 {
 		t.Fatalf("the run took %v after signing: it idled after its load ran out", wall)
 	}

@@ -71,7 +71,7 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 		sum.StageCPU = r.cpu.summary()
 	}
 	if r.peer != nil && sum.StageCPU != nil {
-		r.peer.compare(sum.StageCPU.Stages[cpustage.Banking.String()].USPerTx)
+		r.peer.compare(sum.StageCPU.Stages[cpustage.Banking.String()])
 		sum.BankingPeer = r.peer
 	}
 	sum.print(env.stdout, r.live.sent)
