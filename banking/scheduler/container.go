@@ -11,6 +11,12 @@ import "math/bits"
 // subtree), odd levels max levels.
 type minMaxHeap struct {
 	items []heapItem
+	// track keeps each transaction's index in the heap in its heapIdx,
+	// which Remove needs. Only Unbatched removes from the middle; without
+	// it a swap writes the heap's own array and no transaction: with a
+	// deep buffer each of those writes was a cache miss on a transaction
+	// scattered in memory, two a level a pop.
+	track bool
 }
 
 // heapItem is a buffered transaction with its order's keys beside it, so
@@ -58,19 +64,65 @@ func isMinLevel(i int) bool { return bits.Len(uint(i+1))%2 == 1 }
 
 func (h *minMaxHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].t.heapIdx = i
-	h.items[j].t.heapIdx = j
+	if h.track {
+		h.items[i].t.heapIdx = i
+		h.items[j].t.heapIdx = j
+	}
 }
 
 // Push adds t.
 func (h *minMaxHeap) Push(t *pendingTx) {
-	t.heapIdx = len(h.items)
+	i := len(h.items)
+	if h.track {
+		t.heapIdx = i
+	}
 	h.items = append(h.items, heapItem{priority: t.priority, seq: t.seq, t: t})
-	h.bubbleUp(t.heapIdx)
+	h.bubbleUp(i)
 }
 
-// Remove takes t, which must be in the heap, out of it.
-func (h *minMaxHeap) Remove(t *pendingTx) { h.removeAt(t.heapIdx) }
+// Remove takes t, which must be in the heap, out of it. The heap must
+// track its transactions' indexes (track).
+func (h *minMaxHeap) Remove(t *pendingTx) {
+	if !h.track {
+		panic("scheduler: minMaxHeap.Remove on a heap that does not track indexes")
+	}
+	h.removeAt(t.heapIdx)
+}
+
+// RemoveIf takes out every transaction drop reports true for, appending
+// them to out, and restores the heap in O(n): for removals that come
+// rarely and many at once (expiry), on a heap tracked or not.
+func (h *minMaxHeap) RemoveIf(drop func(*pendingTx) bool, out []*pendingTx) []*pendingTx {
+	n0, kept := len(out), 0
+	for i, it := range h.items {
+		if drop(it.t) {
+			if h.track {
+				it.t.heapIdx = -1
+			}
+			out = append(out, it.t)
+			continue
+		}
+		if kept != i { // nothing is written until something is dropped
+			h.items[kept] = it
+		}
+		kept++
+	}
+	if len(out) == n0 {
+		return out
+	}
+	clear(h.items[kept:])
+	h.items = h.items[:kept]
+	// Floyd's construction: each subtree restored from the last parent up.
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.trickleDown(i)
+	}
+	if h.track {
+		for i := range h.items {
+			h.items[i].t.heapIdx = i
+		}
+	}
+	return out
+}
 
 // Min returns the lowest-priority transaction without removing it.
 func (h *minMaxHeap) Min() *pendingTx { return h.items[0].t }
@@ -106,18 +158,18 @@ func (h *minMaxHeap) All() func(yield func(*pendingTx) bool) {
 func (h *minMaxHeap) removeAt(i int) *pendingTx {
 	t := h.items[i].t
 	last := len(h.items) - 1
-	moved := h.items[last].t
 	h.items[i] = h.items[last]
-	moved.heapIdx = i
+	if h.track {
+		h.items[i].t.heapIdx = i
+		t.heapIdx = -1
+	}
 	h.items[last] = heapItem{}
 	h.items = h.items[:last]
-	t.heapIdx = -1
 	if i < last {
 		// The moved element may belong below i or above it: restore the
 		// subtree first, then its one possibly misplaced element against
 		// the ancestors.
-		h.trickleDown(i)
-		h.bubbleUp(moved.heapIdx)
+		h.bubbleUp(h.trickleDown(i))
 	}
 	return t
 }
@@ -151,15 +203,18 @@ func (h *minMaxHeap) bubbleUpWith(i int, maxLevel bool) {
 	}
 }
 
-func (h *minMaxHeap) trickleDown(i int) { h.trickleDownWith(i, !isMinLevel(i)) }
+// trickleDown restores the heap below i and returns where the item that
+// was at i ended up.
+func (h *minMaxHeap) trickleDown(i int) int { return h.trickleDownWith(i, !isMinLevel(i)) }
 
-// trickleDownWith restores the heap below i, i on a max level or not.
-func (h *minMaxHeap) trickleDownWith(i int, maxLevel bool) {
+// trickleDownWith restores the heap below i, i on a max level or not, and
+// returns where the item that was at i ended up.
+func (h *minMaxHeap) trickleDownWith(i int, maxLevel bool) int {
 	n := len(h.items)
 	for {
 		first := 2*i + 1
 		if first >= n {
-			return
+			return i
 		}
 		// m: the first (by before) among children and grandchildren.
 		m := first
@@ -170,18 +225,25 @@ func (h *minMaxHeap) trickleDownWith(i int, maxLevel bool) {
 		}
 		if m > first+1 { // a grandchild
 			if !before(&h.items[m], &h.items[i], maxLevel) {
-				return
+				return i
 			}
 			h.swap(m, i)
 			if p := (m - 1) / 2; before(&h.items[p], &h.items[m], maxLevel) {
+				// The item stops at p; the parent it swapped with goes
+				// on down from m (a min-max heap's trickle moves one
+				// item at a time down a level kind, and the other kind
+				// between).
 				h.swap(m, p)
+				h.trickleDownWith(m, maxLevel)
+				return p
 			}
 			i = m
 			continue
 		}
 		if before(&h.items[m], &h.items[i], maxLevel) {
 			h.swap(m, i)
+			return m
 		}
-		return
+		return i
 	}
 }

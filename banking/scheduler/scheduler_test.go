@@ -14,18 +14,29 @@ import (
 )
 
 func TestMinMaxHeap(t *testing.T) {
+	for _, track := range []bool{true, false} {
+		t.Run(fmt.Sprint("track=", track), func(t *testing.T) { testMinMaxHeap(t, track) })
+	}
+}
+
+// untracked is the heapIdx a transaction in an untracked heap keeps: the
+// heap never writes it.
+const untracked = -7
+
+func testMinMaxHeap(t *testing.T, track bool) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var h minMaxHeap
+	h := minMaxHeap{track: track}
 	var ref []*pendingTx
 	seq := uint64(0)
 	sortRef := func() {
 		slices.SortFunc(ref, func(a, b *pendingTx) int { return boolCmp(precedes(b, a)) - boolCmp(precedes(a, b)) })
 	}
+	removedIf := 0
 	for op := 0; op < 20000; op++ {
 		switch r := rng.IntN(10); {
 		case r < 5 || len(ref) == 0:
 			seq++
-			p := &pendingTx{priority: uint64(rng.IntN(50)), seq: seq}
+			p := &pendingTx{priority: uint64(rng.IntN(50)), seq: seq, heapIdx: untracked}
 			h.Push(p)
 			ref = append(ref, p)
 		case r < 7:
@@ -45,25 +56,74 @@ func TestMinMaxHeap(t *testing.T) {
 				t.Fatalf("op %d: PopMin differs", op)
 			}
 			ref = ref[:len(ref)-1]
-		default:
+		case track && rng.IntN(2) == 0:
 			i := rng.IntN(len(ref))
 			h.Remove(ref[i])
 			if ref[i].heapIdx != -1 {
 				t.Fatal("removed item keeps an index")
 			}
 			ref = append(ref[:i], ref[i+1:]...)
+		default:
+			// RemoveIf: every item of one priority (about 2% of them).
+			prio := uint64(rng.IntN(50))
+			drop := func(p *pendingTx) bool { return p.priority == prio }
+			var want []*pendingTx
+			kept := ref[:0]
+			for _, p := range ref {
+				if drop(p) {
+					want = append(want, p)
+				} else {
+					kept = append(kept, p)
+				}
+			}
+			ref = kept
+			got := h.RemoveIf(drop, []*pendingTx{nil}) // appends to what out holds
+			if len(got) == 0 || got[0] != nil {
+				t.Fatalf("op %d: RemoveIf lost what out held", op)
+			}
+			got = got[1:]
+			byKey := func(a, b *pendingTx) int { return int(a.seq) - int(b.seq) }
+			slices.SortFunc(got, byKey)
+			slices.SortFunc(want, byKey)
+			if !slices.Equal(got, want) {
+				t.Fatalf("op %d: RemoveIf took %d items, want %d", op, len(got), len(want))
+			}
+			for _, p := range got {
+				if want := map[bool]int{true: -1, false: untracked}[track]; p.heapIdx != want {
+					t.Fatalf("op %d: RemoveIf left heapIdx %d, want %d", op, p.heapIdx, want)
+				}
+			}
+			removedIf += len(got)
 		}
 		if h.Len() != len(ref) {
 			t.Fatalf("op %d: len %d, want %d", op, h.Len(), len(ref))
 		}
 		for i, it := range h.items {
-			if p := it.t; p.heapIdx != i || it.priority != p.priority || it.seq != p.seq {
-				t.Fatalf("op %d: item at %d records index %d, keys (%d,%d) for (%d,%d)", op, i, p.heapIdx, it.priority, it.seq, p.priority, p.seq)
+			want := i
+			if !track {
+				want = untracked // never written: that is the point of not tracking
+			}
+			if p := it.t; p.heapIdx != want || it.priority != p.priority || it.seq != p.seq {
+				t.Fatalf("op %d: item at %d records index %d (want %d), keys (%d,%d) for (%d,%d)", op, i, p.heapIdx, want, it.priority, it.seq, p.priority, p.seq)
 			}
 		}
 		if bad := checkHeap(&h); bad >= 0 {
 			t.Fatalf("op %d: heap order broken below index %d", op, bad)
 		}
+	}
+	if removedIf == 0 {
+		t.Fatal("RemoveIf never removed anything: the test did not exercise it")
+	}
+	if !track {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Remove on an untracked heap did not panic")
+			}
+		}()
+		seq++
+		p := &pendingTx{seq: seq}
+		h.Push(p)
+		h.Remove(p)
 	}
 }
 

@@ -79,17 +79,14 @@ func (s *Scheduler) expire() {
 		return
 	}
 	s.expiredBelow = oldest
-	// Collect first: removing from the heap moves items around. A
-	// transaction whose lookup tables are past their last usable slot
+	// A transaction whose lookup tables are past their last usable slot
 	// (deactivated long enough to be closed) can no longer load its
 	// addresses: Agave's scheduler drops it too (alt_invalidation_slot).
-	for t := range s.heap.All() {
-		if _, ok := s.bank.BlockhashSlot(&t.blockhash); (!ok && !t.nonce) || t.altValid < s.bank.Slot() {
-			s.expired = append(s.expired, t)
-		}
-	}
+	s.expired = s.heap.RemoveIf(func(t *pendingTx) bool {
+		_, ok := s.bank.BlockhashSlot(&t.blockhash)
+		return (!ok && !t.nonce) || t.altValid < s.bank.Slot()
+	}, s.expired)
 	for _, t := range s.expired {
-		s.heap.Remove(t)
 		o := packet.OutcomeBlockhashNotFound
 		if _, ok := s.bank.BlockhashSlot(&t.blockhash); ok || t.nonce {
 			o = packet.OutcomeLookupTableNotFound

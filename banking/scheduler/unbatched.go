@@ -68,7 +68,10 @@ func (q *usageQueue) release(write bool) {
 	}
 }
 
-func newUnbatched(e *env) *unbatched { return &unbatched{e: e} }
+func newUnbatched(e *env) *unbatched {
+	e.heap.track = true // schedule takes transactions out of the middle
+	return &unbatched{e: e}
+}
 
 func (u *unbatched) live(r usageReq) bool {
 	return r.t.seq == r.seq && r.t.strat >= 0
