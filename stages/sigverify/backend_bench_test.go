@@ -160,6 +160,37 @@ func BenchmarkVerifyMany(b *testing.B) {
 			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "split/single")
 		})
 	}
+	// A path's hashes eight at a time (sha512x8) and one at a time
+	// (crypto/sha512) back to back in every op, timed as above.
+	for _, p := range lanePaths() {
+		if !p.sha8 {
+			continue
+		}
+		b.Run("interleaved=sha8,stdlib/path="+p.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			one := *p
+			one.sha8 = false
+			var cpu [2]time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, q := range []*lanePath{p, &one} {
+					t0 := threadCPU()
+					lanesBackend{q}.verifyChecks(checks)
+					cpu[i] += threadCPU() - t0
+					for _, c := range checks {
+						if !c.ok {
+							b.Fatal("signature rejected")
+						}
+					}
+				}
+			}
+			n := float64(b.N * len(checks))
+			b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "sha8-cpu-ns/sig")
+			b.ReportMetric(float64(cpu[1].Nanoseconds())/n, "stdlib-cpu-ns/sig")
+			b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "sha8/stdlib")
+		})
+	}
 	for _, p := range lanePaths() {
 		be := lanesBackend{p}
 		b.Run("backend=lanes/path="+p.name, func(b *testing.B) {

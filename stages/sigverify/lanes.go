@@ -174,6 +174,9 @@ type laneScratch struct {
 	q     ext8
 	q25   ext25 // q on the avx2x4 path (ladderHalves25)
 	c     cached8
+	sha   *sha8           // the ifma8 path's hashes, eight at a time (hashAll)
+	kb    [lanes][32]byte // k of each lane's check (hashAll)
+	kOK   [lanes]bool     // k of lane j hashed: its byte checks passed
 }
 
 // halfDigits is how many signed radix-16 digits c and d may have: a
@@ -253,7 +256,7 @@ func verifySingle(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 	var enc [2]*[lanes][32]byte
 	var ok [2]*[lanes]bool
 	for k := 0; k < n; k++ {
-		s[k].prepare(checks[k])
+		s[k].prepare(f, checks[k])
 		a[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
 	}
 	pr.decompress(a, enc, ok)
@@ -272,8 +275,9 @@ func verifySingle(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 // prepare does the byte checks of up to eight signatures, one per lane,
 // hashes and splits k and S into digits, and keeps R's encoding reduced;
 // a lane without a check, or that fails, gets B as A and zero digits.
-func (s *laneScratch) prepare(checks []sigCheck) {
+func (s *laneScratch) prepare(f *lanePath, checks []sigCheck) {
 	var y fe8
+	s.hashAll(f, checks)
 	for j := 0; j < lanes; j++ {
 		s.pre[j] = false
 		s.aEnc[j] = baseEnc
@@ -287,8 +291,8 @@ func (s *laneScratch) prepare(checks []sigCheck) {
 			continue
 		}
 		c := &checks[j]
-		kb, ok := s.hashK(c)
-		if !ok {
+		kb := s.kb[j]
+		if !s.kOK[j] {
 			continue
 		}
 		s.pre[j] = true
@@ -313,19 +317,65 @@ func (s *laneScratch) prepare(checks []sigCheck) {
 	}
 }
 
-// hashK does c's byte checks (S < L, neither A nor R of small order) and
-// returns k = SHA-512(R || A || msg) mod L, little-endian; ok is false
-// when a check fails.
+// hashAll sets s.kb[j] and s.kOK[j] for each check j as hashK does: on a
+// path with sha8 (ifma8) the lanes hashed together, elsewhere one at a
+// time.
+func (s *laneScratch) hashAll(f *lanePath, checks []sigCheck) {
+	if !f.sha8 {
+		for j := range checks {
+			s.kb[j], s.kOK[j] = s.hashK(&checks[j])
+		}
+		return
+	}
+	if s.sha == nil {
+		s.sha = new(sha8)
+	}
+	var staged [lanes]bool
+	for j := 0; j < lanes; j++ {
+		s.kOK[j] = false
+		if j >= len(checks) || !byteChecks(&checks[j]) {
+			s.sha.skip(j)
+			continue
+		}
+		c := &checks[j]
+		if !s.sha.set(j, (*[32]byte)(c.sig[:32]), c.pub, c.msg) {
+			s.kb[j], s.kOK[j] = s.hashK(c) // longer than a packet's
+			continue
+		}
+		staged[j] = true
+	}
+	s.sha.run()
+	for j, ok := range staged {
+		if ok {
+			s.sha.sum(j, &s.sum)
+			s.kb[j], s.kOK[j] = reduceK(&s.sum)
+		}
+	}
+}
+
+// hashK does c's byte checks (byteChecks) and returns k = SHA-512(R || A
+// || msg) mod L, little-endian; ok is false when a check fails.
 func (s *laneScratch) hashK(c *sigCheck) (kb [32]byte, ok bool) {
-	if !canonicalS(c.sig) || smallOrder(c.pub) || smallOrder((*[32]byte)(c.sig[:32])) {
+	if !byteChecks(c) {
 		return kb, false
 	}
 	s.h.Reset()
 	s.h.Write(c.sig[:32])
 	s.h.Write(c.pub[:])
 	s.h.Write(c.msg)
+	return reduceK((*[64]byte)(s.h.Sum(s.sum[:0])))
+}
+
+// byteChecks does c's checks on bytes: S < L, neither A nor R of small
+// order.
+func byteChecks(c *sigCheck) bool {
+	return canonicalS(c.sig) && !smallOrder(c.pub) && !smallOrder((*[32]byte)(c.sig[:32]))
+}
+
+// reduceK returns the 64-byte hash d mod L, little-endian.
+func reduceK(d *[64]byte) (kb [32]byte, ok bool) {
 	var k scalar.Scalar
-	if _, err := k.SetBytesModOrderWide(s.h.Sum(s.sum[:0])); err != nil {
+	if _, err := k.SetBytesModOrderWide(d[:]); err != nil {
 		return kb, false
 	}
 	if err := k.ToBytes(kb[:]); err != nil {

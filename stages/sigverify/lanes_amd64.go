@@ -20,7 +20,7 @@ var hasAVX2 = cpu.X86.HasAVX2
 // more go in the lanes; issue 25 made a pass cheaper (about 1.4 voi
 // signatures' time for eight, in pairs), so 2 may pay now too: not
 // measured, left at 3.
-var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3}
+var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, sha8: hasSHA8}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
 // limb of an fe8, on the split equation. A pass takes about 3.8 voi

@@ -11,7 +11,7 @@ func verifyHalves(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 	var enc [4]*[lanes][32]byte
 	var ok [4]*[lanes]bool
 	for k := 0; k < n; k++ {
-		s[k].prepareHalves(checks[k])
+		s[k].prepareHalves(f, checks[k])
 		p[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
 		p[n+k], enc[n+k], ok[n+k] = &s[k].r, &s[k].rPt, &s[k].rOK
 	}
@@ -31,8 +31,9 @@ func verifyHalves(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 // hashes, splits k (splitK) and writes c, d and e = d S mod L as
 // digits; a lane without a check, or that fails, gets B as A and R and
 // zero digits. A lane whose k does not split is marked for voi.
-func (s *laneScratch) prepareHalves(checks []sigCheck) {
+func (s *laneScratch) prepareHalves(f *lanePath, checks []sigCheck) {
 	s.n = 32
+	s.hashAll(f, checks)
 	for j := 0; j < lanes; j++ {
 		s.pre[j], s.voi[j] = false, false
 		s.aEnc[j], s.rPt[j] = baseEnc, baseEnc
@@ -46,8 +47,8 @@ func (s *laneScratch) prepareHalves(checks []sigCheck) {
 			continue
 		}
 		c := &checks[j]
-		kb, ok := s.hashK(c)
-		if !ok {
+		kb := s.kb[j]
+		if !s.kOK[j] {
 			continue
 		}
 		var cb, db [32]byte

@@ -19,6 +19,10 @@ type lanePath struct {
 	// saves half the doublings for fixed costs a doubling as cheap as
 	// ifma8's does not repay (BENCHMARKS.md), rather than the single one.
 	halves bool
+	// sha8: the path hashes R || A || message eight at a time
+	// (sha512x8), not one at a time (crypto/sha512). Only ifma8, where
+	// the CPU has AVX-512 BW.
+	sha8 bool
 }
 
 const (

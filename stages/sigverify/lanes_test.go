@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha512"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"os"
@@ -94,6 +95,53 @@ func TestLanesDifferential(t *testing.T) {
 					for i, c := range group {
 						if checks[i].ok != c.want {
 							t.Errorf("size %d, lane %d, %s: lanes = %v, voi = %v", size, i, c.name, checks[i].ok, c.want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLanesLongMessages checks signatures over messages around the
+// longest that the ifma8 path hashes eight at a time (sha8Blocks) and
+// past it, where it hashes one at a time, in passes with short ones, on
+// every path: honest ones verify, one with a bit flipped in its message
+// does not.
+func TestLanesLongMessages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	longest := sha8Blocks*128 - 17 - 64
+	var cases []sigCase
+	for _, n := range []int{0, 47, 48, 175, 176, longest - 1, longest, longest + 1, longest + 128, 3000} {
+		for _, bad := range []bool{false, true} {
+			seed := make([]byte, 32)
+			fill(rng, seed)
+			key := ed25519.NewKeyFromSeed(seed)
+			c := sigCase{msg: make([]byte, n), want: !bad}
+			fill(rng, c.msg)
+			copy(c.pub[:], key[32:])
+			c.sig = [64]byte(ed25519.Sign(key, c.msg))
+			c.name = fmt.Sprintf("%d-byte message", n)
+			if bad && n > 0 {
+				c.msg[rng.IntN(n)] ^= 1
+			} else if bad {
+				c.sig[0] ^= 1
+			}
+			cases = append(cases, c)
+		}
+	}
+	rng.Shuffle(len(cases), func(i, j int) { cases[i], cases[j] = cases[j], cases[i] })
+	for _, p := range bothEquations() {
+		b := lanesBackend{p}
+		t.Run("path="+p.name, func(t *testing.T) {
+			for size := 1; size <= 9; size += 4 {
+				for start := 0; start+size <= len(cases); start += size {
+					group := cases[start : start+size]
+					checks := checksOf(group)
+					b.lanes(checks)
+					for i, c := range group {
+						if checks[i].ok != c.want {
+							t.Errorf("size %d, lane %d, %s: lanes = %v, want %v", size, i, c.name, checks[i].ok, c.want)
 						}
 					}
 				}
@@ -892,12 +940,12 @@ func TestGenerated(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command to run the generators with")
 	}
-	for _, path := range []string{"ifma", "avx2"} {
+	for _, path := range []string{"lanes_ifma", "lanes_avx2", "sha512x8"} {
 		t.Run(path, func(t *testing.T) {
-			gen, asm := "lanes_"+path+"_gen.go", "lanes_"+path+"_amd64.s"
+			gen, asm := path+"_gen.go", path+"_amd64.s"
 			// The generator is its main file and those beside it
 			// (lanes_avx2_gen_point.go), as go:generate runs them.
-			files, err := filepath.Glob("lanes_" + path + "_gen*.go")
+			files, err := filepath.Glob(path + "_gen*.go")
 			if err != nil || len(files) == 0 {
 				t.Fatalf("no %s: %v", gen, err)
 			}
