@@ -68,6 +68,10 @@ step "fuzz FuzzLanesDifferential (short: the lanes verifier against voi)" \
 # 100,000 inputs take about 5-10 s.
 step "fuzz FuzzSplitK (short: the split of k against math/big)" \
 	go test -run '^$' -fuzz '^FuzzSplitK$' -fuzztime "${SPLITK_FUZZTIME:-100000x}" ./stages/sigverify
+# reduceWide (the hash mod L, Barrett) against math/big and voi;
+# 100,000 inputs take about 3-5 s.
+step "fuzz FuzzReduceWide (short: the hash's reduction mod L against math/big)" \
+	go test -run '^$' -fuzz '^FuzzReduceWide$' -fuzztime "${REDUCE_FUZZTIME:-100000x}" ./stages/sigverify
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "== FAILED: ${#failed[@]} step(s):" >&2

@@ -3,8 +3,6 @@ package sigverify
 import (
 	"crypto/sha512"
 	"hash"
-
-	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
 )
 
 // lanesBackend checks up to eight signatures per pass of its algorithm,
@@ -348,7 +346,7 @@ func (s *laneScratch) hashAll(f *lanePath, checks []sigCheck) {
 	for j, ok := range staged {
 		if ok {
 			s.sha.sum(j, &s.sum)
-			s.kb[j], s.kOK[j] = reduceK(&s.sum)
+			s.kb[j], s.kOK[j] = reduceWide(&s.sum), true
 		}
 	}
 }
@@ -363,25 +361,14 @@ func (s *laneScratch) hashK(c *sigCheck) (kb [32]byte, ok bool) {
 	s.h.Write(c.sig[:32])
 	s.h.Write(c.pub[:])
 	s.h.Write(c.msg)
-	return reduceK((*[64]byte)(s.h.Sum(s.sum[:0])))
+	s.h.Sum(s.sum[:0])
+	return reduceWide(&s.sum), true
 }
 
 // byteChecks does c's checks on bytes: S < L, neither A nor R of small
 // order.
 func byteChecks(c *sigCheck) bool {
 	return canonicalS(c.sig) && !smallOrder(c.pub) && !smallOrder((*[32]byte)(c.sig[:32]))
-}
-
-// reduceK returns the 64-byte hash d mod L, little-endian.
-func reduceK(d *[64]byte) (kb [32]byte, ok bool) {
-	var k scalar.Scalar
-	if _, err := k.SetBytesModOrderWide(d[:]); err != nil {
-		return kb, false
-	}
-	if err := k.ToBytes(kb[:]); err != nil {
-		return kb, false
-	}
-	return kb, true
 }
 
 // table sets t (and tl, for ifma8) to the multiples of -p, p
