@@ -1,7 +1,5 @@
 package sigverify
 
-import "github.com/oasisprotocol/curve25519-voi/curve/scalar"
-
 // verifyHalves checks up to eight signatures in each of the first n (1 or
 // 2) scratch states: each pass's own steps, but the exponent chains of
 // decompression two at a time (pair), which hides much of a square's
@@ -57,19 +55,9 @@ func (s *laneScratch) prepareHalves(f *lanePath, checks []sigCheck) {
 			s.voi[j] = true
 			continue
 		}
-		// e = d S mod L: d < 2^splitBits < L and S < L are canonical.
-		var d, sc, e scalar.Scalar
-		if _, err := d.SetBytesModOrder(db[:]); err != nil {
-			continue
-		}
-		if _, err := sc.SetBytesModOrder(c.sig[32:]); err != nil {
-			continue
-		}
-		e.Mul(&d, &sc)
-		var eb [32]byte
-		if err := e.ToBytes(eb[:]); err != nil {
-			continue
-		}
+		// e = d S mod L: d < 2^splitBits and S < L (canonicalS), so
+		// the product fits the 512 bits reduceWide takes.
+		eb := mulModL(&db, (*[32]byte)(c.sig[32:]))
 		s.pre[j] = true
 		s.aEnc[j], s.rPt[j] = *c.pub, *(*[32]byte)(c.sig[:32])
 		var cd, dd [64]int8

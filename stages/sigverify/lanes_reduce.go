@@ -78,3 +78,35 @@ func reduceWide(d *[64]byte) (kb [32]byte) {
 	}
 	return kb
 }
+
+// mulModL returns a b mod L for 32-byte little-endian a and b (any
+// values under 2^256), little-endian: the 512-bit product, then
+// reduceWide. The split equation's e = d S (lanes_halves.go); voi's
+// SetBytesModOrder, Mul and ToBytes took about 280 ns, this about 96
+// (BenchmarkMulModL).
+func mulModL(a, b *[32]byte) [32]byte {
+	var x, y [4]uint64
+	for i := range x {
+		x[i] = binary.LittleEndian.Uint64(a[8*i:])
+		y[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	var p [8]uint64
+	for i := 0; i < 4; i++ {
+		var carry uint64
+		for j := 0; j < 4; j++ {
+			hi, lo := bits.Mul64(x[i], y[j])
+			var c uint64
+			lo, c = bits.Add64(lo, p[i+j], 0)
+			hi += c
+			lo, c = bits.Add64(lo, carry, 0)
+			hi += c
+			p[i+j], carry = lo, hi
+		}
+		p[i+4] = carry
+	}
+	var w [64]byte
+	for i, v := range p {
+		binary.LittleEndian.PutUint64(w[8*i:], v)
+	}
+	return reduceWide(&w)
+}

@@ -157,3 +157,63 @@ func BenchmarkReduceWide(b *testing.B) {
 		}
 	})
 }
+
+// TestMulModL holds mulModL to math/big on random and edge operands
+// (0, 1, L - 1, 2^256 - 1).
+func TestMulModL(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var ones [32]byte
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	edges := [][32]byte{{}, {0: 1}, leBytes(new(big.Int).Sub(bigL, big.NewInt(1))), ones}
+	check := func(a, b *[32]byte) {
+		t.Helper()
+		want := leBytes(new(big.Int).Mod(new(big.Int).Mul(bigOfLE(a[:]), bigOfLE(b[:])), bigL))
+		if got := mulModL(a, b); got != want {
+			t.Fatalf("mulModL(%x, %x) = %x, want %x", *a, *b, got, want)
+		}
+	}
+	for i := range edges {
+		for j := range edges {
+			check(&edges[i], &edges[j])
+		}
+	}
+	for range 50000 {
+		var a, b [32]byte
+		fill(rng, a[:])
+		fill(rng, b[:])
+		check(&a, &b)
+	}
+}
+
+// BenchmarkMulModL: mulModL against voi's SetBytesModOrder, Mul and
+// ToBytes, which the split equation used before for e = d S.
+func BenchmarkMulModL(b *testing.B) {
+	var d, s [32]byte
+	for i := range 16 {
+		d[i] = byte(i*29 + 3)
+	}
+	for i := range 31 {
+		s[i] = byte(i*31 + 7)
+	}
+	b.Run("barrett", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e := mulModL(&d, &s)
+			d[0] ^= e[0]
+		}
+	})
+	b.Run("voi", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var x, y, e scalar.Scalar
+			x.SetBytesModOrder(d[:])
+			y.SetBytesModOrder(s[:])
+			e.Mul(&x, &y)
+			var eb [32]byte
+			e.ToBytes(eb[:])
+			d[0] ^= eb[0]
+		}
+	})
+}
