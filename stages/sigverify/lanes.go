@@ -18,7 +18,8 @@ import (
 //
 // Then, by the path's equation (lanePath.halves), one of two.
 //
-// The single equation (ifma8): [k](-A) + [S]B by signed windows and
+// The single equation (no path's own since ifma8 took the split one;
+// the tests' second opinion on every path): [k](-A) + [S]B by signed windows and
 // shared doublings, 252 of them: k in radix 16 with the multiples of -A
 // built per lane, S in radix 256 with [1]B ... [128]B built at init
 // (baseTable), so half as many additions of B as of -A. The result is
@@ -28,7 +29,7 @@ import (
 // when R decompresses to it (x = 0, where the sign bit would not matter,
 // only at y = 1 and y = -1, small order).
 //
-// The split equation (avx2x4, portable; verifyHalves): k is split
+// The split equation (every path; verifyHalves): k is split
 // (splitK) into c = d k mod 8L with d odd, both about 2^127.5, and
 // e = d S mod L. [S]B - R - [k]A is the identity exactly when
 // [e]B + [d](-R) + [c](-A) is: [d] is one-to-one on the curve's points

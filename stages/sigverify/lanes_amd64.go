@@ -19,8 +19,11 @@ var hasAVX2 = cpu.X86.HasAVX2
 // signatures' time when this was set (BENCHMARKS.md, issue 13), so 3 or
 // more go in the lanes; issue 25 made a pass cheaper (about 1.4 voi
 // signatures' time for eight, in pairs), so 2 may pay now too: not
-// measured, left at 3.
-var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, sha8: hasSHA8}
+// measured, left at 3. It checks the split equation since e = d S mod L
+// went from voi's 280 ns to mulModL's 96: split/single 0.90-0.98, median
+// 0.93, in BenchmarkVerifyMany's interleaved runs (it was 0.91-1.05
+// before, and the single equation was kept).
+var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, halves: true, sha8: hasSHA8}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
 // limb of an fe8, on the split equation. A pass takes about 3.8 voi

@@ -16,8 +16,11 @@ type lanePath struct {
 	// by one; a last group of fewer goes to voi. 0: never.
 	voiBelow int
 	// halves: the path checks the split equation (verifyHalves), which
-	// saves half the doublings for fixed costs a doubling as cheap as
-	// ifma8's does not repay (BENCHMARKS.md), rather than the single one.
+	// saves half the doublings for fixed costs (the split of k, e = d S,
+	// R decompressed), rather than the single one. Every path does now;
+	// the single equation stays as the tests' second opinion and for a
+	// path whose doublings are cheap enough (ifma8's were, until e = d S
+	// got cheaper: BENCHMARKS.md).
 	halves bool
 	// sha8: the path hashes R || A || message eight at a time
 	// (sha512x8), not one at a time (crypto/sha512). Only ifma8, where
