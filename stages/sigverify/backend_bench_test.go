@@ -140,20 +140,7 @@ func BenchmarkVerifyMany(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			single, split := *p, *p
 			single.halves, split.halves = false, true
-			var cpu [2]time.Duration
-			b.ReportAllocs()
-			for b.Loop() {
-				for i, q := range []*lanePath{&single, &split} {
-					t0 := threadCPU()
-					lanesBackend{q}.verifyChecks(checks)
-					cpu[i] += threadCPU() - t0
-					for _, c := range checks {
-						if !c.ok {
-							b.Fatal("signature rejected")
-						}
-					}
-				}
-			}
+			cpu := interleaved(b, checks, &single, &split)
 			n := float64(b.N * len(checks))
 			b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "single-cpu-ns/sig")
 			b.ReportMetric(float64(cpu[1].Nanoseconds())/n, "split-cpu-ns/sig")
@@ -171,20 +158,7 @@ func BenchmarkVerifyMany(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			one := *p
 			one.sha8 = false
-			var cpu [2]time.Duration
-			b.ReportAllocs()
-			for b.Loop() {
-				for i, q := range []*lanePath{p, &one} {
-					t0 := threadCPU()
-					lanesBackend{q}.verifyChecks(checks)
-					cpu[i] += threadCPU() - t0
-					for _, c := range checks {
-						if !c.ok {
-							b.Fatal("signature rejected")
-						}
-					}
-				}
-			}
+			cpu := interleaved(b, checks, p, &one)
 			n := float64(b.N * len(checks))
 			b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "sha8-cpu-ns/sig")
 			b.ReportMetric(float64(cpu[1].Nanoseconds())/n, "stdlib-cpu-ns/sig")
@@ -206,6 +180,25 @@ func BenchmarkVerifyMany(b *testing.B) {
 			report(b)
 		})
 	}
+}
+
+// interleaved checks checks on path x, then on path y, in every op of b,
+// each timed in the thread's CPU time, and returns the two totals.
+func interleaved(b *testing.B, checks []sigCheck, x, y *lanePath) (cpu [2]time.Duration) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, q := range []*lanePath{x, y} {
+			t0 := threadCPU()
+			lanesBackend{q}.verifyChecks(checks)
+			cpu[i] += threadCPU() - t0
+			for _, c := range checks {
+				if !c.ok {
+					b.Fatal("signature rejected")
+				}
+			}
+		}
+	}
+	return cpu
 }
 
 func pathNames() string {

@@ -30,33 +30,14 @@ func reduceWide(d *[64]byte) (kb [32]byte) {
 	// q2 = floor(x / 2^192) * mu; q3 = floor(q2 / 2^320).
 	var q2 [10]uint64
 	for i := 0; i < 5; i++ {
-		var carry uint64
-		for j := 0; j < 5; j++ {
-			hi, lo := bits.Mul64(x[3+i], barrettMu[j])
-			var c uint64
-			lo, c = bits.Add64(lo, q2[i+j], 0)
-			hi += c
-			lo, c = bits.Add64(lo, carry, 0)
-			hi += c
-			q2[i+j], carry = lo, hi
-		}
-		q2[i+5] = carry
+		q2[i+5] = mulAdd(q2[i:i+5], x[3+i], barrettMu[:])
 	}
 	q3 := q2[5:]
 	// r = x - q3 L mod 2^256: the difference is under 3L < 2^256, so its
 	// low four limbs are all of it.
 	var r2 [4]uint64
 	for i := 0; i < 4; i++ {
-		var carry uint64
-		for j := 0; i+j < 4; j++ {
-			hi, lo := bits.Mul64(q3[i], orderL[j])
-			var c uint64
-			lo, c = bits.Add64(lo, r2[i+j], 0)
-			hi += c
-			lo, c = bits.Add64(lo, carry, 0)
-			hi += c
-			r2[i+j], carry = lo, hi
-		}
+		mulAdd(r2[i:], q3[i], orderL[:4-i])
 	}
 	var r [4]uint64
 	var b uint64
@@ -92,21 +73,28 @@ func mulModL(a, b *[32]byte) [32]byte {
 	}
 	var p [8]uint64
 	for i := 0; i < 4; i++ {
-		var carry uint64
-		for j := 0; j < 4; j++ {
-			hi, lo := bits.Mul64(x[i], y[j])
-			var c uint64
-			lo, c = bits.Add64(lo, p[i+j], 0)
-			hi += c
-			lo, c = bits.Add64(lo, carry, 0)
-			hi += c
-			p[i+j], carry = lo, hi
-		}
-		p[i+4] = carry
+		p[i+4] = mulAdd(p[i:i+4], x[i], y[:])
 	}
 	var w [64]byte
 	for i, v := range p {
 		binary.LittleEndian.PutUint64(w[8*i:], v)
 	}
 	return reduceWide(&w)
+}
+
+// mulAdd adds x y to r (len(r) == len(y) limbs, least significant first)
+// and returns the carry out of r's top limb: one row of a schoolbook
+// product.
+func mulAdd(r []uint64, x uint64, y []uint64) (carry uint64) {
+	r = r[:len(y)]
+	for j, v := range y {
+		hi, lo := bits.Mul64(x, v)
+		var c uint64
+		lo, c = bits.Add64(lo, r[j], 0)
+		hi += c
+		lo, c = bits.Add64(lo, carry, 0)
+		hi += c
+		r[j], carry = lo, hi
+	}
+	return carry
 }

@@ -84,17 +84,29 @@ func TestLanesDifferential(t *testing.T) {
 	if accepted < len(cases)/4 || accepted > 3*len(cases)/4 {
 		t.Fatalf("%d of %d cases valid: the mix is not a mix", accepted, len(cases))
 	}
+	var sizes []int
+	for size := 1; size <= 17; size++ {
+		sizes = append(sizes, size)
+	}
+	checkGroups(t, cases, sizes, 3)
+}
+
+// checkGroups checks cases on every path and equation (bothEquations),
+// in groups of each size in sizes, a group starting every step x size
+// cases, against each case's want.
+func checkGroups(t *testing.T, cases []sigCase, sizes []int, step int) {
+	t.Helper()
 	for _, p := range bothEquations() {
 		b := lanesBackend{p}
 		t.Run("path="+p.name, func(t *testing.T) {
-			for size := 1; size <= 17; size++ {
-				for start := 0; start+size <= len(cases); start += size * 3 {
+			for _, size := range sizes {
+				for start := 0; start+size <= len(cases); start += size * step {
 					group := cases[start : start+size]
 					checks := checksOf(group)
 					b.lanes(checks)
 					for i, c := range group {
 						if checks[i].ok != c.want {
-							t.Errorf("size %d, lane %d, %s: lanes = %v, voi = %v", size, i, c.name, checks[i].ok, c.want)
+							t.Errorf("size %d, lane %d, %s: lanes = %v, want %v", size, i, c.name, checks[i].ok, c.want)
 						}
 					}
 				}
@@ -131,23 +143,7 @@ func TestLanesLongMessages(t *testing.T) {
 		}
 	}
 	rng.Shuffle(len(cases), func(i, j int) { cases[i], cases[j] = cases[j], cases[i] })
-	for _, p := range bothEquations() {
-		b := lanesBackend{p}
-		t.Run("path="+p.name, func(t *testing.T) {
-			for size := 1; size <= 9; size += 4 {
-				for start := 0; start+size <= len(cases); start += size {
-					group := cases[start : start+size]
-					checks := checksOf(group)
-					b.lanes(checks)
-					for i, c := range group {
-						if checks[i].ok != c.want {
-							t.Errorf("size %d, lane %d, %s: lanes = %v, want %v", size, i, c.name, checks[i].ok, c.want)
-						}
-					}
-				}
-			}
-		})
-	}
+	checkGroups(t, cases, []int{1, 5, 9}, 1)
 }
 
 // diffCases returns n signatures, with voi's strict verdict as want:

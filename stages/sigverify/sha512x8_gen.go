@@ -160,20 +160,33 @@ func swapWord(half int) uint64 {
 // W[t-16]'s register.
 func schedule(t int) {
 	w := func(i int) string { return z(wBase + i%16) }
-	s0, s1, s2 := z(t0), z(t0+1), z(t0+2)
-	// σ0(x) = ROTR1 ^ ROTR8 ^ SHR7
-	p("VPRORQ $1, %s, %s", w(t-15), s0)
-	p("VPRORQ $8, %s, %s", w(t-15), s1)
-	p("VPSRLQ $7, %s, %s", w(t-15), s2)
-	p("VPTERNLOGQ $0x96, %s, %s, %s", s2, s1, s0)
-	p("VPADDQ %s, %s, %s", s0, w(t-16), w(t-16))
-	// σ1(x) = ROTR19 ^ ROTR61 ^ SHR6
-	p("VPRORQ $19, %s, %s", w(t-2), s0)
-	p("VPRORQ $61, %s, %s", w(t-2), s1)
-	p("VPSRLQ $6, %s, %s", w(t-2), s2)
-	p("VPTERNLOGQ $0x96, %s, %s, %s", s2, s1, s0)
-	p("VPADDQ %s, %s, %s", s0, w(t-16), w(t-16))
+	sigmaAdd(w(t-15), w(t-16), 1, 8, 7, true)  // σ0(x) = ROTR1 ^ ROTR8 ^ SHR7
+	sigmaAdd(w(t-2), w(t-16), 19, 61, 6, true) // σ1(x) = ROTR19 ^ ROTR61 ^ SHR6
 	p("VPADDQ %s, %s, %s", w(t-7), w(t-16), w(t-16))
+}
+
+// sigmaAdd adds to dst the XOR of x rotated right by r1 and r2 and, by
+// r3, rotated (SHA-512's Σ) or shifted (its σ, shr).
+func sigmaAdd(x, dst string, r1, r2, r3 int, shr bool) {
+	s0, s1, s2 := z(t0), z(t0+1), z(t0+2)
+	p("VPRORQ $%d, %s, %s", r1, x, s0)
+	p("VPRORQ $%d, %s, %s", r2, x, s1)
+	if shr {
+		p("VPSRLQ $%d, %s, %s", r3, x, s2)
+	} else {
+		p("VPRORQ $%d, %s, %s", r3, x, s2)
+	}
+	p("VPTERNLOGQ $0x96, %s, %s, %s", s2, s1, s0)
+	p("VPADDQ %s, %s, %s", s0, dst, dst)
+}
+
+// selectAdd adds to dst the bitwise function of x, y and z whose
+// VPTERNLOGQ truth table is imm, x the destination operand.
+func selectAdd(imm, x, y, zz, dst string) {
+	s0 := z(t0)
+	p("VMOVDQA64 %s, %s", x, s0)
+	p("VPTERNLOGQ $%s, %s, %s, %s", imm, zz, y, s0)
+	p("VPADDQ %s, %s, %s", s0, dst, dst)
 }
 
 // round is SHA-512's round t on the working variables in registers reg
@@ -182,28 +195,11 @@ func schedule(t int) {
 // Maj(a, b, c).
 func round(t int, reg [8]int) {
 	a, b, c, d, e, f, g, h := z(reg[0]), z(reg[1]), z(reg[2]), z(reg[3]), z(reg[4]), z(reg[5]), z(reg[6]), z(reg[7])
-	s0, s1, s2 := z(t0), z(t0+1), z(t0+2)
 	p("VPADDQ %s, %s, %s", z(wBase+t%16), h, h)
 	p("VPADDQ.BCST sha512x8K<>+%d(SB), %s, %s", 8*t, h, h)
-	// Σ1(e) = ROTR14 ^ ROTR18 ^ ROTR41
-	p("VPRORQ $14, %s, %s", e, s0)
-	p("VPRORQ $18, %s, %s", e, s1)
-	p("VPRORQ $41, %s, %s", e, s2)
-	p("VPTERNLOGQ $0x96, %s, %s, %s", s2, s1, s0)
-	p("VPADDQ %s, %s, %s", s0, h, h)
-	// Ch(e, f, g) = e ? f : g: truth table 0xca with e the destination.
-	p("VMOVDQA64 %s, %s", e, s0)
-	p("VPTERNLOGQ $0xca, %s, %s, %s", g, f, s0)
-	p("VPADDQ %s, %s, %s", s0, h, h)
+	sigmaAdd(e, h, 14, 18, 41, false) // Σ1(e) = ROTR14 ^ ROTR18 ^ ROTR41
+	selectAdd("0xca", e, f, g, h)     // Ch(e, f, g) = e ? f : g
 	p("VPADDQ %s, %s, %s", h, d, d)
-	// Σ0(a) = ROTR28 ^ ROTR34 ^ ROTR39
-	p("VPRORQ $28, %s, %s", a, s0)
-	p("VPRORQ $34, %s, %s", a, s1)
-	p("VPRORQ $39, %s, %s", a, s2)
-	p("VPTERNLOGQ $0x96, %s, %s, %s", s2, s1, s0)
-	p("VPADDQ %s, %s, %s", s0, h, h)
-	// Maj(a, b, c): truth table 0xe8.
-	p("VMOVDQA64 %s, %s", a, s0)
-	p("VPTERNLOGQ $0xe8, %s, %s, %s", c, b, s0)
-	p("VPADDQ %s, %s, %s", s0, h, h)
+	sigmaAdd(a, h, 28, 34, 39, false) // Σ0(a) = ROTR28 ^ ROTR34 ^ ROTR39
+	selectAdd("0xe8", a, b, c, h)     // Maj(a, b, c)
 }

@@ -55,7 +55,7 @@ func TestSHA512x8(t *testing.T) {
 		fill(rng, buf[:n])
 		check("equal lengths", &r, &a, &msgs, &all)
 	}
-	for i := range 2000 {
+	for range 2000 {
 		var in [lanes]bool
 		for j := range lanes {
 			in[j] = rng.IntN(4) != 0
@@ -65,7 +65,6 @@ func TestSHA512x8(t *testing.T) {
 			fill(rng, msgs[j])
 		}
 		check("mixed lengths", &r, &a, &msgs, &in)
-		_ = i
 	}
 	if h.set(0, &r[0], &a[0], make([]byte, longest+1)) {
 		t.Fatalf("a %d-byte message fit in %d blocks", longest+1, sha8Blocks)
