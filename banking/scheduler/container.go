@@ -17,6 +17,8 @@ type minMaxHeap struct {
 	// deep buffer each of those writes was a cache miss on a transaction
 	// scattered in memory, two a level a pop.
 	track bool
+	// costs counts the transactions by cost (CostFloor).
+	costs costFloor
 }
 
 // heapItem is a buffered transaction with its order's keys beside it, so
@@ -58,6 +60,11 @@ func before(a, b *heapItem, maxLevel bool) bool {
 
 func (h *minMaxHeap) Len() int { return len(h.items) }
 
+// CostFloor returns a cost no transaction in the heap is below, within
+// 1/32 of the cheapest one's (costFloor); the largest uint64 when the
+// heap is empty.
+func (h *minMaxHeap) CostFloor() uint64 { return h.costs.floor() }
+
 // isMinLevel reports whether index i is on a min level: its depth,
 // log2(i+1) rounded down, is even.
 func isMinLevel(i int) bool { return bits.Len(uint(i+1))%2 == 1 }
@@ -76,6 +83,7 @@ func (h *minMaxHeap) Push(t *pendingTx) {
 	if h.track {
 		t.heapIdx = i
 	}
+	h.costs.add(t.cost)
 	h.items = append(h.items, heapItem{priority: t.priority, seq: t.seq, t: t})
 	h.bubbleUp(i)
 }
@@ -99,6 +107,7 @@ func (h *minMaxHeap) RemoveIf(drop func(*pendingTx) bool, out []*pendingTx) []*p
 			if h.track {
 				it.t.heapIdx = -1
 			}
+			h.costs.remove(it.t.cost)
 			out = append(out, it.t)
 			continue
 		}
@@ -157,6 +166,7 @@ func (h *minMaxHeap) All() func(yield func(*pendingTx) bool) {
 
 func (h *minMaxHeap) removeAt(i int) *pendingTx {
 	t := h.items[i].t
+	h.costs.remove(t.cost)
 	last := len(h.items) - 1
 	h.items[i] = h.items[last]
 	if h.track {

@@ -45,9 +45,7 @@ func (c *costTracker) used(a *bank.Account) uint64 {
 // fits reports whether t's cost fits the block limit and the limit of
 // every account it writes. t's accounts must be resolved.
 func (c *costTracker) fits(t *pendingTx) bool {
-	// Saturating, as Agave's CostTracker::would_fit.
-	if banking.SatAdd(c.block, t.cost) > c.blockLimit {
-		c.full = true
+	if !c.fitsBlock(t.cost) {
 		return false
 	}
 	if banking.SatAdd(c.most, t.cost) <= c.accountLimit {
@@ -57,6 +55,17 @@ func (c *costTracker) fits(t *pendingTx) bool {
 		if banking.SatAdd(c.used(t.accounts[bits.TrailingZeros64(w)]), t.cost) > c.accountLimit {
 			return false
 		}
+	}
+	return true
+}
+
+// fitsBlock reports whether cost fits the block limit (which needs no
+// accounts resolved), and marks the block full when it does not.
+func (c *costTracker) fitsBlock(cost uint64) bool {
+	// Saturating, as Agave's CostTracker::would_fit.
+	if banking.SatAdd(c.block, cost) > c.blockLimit {
+		c.full = true
+		return false
 	}
 	return true
 }

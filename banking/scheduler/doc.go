@@ -41,7 +41,9 @@
 // pass), or unbatched (Agave's unified scheduler: one transaction at a
 // time per worker, in arrival order per account). A transaction that
 // does not fit the slot's block or per-account cost limit waits for cost
-// to be given back or for the next slot. A worker validates the fee
+// to be given back or for the next slot; while not even the cheapest
+// buffered transaction fits what is left of the block (the buffer counts
+// its costs: costfloor.go), a pass pops nothing. A worker validates the fee
 // payer (failure: dropped, nothing charged), charges the fee, and
 // executes all-or-nothing; a failure is still committed, with its fee.
 //

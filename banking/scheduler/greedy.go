@@ -64,6 +64,13 @@ func (g *greedy) schedule() {
 	budget, misses := e.heap.Len(), 0
 	for scanned := 0; scanned < budget && allowed != 0 && e.heap.Len() > 0 && misses < maxMissesPerPass; scanned++ {
 		t := e.heap.PopMax()
+		if !e.cost.fitsBlock(t.cost) { // before resolving: it needs no accounts
+			e.deferred.add(t)
+			if e.blockShut() {
+				break // nothing left in the heap fits either
+			}
+			continue
+		}
 		t.resolve(e.bank)
 		if !e.cost.fits(t) {
 			e.deferred.add(t)

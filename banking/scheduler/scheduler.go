@@ -172,11 +172,14 @@ func (s *Scheduler) Idle() bool { return s.stats.Buffered == 0 }
 func (s *Scheduler) Busy() bool { return s.workers.outstanding > 0 }
 
 // Schedule hands ready work to the workers. It does nothing while a slot
-// is ending.
+// is ending, nor while no buffered transaction fits what is left of the
+// block (blockShut).
 func (s *Scheduler) Schedule() {
 	if s.ending || s.failed != nil {
 		return
 	}
-	s.strat.schedule()
+	if !s.blockShut() {
+		s.strat.schedule()
+	}
 	s.workers.dispatch()
 }

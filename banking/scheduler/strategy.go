@@ -64,6 +64,14 @@ type env struct {
 	deferred deferrals
 }
 
+// blockShut reports whether the block has no room left for any buffered
+// transaction: even the cheapest (CostFloor at most) would pass the block
+// limit, so a pass could only pop each one and set it aside. It then
+// marks the block full, as a transaction turned away would have.
+func (e *env) blockShut() bool {
+	return e.heap.Len() > 0 && !e.cost.fitsBlock(e.heap.CostFloor())
+}
+
 // deferrals are the transactions that did not fit the slot's cost
 // limits; they go back where the strategy looks when cost is given back
 // or the slot ends (Scheduler.requeueDeferred).
