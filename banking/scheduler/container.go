@@ -9,8 +9,16 @@ import "math/bits"
 //
 // Even levels of the tree are min levels (each node is the least of its
 // subtree), odd levels max levels.
+//
+// Beside the tree it keeps a run of parked transactions (Park): what a
+// pass popped and could not place, in order, which PopMax and PopMin
+// take from its ends in O(1) when they come first. The buffer is both.
 type minMaxHeap struct {
 	items []heapItem
+	// parked[lo:] are the parked transactions, the last scheduled first:
+	// its end is the best of them, parked[lo] the worst.
+	parked []heapItem
+	lo     int
 	// track keeps each transaction's index in the heap in its heapIdx,
 	// which Remove needs. Only Unbatched removes from the middle; without
 	// it a swap writes the heap's own array and no transaction: with a
@@ -58,7 +66,7 @@ func before(a, b *heapItem, maxLevel bool) bool {
 	return b.first(a)
 }
 
-func (h *minMaxHeap) Len() int { return len(h.items) }
+func (h *minMaxHeap) Len() int { return len(h.items) + len(h.parked) - h.lo }
 
 // CostFloor returns a cost no transaction in the heap is below, within
 // 1/32 of the cheapest one's (costFloor); the largest uint64 when the
@@ -101,7 +109,21 @@ func (h *minMaxHeap) Remove(t *pendingTx) {
 // them to out, and restores the heap in O(n): for removals that come
 // rarely and many at once (expiry), on a heap tracked or not.
 func (h *minMaxHeap) RemoveIf(drop func(*pendingTx) bool, out []*pendingTx) []*pendingTx {
-	n0, kept := len(out), 0
+	kept := h.lo
+	for _, it := range h.parked[h.lo:] {
+		if drop(it.t) {
+			h.costs.remove(it.t.cost)
+			out = append(out, it.t)
+			continue
+		}
+		h.parked[kept] = it
+		kept++
+	}
+	clear(h.parked[kept:])
+	h.parked = h.parked[:kept]
+	h.unparkedAll()
+	n0 := len(out)
+	kept = 0
 	for i, it := range h.items {
 		if drop(it.t) {
 			if h.track {
@@ -134,31 +156,106 @@ func (h *minMaxHeap) RemoveIf(drop func(*pendingTx) bool, out []*pendingTx) []*p
 }
 
 // Min returns the lowest-priority transaction without removing it.
-func (h *minMaxHeap) Min() *pendingTx { return h.items[0].t }
+func (h *minMaxHeap) Min() *pendingTx {
+	if h.minParked() {
+		return h.parked[h.lo].t
+	}
+	return h.items[0].t
+}
 
 // PopMin removes and returns the lowest-priority transaction.
-func (h *minMaxHeap) PopMin() *pendingTx { return h.removeAt(0) }
+func (h *minMaxHeap) PopMin() *pendingTx {
+	if !h.minParked() {
+		return h.removeAt(0)
+	}
+	t := h.parked[h.lo].t
+	h.parked[h.lo] = heapItem{}
+	h.lo++
+	h.unparkedAll()
+	h.costs.remove(t.cost)
+	return t
+}
+
+// minParked reports whether the lowest priority is the worst parked.
+func (h *minMaxHeap) minParked() bool {
+	return h.lo < len(h.parked) && (len(h.items) == 0 || h.items[0].first(&h.parked[h.lo]))
+}
 
 // PopMax removes and returns the highest-priority transaction.
 func (h *minMaxHeap) PopMax() *pendingTx {
-	switch len(h.items) {
-	case 1, 2:
-		return h.removeAt(len(h.items) - 1)
-	}
-	m := 1
-	if h.items[2].first(&h.items[1]) {
-		m = 2
+	m := h.maxIndex()
+	if n := len(h.parked); h.lo < n && (m < 0 || h.parked[n-1].first(&h.items[m])) {
+		t := h.parked[n-1].t
+		h.parked[n-1] = heapItem{}
+		h.parked = h.parked[:n-1]
+		h.unparkedAll()
+		h.costs.remove(t.cost)
+		return t
 	}
 	return h.removeAt(m)
+}
+
+// maxIndex returns the tree's highest priority's index, -1 when empty.
+func (h *minMaxHeap) maxIndex() int {
+	switch len(h.items) {
+	case 0, 1, 2:
+		return len(h.items) - 1
+	}
+	if h.items[2].first(&h.items[1]) {
+		return 2
+	}
+	return 1
+}
+
+// Park puts back ts, which a pass took with PopMax in this order and
+// could not place, with nothing pushed since: each is scheduled before
+// everything left, so they go to the parked run's best end in O(1)
+// each, where Push would take each down and back up the tree (greedy
+// parks a pass's lock conflicts: about 1.5 a transaction executed in a
+// run with 1,000 accounts, BENCHMARKS.md). Unbatched's heap, which
+// removes from the middle (track), parks nothing.
+func (h *minMaxHeap) Park(ts []*pendingTx) {
+	if len(ts) == 0 {
+		return
+	}
+	if h.track {
+		panic("scheduler: minMaxHeap.Park on a heap that tracks indexes")
+	}
+	if h.Len() > 0 && !precedes(ts[len(ts)-1], h.peekMax()) {
+		panic("scheduler: minMaxHeap.Park of a transaction not before the rest")
+	}
+	for i := len(ts) - 1; i >= 0; i-- {
+		t := ts[i]
+		h.costs.add(t.cost)
+		h.parked = append(h.parked, heapItem{priority: t.priority, seq: t.seq, t: t})
+	}
+}
+
+// peekMax returns the highest priority without removing it.
+func (h *minMaxHeap) peekMax() *pendingTx {
+	m := h.maxIndex()
+	if n := len(h.parked); h.lo < n && (m < 0 || h.parked[n-1].first(&h.items[m])) {
+		return h.parked[n-1].t
+	}
+	return h.items[m].t
+}
+
+// unparkedAll starts the parked run afresh once it is empty.
+func (h *minMaxHeap) unparkedAll() {
+	if h.lo == len(h.parked) {
+		h.parked, h.lo = h.parked[:0], 0
+	}
 }
 
 // All returns the transactions in the heap, in no order, for a caller
 // that only reads them; it must not Push or remove while it ranges.
 func (h *minMaxHeap) All() func(yield func(*pendingTx) bool) {
 	return func(yield func(*pendingTx) bool) {
-		for i := range h.items {
-			if !yield(h.items[i].t) {
-				return
+		for _, items := range [][]heapItem{h.items, h.parked[h.lo:]} {
+			for i := range items {
+				if !yield(items[i].t) {
+					return
+				}
 			}
 		}
 	}

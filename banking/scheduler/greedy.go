@@ -85,9 +85,7 @@ func (g *greedy) schedule() {
 		misses, allowed = 0, open
 	}
 	e.workers.sealAll()
-	for _, t := range g.retry {
-		e.heap.Push(t)
-	}
+	e.heap.Park(g.retry) // each before all the rest: popped in order
 	clear(g.retry)
 	g.retry = g.retry[:0]
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -31,12 +32,12 @@ func testMinMaxHeap(t *testing.T, track bool) {
 	sortRef := func() {
 		slices.SortFunc(ref, func(a, b *pendingTx) int { return boolCmp(precedes(b, a)) - boolCmp(precedes(a, b)) })
 	}
-	removedIf := 0
+	removedIf, parked := 0, 0
 	for op := 0; op < 20000; op++ {
 		switch r := rng.IntN(10); {
 		case r < 5 || len(ref) == 0:
 			seq++
-			p := &pendingTx{priority: uint64(rng.IntN(50)), seq: seq, heapIdx: untracked}
+			p := &pendingTx{priority: uint64(rng.IntN(50)), seq: seq, heapIdx: untracked, cost: uint64(1 + rng.IntN(5000))}
 			h.Push(p)
 			ref = append(ref, p)
 		case r < 7:
@@ -56,6 +57,25 @@ func testMinMaxHeap(t *testing.T, track bool) {
 				t.Fatalf("op %d: PopMin differs", op)
 			}
 			ref = ref[:len(ref)-1]
+		case !track && rng.IntN(2) == 0:
+			// A greedy pass: pop a few, place some, park the rest.
+			sortRef()
+			var popped, park []*pendingTx
+			for range min(1+rng.IntN(8), len(ref)) {
+				got := h.PopMax()
+				if got != ref[0] {
+					t.Fatalf("op %d: PopMax in a pass = (%d,%d), want (%d,%d)", op, got.priority, got.seq, ref[0].priority, ref[0].seq)
+				}
+				popped, ref = append(popped, got), ref[1:]
+			}
+			for _, p := range popped {
+				if rng.IntN(3) > 0 {
+					park = append(park, p)
+				}
+			}
+			h.Park(park)
+			ref = append(ref, park...)
+			parked += len(park)
 		case track && rng.IntN(2) == 0:
 			i := rng.IntN(len(ref))
 			h.Remove(ref[i])
@@ -110,6 +130,22 @@ func testMinMaxHeap(t *testing.T, track bool) {
 		if bad := checkHeap(&h); bad >= 0 {
 			t.Fatalf("op %d: heap order broken below index %d", op, bad)
 		}
+		run := h.parked[h.lo:]
+		for i, it := range run {
+			if it.t == nil || it.priority != it.t.priority || it.seq != it.t.seq || i > 0 && !it.first(&run[i-1]) {
+				t.Fatalf("op %d: parked run out of order at %d of %d", op, i, len(run))
+			}
+		}
+		floor := uint64(math.MaxUint64)
+		for _, p := range ref {
+			floor = min(floor, bucketLow(bucketOf(p.cost)))
+		}
+		if h.CostFloor() != floor {
+			t.Fatalf("op %d: CostFloor %d, want %d", op, h.CostFloor(), floor)
+		}
+	}
+	if !track && parked == 0 {
+		t.Fatal("Park never parked anything: the test did not exercise it")
 	}
 	if removedIf == 0 {
 		t.Fatal("RemoveIf never removed anything: the test did not exercise it")
@@ -125,6 +161,27 @@ func testMinMaxHeap(t *testing.T, track bool) {
 		h.Push(p)
 		h.Remove(p)
 	}
+}
+
+// Park refuses what would break the order: a transaction not before
+// everything in the buffer, or any on a heap that tracks indexes.
+func TestParkMisuse(t *testing.T) {
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Fatalf("%s did not panic", name)
+			}
+		}()
+		f()
+	}
+	var h minMaxHeap
+	best, worse := &pendingTx{priority: 9, seq: 1}, &pendingTx{priority: 1, seq: 2}
+	h.Push(best)
+	mustPanic("Park of a transaction after the heap's best", func() { h.Park([]*pendingTx{worse}) })
+	h.Park(nil)
+	tracked := minMaxHeap{track: true}
+	mustPanic("Park on a tracked heap", func() { tracked.Park([]*pendingTx{best}) })
 }
 
 // checkHeap returns an index whose subtree breaks the min-max order, or
