@@ -184,7 +184,7 @@ func (h *minMaxHeap) minParked() bool {
 // PopMax removes and returns the highest-priority transaction.
 func (h *minMaxHeap) PopMax() *pendingTx {
 	m := h.maxIndex()
-	if n := len(h.parked); h.lo < n && (m < 0 || h.parked[n-1].first(&h.items[m])) {
+	if n := len(h.parked); h.maxParked(m) {
 		t := h.parked[n-1].t
 		h.parked[n-1] = heapItem{}
 		h.parked = h.parked[:n-1]
@@ -234,10 +234,17 @@ func (h *minMaxHeap) Park(ts []*pendingTx) {
 // peekMax returns the highest priority without removing it.
 func (h *minMaxHeap) peekMax() *pendingTx {
 	m := h.maxIndex()
-	if n := len(h.parked); h.lo < n && (m < 0 || h.parked[n-1].first(&h.items[m])) {
-		return h.parked[n-1].t
+	if h.maxParked(m) {
+		return h.parked[len(h.parked)-1].t
 	}
 	return h.items[m].t
+}
+
+// maxParked reports whether the highest priority is the best parked,
+// given the tree's highest at m (maxIndex).
+func (h *minMaxHeap) maxParked(m int) bool {
+	n := len(h.parked)
+	return h.lo < n && (m < 0 || h.parked[n-1].first(&h.items[m]))
 }
 
 // unparkedAll starts the parked run afresh once it is empty.

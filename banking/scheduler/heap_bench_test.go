@@ -13,19 +13,7 @@ import (
 func BenchmarkHeapPopPush(b *testing.B) {
 	for _, n := range []int{1024, 32768} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			txs := make([]*pendingTx, 2*n)
-			spread := make([][]byte, len(txs))
-			for i := range txs {
-				txs[i] = &pendingTx{priority: uint64(rng.IntN(7000)), seq: uint64(i)}
-				spread[i] = make([]byte, 512) // between them, as a run's other allocations are
-			}
-			rng.Shuffle(len(txs), func(i, j int) { txs[i], txs[j] = txs[j], txs[i] })
-			var h minMaxHeap
-			for _, t := range txs[:n] {
-				h.Push(t)
-			}
-			outside := txs[n:]
+			h, outside := deepHeap(n, n)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -48,20 +36,8 @@ func BenchmarkHeapPass(b *testing.B) {
 	const n, popped, placed = 32768, 100, 40
 	for _, mode := range []string{"push", "park"} {
 		b.Run(mode, func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			txs := make([]*pendingTx, n+placed*64)
-			spread := make([][]byte, len(txs))
-			for i := range txs {
-				txs[i] = &pendingTx{priority: uint64(rng.IntN(7000)), seq: uint64(i)}
-				spread[i] = make([]byte, 512) // between them, as a run's other allocations are
-			}
-			rng.Shuffle(len(txs), func(i, j int) { txs[i], txs[j] = txs[j], txs[i] })
-			var h minMaxHeap
-			for _, t := range txs[:n] {
-				h.Push(t)
-			}
-			outside := txs[n:]
-			seq, next := uint64(len(txs)), 0
+			h, outside := deepHeap(n, placed*64)
+			seq, next := uint64(n+len(outside)), 0
 			var pass, retry, done []*pendingTx
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -95,4 +71,22 @@ func BenchmarkHeapPass(b *testing.B) {
 			}
 		})
 	}
+}
+
+// deepHeap returns a heap of n transactions of random priorities and
+// extra more outside it, scattered in memory as a run's are.
+func deepHeap(n, extra int) (*minMaxHeap, []*pendingTx) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	txs := make([]*pendingTx, n+extra)
+	spread := make([][]byte, len(txs))
+	for i := range txs {
+		txs[i] = &pendingTx{priority: uint64(rng.IntN(7000)), seq: uint64(i)}
+		spread[i] = make([]byte, 512) // between them, as a run's other allocations are
+	}
+	rng.Shuffle(len(txs), func(i, j int) { txs[i], txs[j] = txs[j], txs[i] })
+	var h minMaxHeap
+	for _, t := range txs[:n] {
+		h.Push(t)
+	}
+	return &h, txs[n:]
 }
