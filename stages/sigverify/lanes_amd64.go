@@ -83,6 +83,12 @@ func mul2IFMA(z, a, b *fe8)
 //go:noescape
 func sqr2IFMA(z, a *fe8)
 
+// canonicalIFMA sets every lane of z to that lane of a reduced mod p,
+// as fe8.canonical, bit for bit. Only where hasIFMA.
+//
+//go:noescape
+func canonicalIFMA(z, a *fe8)
+
 // addIFMA sets z = a + b, as fe8.add. Only where hasIFMA.
 //
 //go:noescape

@@ -86,3 +86,27 @@ func cpuLoop(b *testing.B, op func()) {
 	}
 	b.ReportMetric(float64((threadCPU()-t0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkCanonical: one fe8 reduced in all eight lanes, lane by lane
+// (canonical, as the checks did it thirteen times a lane) and in one call
+// (canonicalIFMA).
+func BenchmarkCanonical(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	a := randFe(rng)
+	var z fe8
+	b.Run("lanes", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			portablePath.canonicalAll(&z, &a)
+		}
+	})
+	b.Run("ifma8", func(b *testing.B) {
+		if !hasIFMA {
+			b.Skip("this CPU lacks AVX-512 F and IFMA")
+		}
+		b.ReportAllocs()
+		for range b.N {
+			canonicalIFMA(&z, &a)
+		}
+	})
+}

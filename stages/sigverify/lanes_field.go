@@ -174,6 +174,28 @@ func (a *fe8) bytes(j int) [32]byte {
 	return b
 }
 
+// canonicalAll sets z to a with every lane reduced mod p, as canonical
+// does lane by lane: in one call on ifma8 (canonicalIFMA), where thirteen
+// calls of canonical a lane were 5% of a signature's check.
+func (f *lanePath) canonicalAll(z, a *fe8) {
+	if f.kind == pathIFMA {
+		canonicalIFMA(z, a)
+		return
+	}
+	for j := range lanes {
+		l := a.canonical(j)
+		for i := range l {
+			z[i][j] = l[i]
+		}
+	}
+}
+
+// laneIs reports whether lane j of a and b hold the same limbs: the same
+// field element where both are canonical (canonicalAll).
+func (a *fe8) laneIs(b *fe8, j int) bool {
+	return a[0][j] == b[0][j] && a[1][j] == b[1][j] && a[2][j] == b[2][j] && a[3][j] == b[3][j] && a[4][j] == b[4][j]
+}
+
 // eqLane reports whether lane j of a and b are the same field element.
 func eqLane(a, b *fe8, j int) bool { return a.canonical(j) == b.canonical(j) }
 

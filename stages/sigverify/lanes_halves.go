@@ -21,7 +21,7 @@ func verifyHalves(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 		table(f, &s[k].negA, &s[k].negL, &s[k].a)
 		table(f, &s[k].negR, &s[k].negRL, &s[k].r)
 		s[k].ladderHalves(f)
-		s[k].finishHalves(checks[k])
+		s[k].finishHalves(f, checks[k])
 	}
 }
 
@@ -121,8 +121,12 @@ func (s *laneScratch) ladderHalves(f *lanePath) {
 // finishHalves sets each check's verdict: s.q is the identity (X = 0, Y = Z)
 // where the signature holds; a lane whose k did not split is checked by
 // voi.
-func (s *laneScratch) finishHalves(checks []sigCheck) {
+func (s *laneScratch) finishHalves(f *lanePath, checks []sigCheck) {
 	q := &s.q
+	var x, y, z fe8 // canonical
+	f.canonicalAll(&x, &q.X)
+	f.canonicalAll(&y, &q.Y)
+	f.canonicalAll(&z, &q.Z)
 	for j := range checks {
 		if s.voi[j] {
 			c := &checks[j]
@@ -130,7 +134,7 @@ func (s *laneScratch) finishHalves(checks []sigCheck) {
 			continue
 		}
 		checks[j].ok = s.pre[j] && s.aOK[j] && s.rOK[j] &&
-			q.X.canonical(j) == [5]uint64{} && eqLane(&q.Y, &q.Z, j)
+			x[0][j]|x[1][j]|x[2][j]|x[3][j]|x[4][j] == 0 && y.laneIs(&z, j)
 	}
 }
 

@@ -36,6 +36,7 @@ func main() {
 	genPick("pickIFMA", 8*320, 320)
 	genPick("pickBaseIFMA", 0, 0)
 	genTableLanes()
+	genCanonical()
 	// Into the current directory: go generate runs it in the package's,
 	// TestGenerated in a temporary one, to compare.
 	if err := os.WriteFile("lanes_ifma_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -557,6 +558,47 @@ func genTableLanes() {
 	p("ADDQ $2560, DI")
 	p("DECQ CX")
 	p("JNZ tableLanesLoop")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// genCanonical writes canonicalIFMA(z, a *fe8): every lane of a reduced
+// mod p, as fe8.canonical does one lane, step for step: the parallel
+// carry pass, q = 1 exactly where the value is p or more (the chain of
+// (limb + q) >> 51 from limb 0 + 19), 19 q added, and a serial carry
+// that drops 2^255.
+func genCanonical() {
+	out.WriteString("// func canonicalIFMA(z, a *fe8)\n")
+	out.WriteString("TEXT ·canonicalIFMA(SB), NOSPLIT, $0-16\n")
+	p("MOVQ z+0(FP), DI")
+	p("MOVQ a+8(FP), SI")
+	emitConsts()
+	r := [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"}
+	a := mem{"SI", 0}
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU64 %s, %s", a.limb(i), r[i])
+	}
+	carry(r, cMask, c19, [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"})
+	q := "Z5"
+	p("VPADDQ %s, %s, %s", c19, r[0], q)
+	p("VPSRLQ $51, %s, %s", q, q)
+	for i := 1; i < 5; i++ {
+		p("VPADDQ %s, %s, %s", q, r[i], q)
+		p("VPSRLQ $51, %s, %s", q, q)
+	}
+	p("VPMULLQ %s, %s, %s", c19, q, q)
+	p("VPADDQ %s, %s, %s", q, r[0], r[0])
+	for i := 0; i < 4; i++ {
+		p("VPSRLQ $51, %s, %s", r[i], "Z6")
+		p("VPADDQ %s, %s, %s", "Z6", r[i+1], r[i+1])
+		p("VPANDQ %s, %s, %s", cMask, r[i], r[i])
+	}
+	p("VPANDQ %s, %s, %s", cMask, r[4], r[4])
+	z := mem{"DI", 0}
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU64 %s, %s", r[i], z.limb(i))
+	}
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

@@ -16,6 +16,7 @@ func lanePaths() []*lanePath { return []*lanePath{portablePath} }
 
 func mulIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
 func addIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
+func canonicalIFMA(z, a *fe8)         { panic("sigverify: no ifma8 path on this platform") }
 func subIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
 func sqrIFMA(z, a *fe8)               { panic("sigverify: no ifma8 path on this platform") }
 func mul2IFMA(z, a, b *fe8)           { panic("sigverify: no ifma8 path on this platform") }

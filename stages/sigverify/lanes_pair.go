@@ -151,12 +151,16 @@ func (pr pair) decompress(p [2]*ext8, enc [2]*[lanes][32]byte, ok [2]*[lanes]boo
 	sqrtM1 := both(&feSqrtM1)
 	pr.mul(&nui, &nu, sqrtM1)
 	pr.mul(&ri, &r, sqrtM1)
+	var cc, cu, cnu, cnui fe8 // canonical
 	for k := 0; k < pr.n; k++ {
+		f.canonicalAll(&cc, &check[k])
+		f.canonicalAll(&cu, &u[k])
+		f.canonicalAll(&cnu, &nu[k])
+		f.canonicalAll(&cnui, &nui[k])
 		for j := 0; j < lanes; j++ {
-			c := check[k].canonical(j)
-			correct := c == u[k].canonical(j)
-			flipped := c == nu[k].canonical(j)
-			flippedI := c == nui[k].canonical(j)
+			correct := cc.laneIs(&cu, j)
+			flipped := cc.laneIs(&cnu, j)
+			flippedI := cc.laneIs(&cnui, j)
 			if flipped || flippedI {
 				r[k].copyLane(j, &ri[k])
 			}
@@ -165,9 +169,10 @@ func (pr pair) decompress(p [2]*ext8, enc [2]*[lanes][32]byte, ok [2]*[lanes]boo
 	}
 	pr.neg(&nr, &r)
 	for k := 0; k < pr.n; k++ {
+		f.canonicalAll(&cc, &r[k])
 		for j := 0; j < lanes; j++ {
 			// r = |r|, then negate if the sign bit is set.
-			if r[k].negative(j) != (enc[k][j][31]>>7 == 1) {
+			if cc[0][j]&1 == 1 != (enc[k][j][31]>>7 == 1) {
 				r[k].copyLane(j, &nr[k])
 			}
 		}

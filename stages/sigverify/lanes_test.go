@@ -634,6 +634,7 @@ func TestIFMAField(t *testing.T) {
 			{"sqr", func(z, a, _ *fe8) { sqrIFMA(z, a) }, func(z, a, _ *fe8) { sqrGeneric(z, a) }},
 			{"mul2", mul2IFMA, mul2Generic},
 			{"sqr2", func(z, a, _ *fe8) { sqr2IFMA(z, a) }, func(z, a, _ *fe8) { sqr2Generic(z, a) }},
+			{"canonical", func(z, a, _ *fe8) { canonicalIFMA(z, a) }, func(z, a, _ *fe8) { portablePath.canonicalAll(z, a) }},
 		} {
 			var got, want fe8
 			op.asm(&got, &a, &b)
@@ -648,6 +649,52 @@ func TestIFMAField(t *testing.T) {
 				t.Fatalf("%s in place: got %x, want %x", op.name, in, want)
 			}
 		}
+	}
+}
+
+// TestIFMACanonical checks canonicalIFMA against canonical lane by lane
+// where reduction has edges: every lane a value near 0, p or 2p (limbs
+// exactly 2^51 - 19 and 2^51 - 1, plus or minus a little, some carried
+// into the next limb), and limbs of any 64 bits, which both reduce the
+// same way. Skipped where the CPU lacks AVX-512 IFMA.
+func TestIFMACanonical(t *testing.T) {
+	if !hasIFMA {
+		t.Skip("this CPU lacks AVX-512 F and IFMA: the ifma8 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	pl := [5]uint64{mask51 - 18, mask51, mask51, mask51, mask51} // p
+	reduced := 0
+	for n := 0; n < 20000; n++ {
+		var a fe8
+		for j := range lanes {
+			for i := range 5 {
+				switch n % 3 {
+				case 0: // p, 2p or 0, give or take 40 in limb 0
+					a[i][j] = pl[i] * uint64(rng.IntN(3))
+					if i == 0 {
+						a[i][j] += uint64(rng.IntN(81)) - 40
+					}
+				case 1: // the limbs of p, some 2^51 over
+					a[i][j] = pl[i] + uint64(rng.IntN(2))<<51
+				default:
+					a[i][j] = rng.Uint64()
+				}
+			}
+		}
+		var got fe8
+		canonicalIFMA(&got, &a)
+		for j := range lanes {
+			want := a.canonical(j)
+			if l := [5]uint64{got[0][j], got[1][j], got[2][j], got[3][j], got[4][j]}; l != want {
+				t.Fatalf("lane %d of %x: got %x, want %x", j, a, l, want)
+			}
+			if want != [5]uint64{a[0][j], a[1][j], a[2][j], a[3][j], a[4][j]} {
+				reduced++
+			}
+		}
+	}
+	if reduced == 0 {
+		t.Fatal("no lane needed reducing: the test checked nothing")
 	}
 }
 
