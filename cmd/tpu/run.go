@@ -172,6 +172,13 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		}
 		fmt.Fprintf(env.stderr, "sigverify ceiling: %.0f tx/s (one core's verify rate x %d cores; measured again after the load)\n", r.ceiling[0], cores)
 	}
+	var peerCold *benchFigure
+	if f.bankingPeer > 1 && load != nil {
+		fmt.Fprintf(env.stderr, "banking peer: tpu bench banking for %d iterations in this process, before the load...\n", f.bankingPeer/2)
+		if peerCold, err = measureBench(cfg.Banking, f.bankingPeer/2); err != nil {
+			log.Error("--banking-peer", "err", err)
+		}
+	}
 	// --cpuprofile is the CPU by stage's profile (runstagecpu.go): one
 	// CPU profile runs at a time.
 	endProfiles, err := startProfiles("", f.memProfile)
@@ -218,9 +225,11 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 		r.ceiling[1] = measureCeiling(n.backend, load, cores)
 	}
 	if f.bankingPeer > 0 && r.loaded && r.cpu != nil {
-		fmt.Fprintf(env.stderr, "banking peer: tpu bench banking for %d iterations in this process...\n", f.bankingPeer)
-		if r.peer, err = measureBankingPeer(cfg.Banking, f.bankingPeer); err != nil {
+		fmt.Fprintf(env.stderr, "banking peer: tpu bench banking for %d iterations in this process, after the load...\n", f.bankingPeer)
+		if after, err := measureBench(cfg.Banking, f.bankingPeer); err != nil {
 			log.Error("--banking-peer", "err", err)
+		} else {
+			r.peer = newBankingPeer(after, peerCold)
 		}
 	}
 	return reportRun(env, f, n, r)

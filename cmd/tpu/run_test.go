@@ -48,13 +48,18 @@ func TestRunCommand(t *testing.T) {
 		t.Fatalf("summary %+v", s)
 	}
 	// --banking-peer: the bench ran its 20 iterations of 32 batches of
-	// 128, and the ratio is the run's banking figure over the bench's.
+	// 128 after the load and 10 before it, and each ratio is the run's
+	// banking figure over the bench's.
 	if p, sc := s.BankingPeer, s.StageCPU; p == nil || sc == nil || p.Iterations != 20 || p.Transactions != 20*32*128 ||
 		p.Samples <= 0 || p.USPerTx <= 0 || p.RunUSPerTx != sc.Stages["banking"].USPerTx || p.RunSamples != sc.Stages["banking"].Samples ||
 		p.RunSamples <= 0 || p.Ratio != p.RunUSPerTx/p.USPerTx {
 		t.Errorf("banking peer %+v, the run's banking %+v", p, sc)
 	} else if want := fmt.Sprintf("here, %.2f in the bench (%d transactions, %d profile samples): %.2fx", p.USPerTx, p.Transactions, p.Samples, p.Ratio); !strings.Contains(out, want) {
 		t.Errorf("the summary does not print the peer (%q):\n%s", want, out)
+	} else if c := p.Cold; c == nil || c.Iterations != 10 || c.Transactions != 10*32*128 || c.Samples <= 0 || p.ColdRatio != p.RunUSPerTx/c.USPerTx {
+		t.Errorf("banking peer before the load %+v, ratio %v", c, p.ColdRatio)
+	} else if want := fmt.Sprintf("(%d iterations, %d profile samples): %.2f in the bench, %.2fx", c.Iterations, c.Samples, c.USPerTx, p.ColdRatio); !strings.Contains(out, want) {
+		t.Errorf("the summary does not print the peer before the load (%q):\n%s", want, out)
 	}
 	// 3,000 transactions, fewer than a refresh window: one blockhash.
 	if s.LoadBlockhashes != 1 || !strings.Contains(errOut, "over one blockhash in") {

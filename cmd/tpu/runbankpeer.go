@@ -18,7 +18,14 @@ import (
 // from one run to the next (docs/BENCHMARKS.md, "Banking's gap,
 // continued"); a peer in the same process sees the same machine.
 
-// bankingPeer is the bench's figure beside the run's.
+// bankingPeer is the bench's figure beside the run's: the bench after
+// the load, in a heap the run has warmed, and the bench before the load
+// (its Cold figure), in a heap not yet warmed, as the run's own is. The
+// first is the ratio's reference, as it always was. The second shows
+// what a cold start costs the bench itself: 16-63% more CPU a
+// transaction over seven runs, median 47% (docs/BENCHMARKS.md); fresh
+// memory's page faults are the likely part, not yet told apart from the
+// rest.
 type bankingPeer struct {
 	Iterations   int     `json:"iterations"`
 	Transactions uint64  `json:"transactions"`  // the bench's
@@ -29,13 +36,25 @@ type bankingPeer struct {
 	// Ratio is RunUSPerTx / USPerTx: 0 when either side's banking had no
 	// sample (too short to measure).
 	Ratio float64 `json:"ratio"`
+	// Cold is the bench before the load, for half the iterations (none
+	// for --banking-peer 1), and ColdRatio the run's figure over its.
+	Cold      *benchFigure `json:"cold,omitempty"`
+	ColdRatio float64      `json:"cold_ratio,omitempty"`
 }
 
-// measureBankingPeer runs the bench for iterations with the run's
-// scheduler (its method, handoff and workers, as graphConfig parsed
-// them) and ledger sync mode, in a temporary ledger, and returns its
-// banking figure (RunUSPerTx and Ratio are the caller's to fill).
-func measureBankingPeer(run stages.BankingConfig, iterations int) (*bankingPeer, error) {
+// benchFigure is the bench's banking figure over some iterations.
+type benchFigure struct {
+	Iterations   int     `json:"iterations"`
+	Transactions uint64  `json:"transactions"`
+	USPerTx      float64 `json:"us_per_tx"`
+	Samples      int64   `json:"samples"`
+}
+
+// measureBench runs the bench for iterations with the run's scheduler
+// (its method, handoff and workers, as graphConfig parsed them) and
+// ledger sync mode, in a temporary ledger, and returns its banking
+// figure.
+func measureBench(run stages.BankingConfig, iterations int) (*benchFigure, error) {
 	cfg := bankingbench.Config{
 		Iterations: iterations, BatchesPerIteration: 32, NumChunks: 8, PacketsPerBatch: 128,
 		NoTxHistory: true, StageCPU: true, Sync: run.Bank.Sync,
@@ -49,7 +68,13 @@ func measureBankingPeer(run stages.BankingConfig, iterations int) (*bankingPeer,
 		return nil, fmt.Errorf("no CPU by stage (another CPU profile was running)")
 	}
 	fig := res.StageCPU.Stages[cpustage.Banking.String()]
-	return &bankingPeer{Iterations: iterations, Transactions: res.TotalSent, USPerTx: fig.USPerTx, Samples: fig.Samples}, nil
+	return &benchFigure{Iterations: iterations, Transactions: res.TotalSent, USPerTx: fig.USPerTx, Samples: fig.Samples}, nil
+}
+
+// newBankingPeer is the peer of the bench after the load, and cold's
+// before it (nil: none).
+func newBankingPeer(after, cold *benchFigure) *bankingPeer {
+	return &bankingPeer{Iterations: after.Iterations, Transactions: after.Transactions, USPerTx: after.USPerTx, Samples: after.Samples, Cold: cold}
 }
 
 // compare fills the run's figure and the ratio: none when either side's
@@ -58,6 +83,9 @@ func (p *bankingPeer) compare(run stageFigure) {
 	p.RunUSPerTx, p.RunSamples = run.USPerTx, run.Samples
 	if p.Samples > 0 && run.Samples > 0 {
 		p.Ratio = run.USPerTx / p.USPerTx
+	}
+	if c := p.Cold; c != nil && c.Samples > 0 && run.Samples > 0 {
+		p.ColdRatio = run.USPerTx / c.USPerTx
 	}
 }
 
@@ -72,4 +100,8 @@ func (p *bankingPeer) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "banking against its bench in this process (--banking-peer %d, after the load): %.2f us a transaction here, %.2f in the bench (%d transactions, %d profile samples): %.2fx\n",
 		p.Iterations, p.RunUSPerTx, p.USPerTx, p.Transactions, p.Samples, p.Ratio)
+	if c := p.Cold; c != nil && p.ColdRatio > 0 {
+		fmt.Fprintf(w, "  and before the load, its heap not yet warmed, as the run's (%d iterations, %d profile samples): %.2f in the bench, %.2fx\n",
+			c.Iterations, c.Samples, c.USPerTx, p.ColdRatio)
+	}
 }

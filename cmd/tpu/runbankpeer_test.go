@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,31 @@ func TestBankingPeerNoSamples(t *testing.T) {
 		p.print(&b)
 		if noRatio := strings.Contains(b.String(), "no ratio"); noRatio != (tc.ratio == 0) {
 			t.Errorf("run %d, bench %d samples: printed %q", tc.run, tc.bench, b.String())
+		}
+	}
+}
+
+// The bench before the load gives its own ratio, printed beside the
+// main one; a cold bench without samples gives none, and no line.
+func TestBankingPeerCold(t *testing.T) {
+	after := &benchFigure{Iterations: 10, Transactions: 1000, USPerTx: 2, Samples: 40}
+	for _, tc := range []struct {
+		cold  *benchFigure
+		ratio float64
+	}{
+		{&benchFigure{Iterations: 5, Transactions: 500, USPerTx: 2.5, Samples: 25}, 1.2},
+		{&benchFigure{Iterations: 5, Transactions: 500}, 0},
+		{nil, 0},
+	} {
+		p := newBankingPeer(after, tc.cold)
+		p.compare(stageFigure{USPerTx: 3, Samples: 50})
+		if p.Ratio != 1.5 || p.USPerTx != 2 || p.Iterations != 10 || p.Samples != 40 || math.Abs(p.ColdRatio-tc.ratio) > 1e-9 {
+			t.Errorf("cold %+v: %+v, want ratio 1.5 and cold ratio %v", tc.cold, p, tc.ratio)
+		}
+		var b strings.Builder
+		p.print(&b)
+		if got := strings.Contains(b.String(), "before the load"); got != (tc.ratio > 0) || tc.ratio > 0 && !strings.Contains(b.String(), "2.50 in the bench, 1.20x") {
+			t.Errorf("cold %+v: printed %q", tc.cold, b.String())
 		}
 	}
 }

@@ -119,7 +119,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.Float64Var(&f.invalid, "invalid-fraction", 0, "share of the load that is invalid: bad signatures, duplicates, malformed bytes, stale blockhashes, unfunded payers")
 	fs.Float64Var(&f.v0, "v0-fraction", 0, "share of the load sent as v0 transactions that load their recipient through the genesis lookup table")
 	fs.IntVar(&f.sendBatch, "send-batch", 64, "datagrams per sendmmsg call of the load generator")
-	fs.IntVar(&f.bankingPeer, "banking-peer", 0, "after the load, run tpu bench banking (its defaults, with the run's method, handoff and workers) for this many iterations in this process, and report banking's CPU a transaction here against there: a ratio that holds on a noisy machine (300: about 3 s, about 200 samples of the bench's banking); 0: none")
+	fs.IntVar(&f.bankingPeer, "banking-peer", 0, "run tpu bench banking (its defaults, with the run's method, handoff and workers) for this many iterations in this process after the load, and report banking's CPU a transaction here against there: a ratio that holds on a noisy machine (300: about 3 s, about 200 samples of the bench's banking); also half as many before the load, its heap not yet warmed as the run's, and the ratio against those; 0: none")
 	fs.IntVar(&f.poolWarm, "pool-warm", 1024, "packet batches allocated and touched while the load is signed, so that the load's first seconds do not pay the page faults of fresh memory (as Agave's fetch stage warms its recycler); at most the memory bound, 0: none")
 	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed (keys derive from it; see bank.GenesisConfig)")
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts, created with a new ledger")
