@@ -9,19 +9,32 @@ import (
 )
 
 // pendingTx is a buffered transaction.
+//
+// The fields a pass reads when it pops a transaction come first, with the
+// accounts it resolves right after them: with a deep buffer the popped
+// transaction is cold, and each of its cache lines a pass touches is a
+// miss. (cost sat at byte 160, resolvedIn at 808 of 920.)
 type pendingTx struct {
-	seq       uint64
-	view      txview.View
+	seq      uint64
+	cost     uint64 // estimated, as scheduled
+	priority uint64
+	view     txview.View
+
+	// Set when scheduled.
+	resolvedIn uint64 // the bank's slot when accounts were resolved; 0: never
+	n          int
+	writable   uint64
+	thread     int
+	accounts   [runtime.MaxAccounts]*bank.Account
+
 	held      *heldBatch // its source batch
 	buf       []byte     // copy handoff: the owned bytes
 	recvNanos int64
 	flags     packet.Flags
 	cb        txview.ComputeBudget
 	fee       banking.Fee
-	cost      uint64 // estimated, as scheduled
-	costExec  uint64 // of which the compute-unit limit
-	costLoad  uint64 // of which the loaded-data limit
-	priority  uint64
+	costExec  uint64 // of the cost, the compute-unit limit
+	costLoad  uint64 // of the cost, the loaded-data limit
 	blockhash banking.Hash
 	// nonce: admitted as a nonce transaction (its blockhash is a durable
 	// nonce, not in the window): it never expires with the window, and
@@ -37,13 +50,7 @@ type pendingTx struct {
 	loaded   []banking.Pubkey
 	altValid uint64
 
-	// Set when scheduled.
-	accounts   [runtime.MaxAccounts]*bank.Account
-	n          int
-	resolvedIn uint64 // the bank's slot when accounts were resolved; 0: never
-	writable   uint64
-	thread     int
-	result     runtime.Result
+	result runtime.Result
 	// execStart and execEnd are packet.Now() when its worker began and
 	// ended it, stamped for tracer transactions (packet.FlagTracer) only.
 	execStart, execEnd int64
