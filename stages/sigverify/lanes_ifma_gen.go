@@ -564,40 +564,34 @@ func genTableLanes() {
 }
 
 // genCanonical writes canonicalIFMA(z, a *fe8): every lane of a reduced
-// mod p, as fe8.canonical does one lane, step for step: the parallel
-// carry pass, q = 1 exactly where the value is p or more (the chain of
-// (limb + q) >> 51 from limb 0 + 19), 19 q added, and a serial carry
-// that drops 2^255.
+// mod p, step for step as fe8.canonical does one lane (carry pass, q = 1
+// where the value is p or more, 19 q added, a serial carry dropping 2^255).
 func genCanonical() {
-	out.WriteString("// func canonicalIFMA(z, a *fe8)\n")
-	out.WriteString("TEXT ·canonicalIFMA(SB), NOSPLIT, $0-16\n")
+	out.WriteString("// func canonicalIFMA(z, a *fe8)\nTEXT ·canonicalIFMA(SB), NOSPLIT, $0-16\n")
 	p("MOVQ z+0(FP), DI")
 	p("MOVQ a+8(FP), SI")
 	emitConsts()
 	r := [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"}
-	a := mem{"SI", 0}
-	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %s, %s", a.limb(i), r[i])
+	for i := range r {
+		p("VMOVDQU64 %s, %s", mem{"SI", 0}.limb(i), r[i])
 	}
 	carry(r, cMask, c19, [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"})
-	q := "Z5"
-	p("VPADDQ %s, %s, %s", c19, r[0], q)
-	p("VPSRLQ $51, %s, %s", q, q)
+	p("VPADDQ %s, %s, Z5", c19, r[0])
+	p("VPSRLQ $51, Z5, Z5")
 	for i := 1; i < 5; i++ {
-		p("VPADDQ %s, %s, %s", q, r[i], q)
-		p("VPSRLQ $51, %s, %s", q, q)
+		p("VPADDQ Z5, %s, Z5", r[i])
+		p("VPSRLQ $51, Z5, Z5")
 	}
-	p("VPMULLQ %s, %s, %s", c19, q, q)
-	p("VPADDQ %s, %s, %s", q, r[0], r[0])
+	p("VPMULLQ %s, Z5, Z5", c19)
+	p("VPADDQ Z5, %s, %s", r[0], r[0])
 	for i := 0; i < 4; i++ {
-		p("VPSRLQ $51, %s, %s", r[i], "Z6")
-		p("VPADDQ %s, %s, %s", "Z6", r[i+1], r[i+1])
+		p("VPSRLQ $51, %s, Z6", r[i])
+		p("VPADDQ Z6, %s, %s", r[i+1], r[i+1])
 		p("VPANDQ %s, %s, %s", cMask, r[i], r[i])
 	}
 	p("VPANDQ %s, %s, %s", cMask, r[4], r[4])
-	z := mem{"DI", 0}
-	for i := 0; i < 5; i++ {
-		p("VMOVDQU64 %s, %s", r[i], z.limb(i))
+	for i := range r {
+		p("VMOVDQU64 %s, %s", r[i], mem{"DI", 0}.limb(i))
 	}
 	p("VZEROUPPER")
 	p("RET")
