@@ -168,12 +168,7 @@ func (h *minMaxHeap) PopMin() *pendingTx {
 	if !h.minParked() {
 		return h.removeAt(0)
 	}
-	t := h.parked[h.lo].t
-	h.parked[h.lo] = heapItem{}
-	h.lo++
-	h.unparkedAll()
-	h.costs.remove(t.cost)
-	return t
+	return h.unpark(h.lo)
 }
 
 // minParked reports whether the lowest priority is the worst parked.
@@ -184,15 +179,24 @@ func (h *minMaxHeap) minParked() bool {
 // PopMax removes and returns the highest-priority transaction.
 func (h *minMaxHeap) PopMax() *pendingTx {
 	m := h.maxIndex()
-	if n := len(h.parked); h.maxParked(m) {
-		t := h.parked[n-1].t
-		h.parked[n-1] = heapItem{}
-		h.parked = h.parked[:n-1]
-		h.unparkedAll()
-		h.costs.remove(t.cost)
-		return t
+	if h.maxParked(m) {
+		return h.unpark(len(h.parked) - 1)
 	}
 	return h.removeAt(m)
+}
+
+// unpark takes the parked transaction at i, either end of the run.
+func (h *minMaxHeap) unpark(i int) *pendingTx {
+	t := h.parked[i].t
+	h.parked[i] = heapItem{}
+	if i == h.lo {
+		h.lo++
+	} else {
+		h.parked = h.parked[:i]
+	}
+	h.unparkedAll()
+	h.costs.remove(t.cost)
+	return t
 }
 
 // maxIndex returns the tree's highest priority's index, -1 when empty.

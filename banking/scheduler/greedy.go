@@ -5,8 +5,8 @@ import "github.com/tpugo/tpu/banking/bank"
 // maxMissesPerPass ends a scheduling pass after this many transactions in
 // a row could not be scheduled: under heavy contention the rest of the
 // buffer is mostly more of the same, and scanning it on every completion
-// (popping and pushing back thousands of transactions) would cost more
-// than the work scheduled. The next completion starts a new pass.
+// (popping and parking thousands of transactions) would cost more than
+// the work scheduled. The next completion starts a new pass.
 const maxMissesPerPass = 256
 
 // greedy takes transactions in priority order and gives each to a worker
