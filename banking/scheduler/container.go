@@ -1,6 +1,9 @@
 package scheduler
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // minMaxHeap orders buffered transactions for the scheduler: PopMax takes
 // the highest priority (the oldest first among equals), PopMin the lowest,
@@ -27,6 +30,9 @@ type minMaxHeap struct {
 	track bool
 	// costs counts the transactions by cost (CostFloor).
 	costs costFloor
+	// noPrefetch turns PopMax's prefetch off, for the benchmarks that
+	// compare with it.
+	noPrefetch bool
 }
 
 // heapItem is a buffered transaction with its order's keys beside it, so
@@ -38,6 +44,16 @@ type heapItem struct {
 	priority uint64
 	seq      uint64
 	t        *pendingTx
+	keys     unsafe.Pointer // t's account keys in its packet (prefetchMax); nil without a view
+}
+
+// itemOf returns t's heap item.
+func itemOf(t *pendingTx) heapItem {
+	it := heapItem{priority: t.priority, seq: t.seq, t: t}
+	if len(t.view.Bytes()) > 0 {
+		it.keys = unsafe.Pointer(t.view.StaticKey(0))
+	}
+	return it
 }
 
 // precedes reports whether a is scheduled before b: higher priority, then
@@ -92,7 +108,7 @@ func (h *minMaxHeap) Push(t *pendingTx) {
 		t.heapIdx = i
 	}
 	h.costs.add(t.cost)
-	h.items = append(h.items, heapItem{priority: t.priority, seq: t.seq, t: t})
+	h.items = append(h.items, itemOf(t))
 	h.bubbleUp(i)
 }
 
@@ -180,9 +196,26 @@ func (h *minMaxHeap) minParked() bool {
 func (h *minMaxHeap) PopMax() *pendingTx {
 	m := h.maxIndex()
 	if h.maxParked(m) {
-		return h.unpark(len(h.parked) - 1)
+		return h.unpark(len(h.parked) - 1) // the next parked one is warm: popped in this pass
 	}
-	return h.removeAt(m)
+	t := h.removeAt(m)
+	if m < len(h.items) && !h.noPrefetch {
+		// The item that took m's place is the one new candidate for
+		// the next PopMax (the other was one already, or was pushed):
+		// start fetching it while the caller works on t. With a deep
+		// buffer it is otherwise a cache miss or two when popped
+		// (BenchmarkHeapPassReads, BENCHMARKS.md).
+		h.items[m].prefetch()
+	}
+	return t
+}
+
+// prefetch starts fetching what a pass reads of the item's transaction:
+// its first two cache lines (pendingTx's hot fields) and its account
+// keys (resolve).
+func (it *heapItem) prefetch() {
+	prefetch128(unsafe.Pointer(it.t))
+	prefetch128(it.keys)
 }
 
 // unpark takes the parked transaction at i, either end of the run.
@@ -231,7 +264,7 @@ func (h *minMaxHeap) Park(ts []*pendingTx) {
 	for i := len(ts) - 1; i >= 0; i-- {
 		t := ts[i]
 		h.costs.add(t.cost)
-		h.parked = append(h.parked, heapItem{priority: t.priority, seq: t.seq, t: t})
+		h.parked = append(h.parked, itemOf(t))
 	}
 }
 
