@@ -30,10 +30,12 @@ type rule struct {
 // environment. The first rule whose dir matches a package wins, so a
 // subpackage's own rule comes before its parent's: trace/procstats,
 // standard library only, is measured with by banking's benchmark harness
-// too; packet/mmsg and banking/bankingtrace (its mmap reader) may use
-// golang.org/x/sys.
+// too; packet/mmsg, banking/bankingtrace (its mmap reader) and
+// internal/cpupin (benchmarks' pinning) may use golang.org/x/sys.
 var rules = []rule{
 	{dir: "packet/mmsg", internal: []string{"packet"}, external: []string{"golang.org/x/sys/"}},
+	// internal/cpupin: benchmarks' CPU pinning and thread CPU time.
+	{dir: "internal/cpupin", external: []string{"golang.org/x/sys/"}},
 	{dir: "packet/packettest", internal: []string{"packet"}},
 	{dir: "packet"},
 	{dir: "ed25519strict", external: []string{"filippo.io/edwards25519"}},

@@ -1,4 +1,4 @@
-package sigverify
+package cpupin
 
 import (
 	"time"
@@ -6,10 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// threadCPU is the CPU time the calling OS thread has used (the caller
+// ThreadCPU is the CPU time the calling OS thread has used (the caller
 // locks its goroutine to the thread): on a machine shared with other
 // work it measures the work, not the wait for a core.
-func threadCPU() time.Duration {
+func ThreadCPU() time.Duration {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
 		return time.Duration(time.Now().UnixNano())
@@ -17,12 +17,12 @@ func threadCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// pinCPUs returns the first two CPUs the process may run on and a
-// function that pins the calling thread (locked by the caller) to one of
-// them, returning a function that unpins it (call it before unlocking: a
-// pinned thread back in the runtime's pool would stay pinned), or ok
-// false where there are fewer than two.
-func pinCPUs() (cpus [2]int, pin func(cpu int) (unpin func(), err error), ok bool) {
+// Two returns the first two CPUs the process may run on and a function
+// that pins the calling thread (locked by the caller) to one of them,
+// returning a function that unpins it (call it before unlocking: a pinned
+// thread back in the runtime's pool would stay pinned), or ok false where
+// there are fewer than two.
+func Two() (cpus [2]int, pin func(cpu int) (unpin func(), err error), ok bool) {
 	var all unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &all); err != nil {
 		return cpus, nil, false
