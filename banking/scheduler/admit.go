@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"unsafe"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/runtime"
@@ -31,6 +33,9 @@ func (s *Scheduler) Submit(b *packet.Batch) {
 	pkts := b.Packets()
 	for i := range pkts {
 		p := &pkts[i]
+		if i+1 < len(pkts) && !s.noPrefetch {
+			prefetchPacket(&pkts[i+1])
+		}
 		if p.Discarded() {
 			continue
 		}
@@ -190,4 +195,17 @@ func (s *Scheduler) dropBuffered(t *pendingTx, o packet.Outcome) {
 	s.strat.drop(t)
 	t.status.Release(t.view.Signature(0))
 	s.finish(t, o)
+}
+
+// prefetchPacket starts fetching what admit reads first of p while it
+// admits the packet before: its Meta and the first 256 bytes of its
+// data (a transfer's signature, header, keys, blockhash and
+// instructions). Sigverify wrote the batch on another core, so each of
+// those cache lines was otherwise a miss when admit reached it (the
+// first reads were runtime.HasDuplicateKey's, BENCHMARKS.md).
+func prefetchPacket(p *packet.Packet) {
+	prefetch128(unsafe.Pointer(p))
+	d := p.Buffer()
+	prefetch128(unsafe.Pointer(&d[0]))
+	prefetch128(unsafe.Pointer(&d[128]))
 }

@@ -22,22 +22,8 @@ func BenchmarkScheduler(b *testing.B) {
 	for _, m := range []Method{Greedy, PrioGraph, Unbatched} {
 		b.Run("method="+m.String(), func(b *testing.B) {
 			s := newScheduler(b, Config{Workers: 2, Method: m}, bk)
-			keys := make([]banking.Pubkey, 2*n)
-			for i := range keys {
-				keys[i] = txview.PublicKey(bank.GenesisKey(banktest.Seed, i))
-			}
-			txs := make([][]byte, n)
-			sign := func(bh banking.Pubkey) {
-				for i := range txs {
-					msg, _ := (&txview.Message{Payer: keys[i], Blockhash: bh, Instructions: []txview.Ix{
-						txview.Transfer(keys[i], keys[n+i], 1), txview.SetComputeUnitPrice(1), txview.SetComputeUnitLimit(1470),
-					}}).Compile()
-					tx := append([]byte{1}, make([]byte, 64)...)
-					sig, _ := txview.FirstSignature(tx)
-					rand.Read(sig[:]) // distinct signatures, as banking-bench's
-					txs[i] = append(tx, msg...)
-				}
-			}
+			keys, txs := genesisKeys(2*n), make([][]byte, n)
+			sign := func(bh banking.Pubkey) { signTransfers(txs, keys, bh) }
 			sign(bk.LatestBlockhash())
 			pool, _ := packet.NewPool(packet.Config{BatchCap: 128})
 			b.ReportAllocs()
@@ -71,5 +57,31 @@ func BenchmarkScheduler(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tx")
 		})
+	}
+}
+
+// genesisKeys returns the public keys of the first n genesis accounts.
+func genesisKeys(n int) []banking.Pubkey {
+	keys := make([]banking.Pubkey, n)
+	for i := range keys {
+		keys[i] = txview.PublicKey(bank.GenesisKey(banktest.Seed, i))
+	}
+	return keys
+}
+
+// signTransfers fills txs with banking-bench's transfers under blockhash
+// bh: keys[i] pays 1 lamport to keys[len(txs)+i], with a unit price and a
+// unit limit, and random signature bytes (banking does not check
+// signatures), so that each is distinct.
+func signTransfers(txs [][]byte, keys []banking.Pubkey, bh banking.Pubkey) {
+	n := len(txs)
+	for i := range txs {
+		msg, _ := (&txview.Message{Payer: keys[i], Blockhash: bh, Instructions: []txview.Ix{
+			txview.Transfer(keys[i], keys[n+i], 1), txview.SetComputeUnitPrice(1), txview.SetComputeUnitLimit(1470),
+		}}).Compile()
+		tx := append([]byte{1}, make([]byte, 64)...)
+		sig, _ := txview.FirstSignature(tx)
+		rand.Read(sig[:])
+		txs[i] = append(tx, msg...)
 	}
 }

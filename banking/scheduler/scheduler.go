@@ -64,6 +64,9 @@ type Scheduler struct {
 	strat  strategy
 	seq    uint64
 	ending bool
+	// noPrefetch turns Submit's packet prefetch off, for the benchmark
+	// that compares with it (BenchmarkSubmitCrossCore).
+	noPrefetch bool
 
 	stats   Stats
 	endedAt int64 // packet.Now() when the last slot end was done
