@@ -44,14 +44,16 @@ type heapItem struct {
 	priority uint64
 	seq      uint64
 	t        *pendingTx
-	keys     unsafe.Pointer // t's account keys in its packet (prefetchMax); nil without a view
+	keyBytes unsafe.Pointer // where t's account keys sit in its packet (prefetch); nil without a view
 }
 
 // itemOf returns t's heap item.
 func itemOf(t *pendingTx) heapItem {
 	it := heapItem{priority: t.priority, seq: t.seq, t: t}
 	if len(t.view.Bytes()) > 0 {
-		it.keys = unsafe.Pointer(t.view.StaticKey(0))
+		if k := t.view.StaticKeys(); len(k) > 0 {
+			it.keyBytes = unsafe.Pointer(&k[0])
+		}
 	}
 	return it
 }
@@ -215,7 +217,7 @@ func (h *minMaxHeap) PopMax() *pendingTx {
 // keys (resolve).
 func (it *heapItem) prefetch() {
 	prefetch128(unsafe.Pointer(it.t))
-	prefetch128(it.keys)
+	prefetch128(it.keyBytes)
 }
 
 // unpark takes the parked transaction at i, either end of the run.
