@@ -54,14 +54,16 @@ type statusEntry struct {
 // n > statusChunk (statusBytes). At 800 a slot, the cache holds 151 x 64
 // KiB = 9.4 MiB (a first chunk of 4,096 entries held 30.7 MiB).
 type hashStatuses struct {
-	slot    uint64
-	offset  int
-	seed    maphash.Seed
-	slots   []uint64        // tag<<32 | entry index; 0 is empty
-	used    int             // occupied slots
-	entries [][]statusEntry // chunks of statusChunk, the last one filling
-	n       uint32          // entries used
-	free    []uint32        // indexes of removed entries, to reuse
+	slot     uint64
+	offset   int
+	seed     maphash.Seed
+	slots    []uint64        // tag<<32 | entry index; 0 is empty
+	used     int             // occupied slots
+	entries  [][]statusEntry // chunks of statusChunk, the last one filling
+	n        uint32          // entries used
+	free     []uint32        // indexes of removed entries, to reuse
+	npending int             // entries marked pending: a PendingStatus may still use the table
+	spare    *spareMemory    // the cache's memory of expired tables; nil: none
 	// Tests narrow the tags to make them collide: tag bits are the
 	// hash's & tagMask | tagSet.
 	tagMask, tagSet uint32
@@ -138,11 +140,11 @@ func (h *hashStatuses) insert(pos statusPos, e statusEntry) uint32 {
 	} else {
 		i = h.n
 		if c := int(i / statusChunk); c == len(h.entries) {
-			size := statusChunk
 			if c == 0 {
-				size = minStatusEntries
+				h.entries = append(h.entries, make([]statusEntry, minStatusEntries))
+			} else {
+				h.entries = append(h.entries, h.spare.chunk())
 			}
-			h.entries = append(h.entries, make([]statusEntry, size))
 		} else if c == 0 && int(i) == len(h.entries[0]) {
 			grown := make([]statusEntry, 2*len(h.entries[0]))
 			copy(grown, h.entries[0])
@@ -151,6 +153,9 @@ func (h *hashStatuses) insert(pos statusPos, e statusEntry) uint32 {
 		h.n++
 	}
 	*h.entry(i) = e
+	if e.pending {
+		h.npending++
+	}
 	h.slots[pos.i] = uint64(pos.tag)<<32 | uint64(i)
 	h.used++
 	if h.used*100 > len(h.slots)*statusLoad {
@@ -162,12 +167,13 @@ func (h *hashStatuses) insert(pos statusPos, e statusEntry) uint32 {
 // grow doubles the table, placing each slot again by its tag.
 func (h *hashStatuses) grow() {
 	old := h.slots
-	h.slots = make([]uint64, 2*len(old))
+	h.slots = h.spare.slotArray(2 * len(old))
 	for _, s := range old {
 		if s != 0 {
 			h.place(s)
 		}
 	}
+	h.spare.keepSlots(old)
 }
 
 // place puts slot value s in the first empty slot from its home.
@@ -196,6 +202,12 @@ func (h *hashStatuses) entry(i uint32) *statusEntry {
 // set replaces the entry at index i (from insert), keeping its key.
 func (h *hashStatuses) set(i uint32, e statusEntry) {
 	x := h.entry(i)
+	switch {
+	case x.pending && !e.pending:
+		h.npending--
+	case !x.pending && e.pending:
+		h.npending++
+	}
 	e.key = x.key
 	*x = e
 }
@@ -210,7 +222,7 @@ func (h *hashStatuses) len() int { return h.used }
 // reset forgets every entry, keeping the chunks and the table for reuse.
 func (h *hashStatuses) reset() {
 	clear(h.slots)
-	h.used, h.n, h.free = 0, 0, h.free[:0]
+	h.used, h.n, h.free, h.npending = 0, 0, h.free[:0], 0
 }
 
 // keepPending forgets every entry but those of buffered or executing
@@ -247,6 +259,9 @@ func (h *hashStatuses) remove(sig *[64]byte) {
 	if !ok {
 		return
 	}
+	if h.entry(idx).pending {
+		h.npending--
+	}
 	h.free = append(h.free, idx)
 	h.used--
 	mask := len(h.slots) - 1
@@ -267,9 +282,12 @@ func (h *hashStatuses) remove(sig *[64]byte) {
 // transaction whose blockhash is still valid, and so can come again.
 type statusCache struct {
 	byHash map[banking.Hash]*hashStatuses
+	spare  *spareMemory
 }
 
-func newStatusCache() statusCache { return statusCache{byHash: map[banking.Hash]*hashStatuses{}} }
+func newStatusCache() statusCache {
+	return statusCache{byHash: map[banking.Hash]*hashStatuses{}, spare: &spareMemory{slots: map[int][]uint64{}}}
+}
 
 // forHash returns the statuses under blockhash h, registered at slot or
 // later: a durable nonce's statuses are registered at the newest slot
@@ -279,6 +297,7 @@ func (c *statusCache) forHash(h banking.Hash, slot uint64) *hashStatuses {
 	s := c.byHash[h]
 	if s == nil {
 		s = newHashStatuses(slot, rand.IntN(64-statusKeyLen+1))
+		s.spare = c.spare
 		c.byHash[h] = s
 	} else if slot > s.slot {
 		s.slot = slot
@@ -300,6 +319,13 @@ func (c *statusCache) prune(oldest uint64) {
 	for h, s := range c.byHash {
 		if s.slot < oldest {
 			delete(c.byHash, h)
+			if s.npending == 0 {
+				// Nothing can use it any more: a buffered
+				// transaction's PendingStatus keeps a table whose
+				// blockhash expired (the scheduler drops it, and
+				// releases its entry, after the slot end).
+				c.spare.keepTable(s)
+			}
 		}
 	}
 }
@@ -311,4 +337,91 @@ func (c *statusCache) len() int {
 		n += s.len()
 	}
 	return n
+}
+
+// spareMemory keeps the memory of expired blockhashes' tables for the
+// tables that come after them. Under load the newest blockhash takes tens
+// of thousands of statuses, and fresh memory for its entries and slots
+// cost a page fault every 4 KiB: three in four of a run's page faults
+// while the load ran were the status cache's (BENCHMARKS.md). It holds
+// what the latest expired table held (its full entry chunks and its slot
+// array) and the slot arrays tables outgrew, one of each length: so it is
+// at most about one table's memory (the slot arrays of every length up
+// to the largest table's, at most twice its own), and at each expiry it
+// drops the arrays longer than the expired table's, so that it shrinks
+// back when the blockhashes that expire get fewer statuses.
+type spareMemory struct {
+	chunks [][]statusEntry  // full chunks, statusChunk entries each, stale
+	slots  map[int][]uint64 // by length, stale
+	limit  int              // the latest expired table's slot array length
+}
+
+// minSpareSlots is the shortest slot array worth keeping.
+const minSpareSlots = 1024
+
+// chunk returns a full chunk of entries, stale: insert writes an entry
+// whole before anything reads it.
+func (m *spareMemory) chunk() []statusEntry {
+	if m != nil {
+		if n := len(m.chunks); n > 0 {
+			c := m.chunks[n-1]
+			m.chunks[n-1] = nil
+			m.chunks = m.chunks[:n-1]
+			return c
+		}
+	}
+	return make([]statusEntry, statusChunk)
+}
+
+// slotArray returns n empty slots.
+func (m *spareMemory) slotArray(n int) []uint64 {
+	if m != nil {
+		if s, ok := m.slots[n]; ok {
+			delete(m.slots, n)
+			clear(s)
+			return s
+		}
+	}
+	return make([]uint64, n)
+}
+
+// keepSlots keeps a slot array a table is done with (it grew, or it
+// expired), unless it is short or one of its length is kept.
+func (m *spareMemory) keepSlots(s []uint64) {
+	if m == nil || len(s) < minSpareSlots {
+		return
+	}
+	if _, ok := m.slots[len(s)]; !ok {
+		m.slots[len(s)] = s
+	}
+}
+
+// keepTable keeps what an expired table held in place of what was kept:
+// its full chunks, up to as many as it had, and its slot array, dropping
+// any kept array longer than that.
+func (m *spareMemory) keepTable(h *hashStatuses) {
+	if m == nil {
+		return
+	}
+	m.limit = len(h.slots)
+	for n := range m.slots {
+		if n > m.limit {
+			delete(m.slots, n)
+		}
+	}
+	m.keepSlots(h.slots)
+	full := 0
+	for _, c := range h.entries {
+		if len(c) == statusChunk {
+			full++
+		}
+	}
+	clear(m.chunks[min(full, len(m.chunks)):])
+	m.chunks = m.chunks[:min(full, len(m.chunks))]
+	for _, c := range h.entries {
+		if len(c) == statusChunk && len(m.chunks) < full {
+			m.chunks = append(m.chunks, c)
+		}
+	}
+	h.entries, h.slots = nil, nil
 }
