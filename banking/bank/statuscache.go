@@ -43,9 +43,10 @@ type statusEntry struct {
 // and doubles up to statusChunk, so that a blockhash few transactions
 // use does not hold a whole chunk. Removed entries' indexes are reused.
 //
-// Memory: it is dropped whole when its blockhash expires, so the cache
-// holds the statuses of the window's 151 blockhashes and nothing else
-// (TestStatusCacheWindowSteady and ...Burst: flat over 13 windows of
+// Memory: it is dropped whole when its blockhash expires (its memory
+// going to the next tables, spareMemory: about one table's more), so the
+// cache holds the statuses of the window's 151 blockhashes and nothing
+// else (TestStatusCacheWindowSteady and ...Burst: flat over 13 windows of
 // churn, and back to its size once a burst's blockhashes expire). For n
 // transactions under a blockhash it holds the entries, 48 bytes each,
 // in chunks: at most 2n entries below statusChunk and the last chunk's
