@@ -354,7 +354,6 @@ func (c *statusCache) len() int {
 type spareMemory struct {
 	chunks [][]statusEntry  // full chunks, statusChunk entries each, stale
 	slots  map[int][]uint64 // by length, stale
-	limit  int              // the latest expired table's slot array length
 }
 
 // minSpareSlots is the shortest slot array worth keeping.
@@ -404,9 +403,8 @@ func (m *spareMemory) keepTable(h *hashStatuses) {
 	if m == nil {
 		return
 	}
-	m.limit = len(h.slots)
 	for n := range m.slots {
-		if n > m.limit {
+		if n > len(h.slots) {
 			delete(m.slots, n)
 		}
 	}

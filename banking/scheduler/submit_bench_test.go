@@ -41,10 +41,8 @@ func BenchmarkSubmitCrossCore(b *testing.B) {
 	requests, written := make(chan struct{}), make(chan [2][]*packet.Batch)
 	defer close(requests)
 	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		unpin, err := pin(cpus[1])
-		defer unpin()
+		release, err := pinThread(pin, cpus[1])
+		defer release()
 		if err != nil {
 			b.Error(err)
 		}
@@ -66,10 +64,8 @@ func BenchmarkSubmitCrossCore(b *testing.B) {
 			written <- halves
 		}
 	}()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	unpin, err := pin(cpus[0])
-	defer unpin()
+	release, err := pinThread(pin, cpus[0])
+	defer release()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,4 +111,14 @@ func BenchmarkSubmitCrossCore(b *testing.B) {
 	b.ReportMetric(off, "off-ns/tx")
 	b.ReportMetric(on, "on-ns/tx")
 	b.ReportMetric(on/off, "on/off")
+}
+
+// pinThread locks the calling goroutine to its OS thread and pins the
+// thread to cpu with pin (cpupin.Two's); release unpins and unlocks, in
+// that order (a pinned thread back in the runtime's pool would stay
+// pinned).
+func pinThread(pin func(cpu int) (unpin func(), err error), cpu int) (release func(), err error) {
+	runtime.LockOSThread()
+	unpin, err := pin(cpu)
+	return func() { unpin(); runtime.UnlockOSThread() }, err
 }
