@@ -31,6 +31,14 @@ func BenchmarkLaneOps(b *testing.B) {
 			cpuLoop(b, func() { p.sqrN(&x, &x, 100) })
 		})
 	}
+	// Two chains of 100 squares in one call, as decompression runs them
+	// in pairs (sqrN2IFMA): per op, 200 squares.
+	if hasIFMA {
+		b.Run("op=sqrN2x100/path=ifma8", func(b *testing.B) {
+			x2 := y
+			cpuLoop(b, func() { sqrN2IFMA(&x, &x2, 100) })
+		})
+	}
 	// The point operations, and for comparison the same formulas by one
 	// call per field operation (what every path but ifma8 does).
 	e := ext8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}

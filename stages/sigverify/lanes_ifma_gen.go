@@ -87,8 +87,8 @@ func carry(r [5]string, m, c19 string, t [5]string) {
 }
 
 // mem names an fe8 in memory: limb i is at off + 64 i from base. The
-// zero mem, inRegs, names Z0..Z4 instead, for a chain of squares kept in
-// registers.
+// zero mem, inRegs, names Z0..Z4 instead (Z5..Z9 for emitMulAt's at 5),
+// for a chain of squares kept in registers.
 type mem struct {
 	base string
 	off  int
@@ -132,7 +132,8 @@ func genMul(sqr, dbl bool) {
 // genSqrN writes sqrNIFMA(z *fe8, n int), z = z^(2^n) in place, or with
 // two sqrN2IFMA(z1, z2 *fe8, n int), both squared n times, a square of
 // one then of the other in each turn of the loop, so that the CPU
-// overlaps the two chains. n >= 1.
+// overlaps the two chains. n >= 1. Each chain stays in registers from
+// its first square to its last.
 func genSqrN(two bool) {
 	if two {
 		out.WriteString("// func sqrN2IFMA(z1, z2 *fe8, n int)\n")
@@ -166,11 +167,22 @@ func genSqrN(two bool) {
 		out.WriteString("\n")
 		return
 	}
+	// Both chains stay in registers, z1 in Z0..Z4 and z2 in Z5..Z9, as
+	// the lone chain does.
+	z1, z2 := mem{"DI", 0}, mem{"SI", 0}
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU64 %s, %s", z1.limb(i), z(i))
+		p("VMOVDQU64 %s, %s", z2.limb(i), z(5+i))
+	}
 	out.WriteString("sqrN2Loop:\n")
-	emitMul(mem{"DI", 0}, mem{"DI", 0}, mem{"DI", 0}, true)
-	emitMul(mem{"SI", 0}, mem{"SI", 0}, mem{"SI", 0}, true)
+	emitMulAt(inRegs, inRegs, inRegs, true, false, 0)
+	emitMulAt(inRegs, inRegs, inRegs, true, false, 5)
 	p("DECQ CX")
 	p("JNZ sqrN2Loop")
+	for i := 0; i < 5; i++ {
+		p("VMOVDQU64 %s, %s", z(i), z1.limb(i))
+		p("VMOVDQU64 %s, %s", z(5+i), z2.limb(i))
+	}
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")
@@ -190,11 +202,18 @@ func emitMul(zm, am, bm mem, sqr bool) { emitMulK(zm, am, bm, sqr, false) }
 // products for 25, and the same column sums as the multiply. It reads a
 // and b before it writes z, so z may alias either. Z0..Z27 are scratch;
 // it reads the constants of emitConsts.
-func emitMulK(zm, am, bm mem, sqr, dbl bool) {
-	// a: Z0..Z4, b: Z5..Z9, lo columns: Z10..Z18, hi columns: Z19..Z27.
+func emitMulK(zm, am, bm mem, sqr, dbl bool) { emitMulAt(zm, am, bm, sqr, dbl, 0) }
+
+// emitMulAt is emitMulK with a in Z(at)..Z(at+4), which are also the
+// carry pass's scratch and, for zm inRegs, the result: at is 0, or 5 for
+// a square (b unused), so that a second value can stay in Z0..Z4 or
+// Z5..Z9 while the other is squared.
+func emitMulAt(zm, am, bm mem, sqr, dbl bool, at int) {
+	// a: Z0..Z4 (or Z5..Z9), b: Z5..Z9, lo columns: Z10..Z18, hi
+	// columns: Z19..Z27.
 	for i := 0; i < 5; i++ {
 		if am != inRegs {
-			p("VMOVDQU64 %s, %s", am.limb(i), z(i))
+			p("VMOVDQU64 %s, %s", am.limb(i), z(at+i))
 		}
 		if !sqr {
 			p("VMOVDQU64 %s, %s", bm.limb(i), z(5+i))
@@ -207,8 +226,8 @@ func emitMulK(zm, am, bm mem, sqr, dbl bool) {
 	if sqr {
 		for i := 0; i < 5; i++ {
 			for k := i + 1; k < 5; k++ {
-				p("VPMADD52LUQ %s, %s, %s", z(k), z(i), z(10+i+k))
-				p("VPMADD52HUQ %s, %s, %s", z(k), z(i), z(19+i+k))
+				p("VPMADD52LUQ %s, %s, %s", z(at+k), z(at+i), z(10+i+k))
+				p("VPMADD52HUQ %s, %s, %s", z(at+k), z(at+i), z(19+i+k))
 			}
 		}
 		// Columns 0 and 8 have no cross products.
@@ -217,8 +236,8 @@ func emitMulK(zm, am, bm mem, sqr, dbl bool) {
 			p("VPADDQ %s, %s, %s", z(19+c), z(19+c), z(19+c))
 		}
 		for i := 0; i < 5; i++ {
-			p("VPMADD52LUQ %s, %s, %s", z(i), z(i), z(10+2*i))
-			p("VPMADD52HUQ %s, %s, %s", z(i), z(i), z(19+2*i))
+			p("VPMADD52LUQ %s, %s, %s", z(at+i), z(at+i), z(10+2*i))
+			p("VPMADD52HUQ %s, %s, %s", z(at+i), z(at+i), z(19+2*i))
 		}
 	} else {
 		for i := 0; i < 5; i++ {
@@ -249,10 +268,10 @@ func emitMulK(zm, am, bm mem, sqr, dbl bool) {
 		}
 	}
 	r := [5]string{"Z10", "Z11", "Z12", "Z13", "Z14"}
-	carry(r, cMask, c19, [5]string{"Z0", "Z1", "Z2", "Z3", "Z4"})
+	carry(r, cMask, c19, [5]string{z(at), z(at + 1), z(at + 2), z(at + 3), z(at + 4)})
 	for i := 0; i < 5; i++ {
 		if zm == inRegs {
-			p("VMOVDQA64 %s, %s", r[i], z(i))
+			p("VMOVDQA64 %s, %s", r[i], z(at+i))
 		} else {
 			p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
 		}
