@@ -198,8 +198,8 @@ func emitMul(zm, am, bm mem, sqr bool) { emitMulK(zm, am, bm, sqr, false) }
 // doubled into the next column, columns 5..9 folded into 0..4 times 19
 // by VPMULLQ and adds, one parallel carry pass: the same sums as
 // mulGeneric, so the same bits. The square takes each product a_i a_k
-// with i < k once, its columns doubled, then the squares a_i a_i: 15
-// products for 25, and the same column sums as the multiply. It reads a
+// with i < k once and the squares a_i a_i: 15 products for 25, and the
+// same column sums as the multiply (emitSqrColumns). It reads a
 // and b before it writes z, so z may alias either. Z0..Z27 are scratch;
 // it reads the constants of emitConsts.
 func emitMulK(zm, am, bm mem, sqr, dbl bool) { emitMulAt(zm, am, bm, sqr, dbl, 0) }
@@ -219,40 +219,11 @@ func emitMulAt(zm, am, bm mem, sqr, dbl bool, at int) {
 			p("VMOVDQU64 %s, %s", bm.limb(i), z(5+i))
 		}
 	}
-	for c := 0; c < 9; c++ {
-		p("VPXORQ %s, %s, %s", z(10+c), z(10+c), z(10+c))
-		p("VPXORQ %s, %s, %s", z(19+c), z(19+c), z(19+c))
-	}
 	if sqr {
-		for i := 0; i < 5; i++ {
-			for k := i + 1; k < 5; k++ {
-				p("VPMADD52LUQ %s, %s, %s", z(at+k), z(at+i), z(10+i+k))
-				p("VPMADD52HUQ %s, %s, %s", z(at+k), z(at+i), z(19+i+k))
-			}
-		}
-		// Columns 0 and 8 have no cross products.
-		for c := 1; c < 8; c++ {
-			p("VPADDQ %s, %s, %s", z(10+c), z(10+c), z(10+c))
-			p("VPADDQ %s, %s, %s", z(19+c), z(19+c), z(19+c))
-		}
-		for i := 0; i < 5; i++ {
-			p("VPMADD52LUQ %s, %s, %s", z(at+i), z(at+i), z(10+2*i))
-			p("VPMADD52HUQ %s, %s, %s", z(at+i), z(at+i), z(19+2*i))
-		}
+		emitSqrColumns(at)
 	} else {
-		for i := 0; i < 5; i++ {
-			for k := 0; k < 5; k++ {
-				p("VPMADD52LUQ %s, %s, %s", z(5+k), z(i), z(10+i+k))
-				p("VPMADD52HUQ %s, %s, %s", z(5+k), z(i), z(19+i+k))
-			}
-		}
+		emitMulColumns()
 	}
-	// t[c] = lo[c] + 2 hi[c-1] in Z10+c for c in 1..8; t[9] = 2 hi[8] in Z27.
-	for c := 8; c >= 1; c-- {
-		p("VPADDQ %s, %s, %s", z(19+c-1), z(10+c), z(10+c))
-		p("VPADDQ %s, %s, %s", z(19+c-1), z(10+c), z(10+c))
-	}
-	p("VPADDQ Z27, Z27, Z27")
 	// r[c] = t[c] + 19 t[c+5], c in 0..4, into Z10..Z14.
 	// VPMULLQ (AVX-512 DQ) by 19: one instruction for four shifts and
 	// adds, about 10% off a doubling or an addition.
@@ -275,6 +246,74 @@ func emitMulAt(zm, am, bm mem, sqr, dbl bool, at int) {
 		} else {
 			p("VMOVDQU64 %s, %s", r[i], zm.limb(i))
 		}
+	}
+}
+
+// emitMulColumns emits the columns of a product a b (a in Z0..Z4, b in
+// Z5..Z9): the 25 products split at bit 52 into lo and hi columns (lo[c]
+// in Z10+c, hi[c] in Z19+c), then t[c] = lo[c] + 2 hi[c-1] in Z10+c for
+// c in 0..8 and t[9] = 2 hi[8] in Z27: radix 2^51 from products split at
+// 2^52.
+func emitMulColumns() {
+	for c := 0; c < 9; c++ {
+		p("VPXORQ %s, %s, %s", z(10+c), z(10+c), z(10+c))
+		p("VPXORQ %s, %s, %s", z(19+c), z(19+c), z(19+c))
+	}
+	for i := 0; i < 5; i++ {
+		for k := 0; k < 5; k++ {
+			p("VPMADD52LUQ %s, %s, %s", z(5+k), z(i), z(10+i+k))
+			p("VPMADD52HUQ %s, %s, %s", z(5+k), z(i), z(19+i+k))
+		}
+	}
+	for c := 8; c >= 1; c-- {
+		p("VPADDQ %s, %s, %s", z(19+c-1), z(10+c), z(10+c))
+		p("VPADDQ %s, %s, %s", z(19+c-1), z(10+c), z(10+c))
+	}
+	p("VPADDQ Z27, Z27, Z27")
+}
+
+// emitSqrColumns emits emitMulColumns' t[c] for a a (a in Z(at)..
+// Z(at+4)), the same integers by fewer adds. Column c of a square is
+// t[c] = 2 (X[c] + 2 Y[c-1] + Q[c-1]) + P[c], where X and Y are the low
+// and high halves of the cross products a_i a_k, i < k, and P and Q
+// those of the squares a_i a_i. So Q goes with X: the high halves of
+// the squares accumulate into the lo columns (odd ones), each column
+// adds its hi neighbour twice and is doubled once, and only then the
+// low halves of the squares accumulate into the even columns: 23 adds
+// where doubling the cross columns first and joining lo and hi after
+// took 31. lo[c] is in Z10+c (c in 0..8) and Z27 (c = 9), the cross
+// products' hi[c] in Z19+c (c in 1..7).
+func emitSqrColumns(at int) {
+	lo := func(c int) string {
+		if c == 9 {
+			return "Z27"
+		}
+		return z(10 + c)
+	}
+	for c := 0; c <= 9; c++ {
+		p("VPXORQ %s, %s, %s", lo(c), lo(c), lo(c))
+	}
+	for c := 1; c <= 7; c++ {
+		p("VPXORQ %s, %s, %s", z(19+c), z(19+c), z(19+c))
+	}
+	for i := 0; i < 5; i++ {
+		for k := i + 1; k < 5; k++ {
+			p("VPMADD52LUQ %s, %s, %s", z(at+k), z(at+i), lo(i+k))
+			p("VPMADD52HUQ %s, %s, %s", z(at+k), z(at+i), z(19+i+k))
+		}
+	}
+	for i := 0; i < 5; i++ {
+		p("VPMADD52HUQ %s, %s, %s", z(at+i), z(at+i), lo(2*i+1))
+	}
+	for c := 2; c <= 8; c++ {
+		p("VPADDQ %s, %s, %s", z(19+c-1), lo(c), lo(c))
+		p("VPADDQ %s, %s, %s", z(19+c-1), lo(c), lo(c))
+	}
+	for c := 1; c <= 9; c++ {
+		p("VPADDQ %s, %s, %s", lo(c), lo(c), lo(c))
+	}
+	for i := 0; i < 5; i++ {
+		p("VPMADD52LUQ %s, %s, %s", z(at+i), z(at+i), lo(2*i))
 	}
 }
 
