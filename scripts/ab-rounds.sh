@@ -76,10 +76,12 @@ d = json.load(open(sys.argv[1]))
 if not d.get("accounting_ok"):
     sys.exit("round %s, %s: the accounting failed" % (sys.argv[3], sys.argv[2]))
 p, s = d.get("banking_peer", {}), d["stage_cpu"]["stages"]
-print("round %s %s: %.0f tx/s, ceiling ratio %.2f, %d of %d slots full, CPU %.2f us/tx (sigverify %.2f, banking %.2f), bench %.2f us: ratio %.2f, cold %.2f" % (
+line = "round %s %s: %.0f tx/s, ceiling ratio %.2f, %d of %d slots full, CPU %.2f us/tx (sigverify %.2f, banking %.2f)" % (
     sys.argv[3], sys.argv[2], d["tps"], d.get("ceiling_ratio", 0), d["blocks"]["full_slots"], d["blocks"]["slots"],
-    sum(v["us_per_tx"] for v in s.values()), s["sigverify"]["us_per_tx"], s["banking"]["us_per_tx"],
-    p.get("us_per_tx", 0), p.get("ratio", 0), p.get("cold_ratio", 0)))
+    sum(v["us_per_tx"] for v in s.values()), s["sigverify"]["us_per_tx"], s["banking"]["us_per_tx"])
+if p:  # PEER=0 runs no bench: no figures rather than zeros
+    line += ", bench %.2f us: ratio %.2f, cold %.2f" % (p.get("us_per_tx", 0), p.get("ratio", 0), p.get("cold_ratio", 0))
+print(line)
 EOF
 	done
 done
@@ -90,17 +92,21 @@ work, rounds = sys.argv[1], int(sys.argv[2])
 def figures(name, r):
     d = json.load(open("%s/%s-%d.json" % (work, name, r)))
     p, s = d.get("banking_peer", {}), d["stage_cpu"]["stages"]
-    return {
+    f = {
         "tx/s": d["tps"], "ceiling ratio": d.get("ceiling_ratio", 0),
         "CPU us/tx": sum(v["us_per_tx"] for v in s.values()),
         "sigverify us/tx": s["sigverify"]["us_per_tx"], "banking us/tx": s["banking"]["us_per_tx"],
-        "bench us/tx": p.get("us_per_tx", 0), "ratio to the bench": p.get("ratio", 0),
-        "ratio to the cold bench": p.get("cold_ratio", 0),
     }
+    if p:  # PEER=0 runs no bench
+        f.update({"bench us/tx": p.get("us_per_tx", 0), "ratio to the bench": p.get("ratio", 0),
+                  "ratio to the cold bench": p.get("cold_ratio", 0)})
+    return f
 a = [figures("a", r) for r in range(1, rounds + 1)]
 b = [figures("b", r) for r in range(1, rounds + 1)]
 print("medians over %d rounds (a: BASE, b: OTHER):" % rounds)
 for k in a[0]:
+    if k not in b[0]:
+        continue
     print("  %-24s a %10.2f   b %10.2f" % (k, statistics.median(x[k] for x in a), statistics.median(x[k] for x in b)))
 lower = sum(1 for x, y in zip(a, b) if y["banking us/tx"] < x["banking us/tx"])
 print("b's banking CPU a transaction was the lower in %d of %d rounds" % (lower, rounds))
