@@ -16,7 +16,8 @@
 # OTHER's banking figure was the lower.
 #
 #   ROUNDS=6 DURATION=4s PEER=300 ./scripts/ab-rounds.sh 7609508
-#   GODEBUG=cpu.avx512ifma=off ROUNDS=3 ./scripts/ab-rounds.sh HEAD~2 HEAD   # avx2x4
+#   FLAGS='--sigverify-backend lanes/avx2x4' ROUNDS=3 ./scripts/ab-rounds.sh HEAD~2 HEAD   # avx2x4
+#   GODEBUG=cpu.avx512ifma=off ROUNDS=3 ./scripts/ab-rounds.sh HEAD~2 HEAD   # avx2x4, builds before lanes/PATH
 #   FLAGS='--block-cost-limit 1000000000000' ./scripts/ab-rounds.sh main
 #
 # Needs git and python3 (the summary reads the runs' JSON). Run it on an

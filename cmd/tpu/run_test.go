@@ -204,6 +204,39 @@ func TestRunFlagErrors(t *testing.T) {
 	}
 }
 
+// TestRunLanePath: --sigverify-backend lanes/portable runs the lanes
+// backend on the portable path, and the start line and the summary say
+// so (the path a run's figures came from); a path this CPU does not run
+// exits 2 naming the paths it does.
+func TestRunLanePath(t *testing.T) {
+	dir := t.TempDir()
+	summaryPath := filepath.Join(dir, "summary.json")
+	code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ws-addr", "",
+		"--ledger", filepath.Join(dir, "ledger"), "--duration", "300ms", "--rate", "1000", "--accounts", "64",
+		"--sigverify-backend", "lanes/portable", "--summary-json", summaryPath)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "sigverify_backend=lanes sigverify_path=portable") {
+		t.Fatalf("the start line does not name the portable path:\n%s", errOut)
+	}
+	b, err := os.ReadFile(summaryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.SigverifyPath != "portable" || !s.AccountingOK || s.Executed == 0 {
+		t.Fatalf("summary: path %q, accounting %v, executed %d", s.SigverifyPath, s.AccountingOK, s.Executed)
+	}
+	code, _, errOut = run(t, "", "run", "--ledger", filepath.Join(dir, "ledger2"), "--sigverify-backend", "lanes/sse2")
+	if code != 2 || !strings.Contains(errOut, `"lanes/sse2"`) || !strings.Contains(errOut, `"portable"`) {
+		t.Fatalf("lanes/sse2: exit %d, want 2 and the paths this CPU runs:\n%s", code, errOut)
+	}
+}
+
 // TestRunKnobsReachConfig parses tpu run's latency knobs and checks that
 // each lands in its config field, and that left alone they give the
 // configs' own defaults.

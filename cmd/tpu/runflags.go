@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/tpugo/tpu/banking/bank"
@@ -124,7 +123,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.seed, "seed", "tpu", "genesis seed (keys derive from it; see bank.GenesisConfig)")
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts, created with a new ledger")
 	fs.StringVar(&f.genesisSeed, "genesis-seed", "", "makes a new ledger's first blockhash reproducible (empty: random, so transactions signed for an earlier ledger cannot replay)")
-	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, "signature backend: "+strings.Join(sigverify.BackendNames(), ", "))
+	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, sigverify.BackendUsage())
 	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
 	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (every consumer of a verified batch, banking among them, shares it) or copy (each gets a copy)")

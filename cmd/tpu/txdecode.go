@@ -41,7 +41,7 @@ func runTxDecode(env *cliEnv, args []string) int {
 	asJSON := fs.Bool("json", false, "print one JSON object per input line")
 	encoding := fs.String("encoding", "auto", "input encoding: auto, base64 or base58")
 	verify := fs.Bool("verify", false, "check every signature (adds signatureVerdicts)")
-	backendName := fs.String("sigverify-backend", sigverify.DefaultBackend, "signature backend for --verify: "+strings.Join(sigverify.BackendNames(), ", "))
+	backendName := fs.String("sigverify-backend", sigverify.DefaultBackend, "for --verify: "+sigverify.BackendUsage())
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -74,7 +74,7 @@ func runVerifier(env *cliEnv, args []string) int {
 	fs := env.flagSet("tpu verifier", verifierHelp)
 	var f verifierFlags
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8010", "host:port this verifier serves (port 0: a free one); a public address needs --remote-cert")
-	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, "signature backend: "+strings.Join(sigverify.BackendNames(), ", "))
+	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, sigverify.BackendUsage())
 	fs.IntVar(&f.workers, "workers", 0, "goroutines checking signatures (0: one per core)")
 	fs.StringVar(&f.traceOut, "trace-out", "", "write this verifier's spans (children of the leader's sigverify spans) to this file, JSON lines")
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send this verifier's spans over OTLP gRPC to host:port (service name tpu-verifier)")

@@ -3,6 +3,7 @@ package sigverify
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	circled25519 "github.com/cloudflare/circl/sign/ed25519"
 	voied25519 "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
@@ -57,10 +58,22 @@ var ErrUnknownBackend = errors.New("sigverify: unknown backend")
 var backends = [...]Backend{voiBackend{}, stdlibBackend{}, circlBackend{}, lanesBackend{bestPath}}
 
 // NewBackend returns the backend called name, or DefaultBackend if name
-// is empty. It wraps ErrUnknownBackend if there is none by that name.
+// is empty. "lanes/PATH" is lanes on the lane path PATH, one this CPU
+// runs (LanePathNames): lanes/avx2x4 on a CPU with IFMA compares the
+// paths on one machine, as GODEBUG=cpu.avx512ifma=off does for the
+// whole process. It wraps ErrUnknownBackend if there is none by that
+// name.
 func NewBackend(name string) (Backend, error) {
 	if name == "" {
 		name = DefaultBackend
+	}
+	if path, ok := strings.CutPrefix(name, "lanes/"); ok {
+		for _, p := range lanePaths() {
+			if p.name == path {
+				return lanesBackend{p}, nil
+			}
+		}
+		return nil, fmt.Errorf("%w %q: the lane paths this CPU runs are %q", ErrUnknownBackend, name, LanePathNames())
 	}
 	for _, b := range backends {
 		if b.Name() == name {
@@ -81,6 +94,29 @@ func BackendNames() []string {
 		}
 	}
 	return names
+}
+
+// LanePathNames returns the lane paths this CPU runs, the fastest (the
+// one lanes uses) first: ifma8, avx2x4, portable, as the CPU has them.
+// The caller owns the returned slice.
+func LanePathNames() []string {
+	ps := lanePaths()
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[len(ps)-1-i] = p.name
+	}
+	return names
+}
+
+// BackendUsage is the help text of a --sigverify-backend flag: the
+// backends, and the lanes/PATH forms this CPU accepts.
+func BackendUsage() string {
+	paths := LanePathNames()
+	for i, p := range paths {
+		paths[i] = "lanes/" + p
+	}
+	return "signature backend: " + strings.Join(BackendNames(), ", ") +
+		"; or lanes on one of the lane paths this CPU runs: " + strings.Join(paths, ", ")
 }
 
 // voiBackend is curve25519-voi with every Allow* option off and the

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -537,6 +538,46 @@ func TestNewBackend(t *testing.T) {
 	names[0] = "changed"
 	if BackendNames()[0] != DefaultBackend {
 		t.Errorf("BackendNames shares its slice with the caller")
+	}
+}
+
+// TestNewBackendLanePath: lanes/PATH is lanes on that path, for every
+// path this CPU runs (the fastest first in LanePathNames), with the
+// verdicts of any backend; a path it does not run, or none by that name,
+// is ErrUnknownBackend.
+func TestNewBackendLanePath(t *testing.T) {
+	names := LanePathNames()
+	if names[len(names)-1] != "portable" || names[0] != bestPath.name {
+		t.Fatalf("LanePathNames() = %q: want %s first, portable last", names, bestPath.name)
+	}
+	cases := diffCases(t, mrand.New(mrand.NewPCG(50, 51)), 40)
+	for _, path := range names {
+		b, err := NewBackend("lanes/" + path)
+		if err != nil {
+			t.Fatalf("NewBackend(lanes/%s): %v", path, err)
+		}
+		if b.Name() != "lanes" || PathOf(b) != path {
+			t.Fatalf("NewBackend(lanes/%s) = %s on %s", path, b.Name(), PathOf(b))
+		}
+		checks := checksOf(cases)
+		b.(lanesBackend).lanes(checks) // every one in the lanes, none to voi
+		for i, c := range cases {
+			if checks[i].ok != c.want {
+				t.Fatalf("lanes/%s, %s: %v, want %v", path, c.name, checks[i].ok, c.want)
+			}
+		}
+	}
+	missing := []string{"lanes/nope", "lanes/", "lanes/IFMA8"}
+	if !hasIFMA {
+		missing = append(missing, "lanes/ifma8")
+	}
+	if !hasAVX2 {
+		missing = append(missing, "lanes/avx2x4")
+	}
+	for _, name := range missing {
+		if _, err := NewBackend(name); !errors.Is(err, ErrUnknownBackend) {
+			t.Errorf("NewBackend(%q): error %v, want ErrUnknownBackend", name, err)
+		}
 	}
 }
 
