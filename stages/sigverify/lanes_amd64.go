@@ -162,6 +162,12 @@ func mulAVX2(z, a, b *fe8)
 //go:noescape
 func sqrAVX2(z, a *fe8)
 
+// canonicalAVX2 sets every lane of z to that lane of a reduced mod p,
+// as fe8.canonical, bit for bit. Only where hasAVX2.
+//
+//go:noescape
+func canonicalAVX2(z, a *fe8)
+
 // addAVX2 sets z = a + b, as addGeneric, bit for bit. Only where hasAVX2.
 //
 //go:noescape

@@ -50,6 +50,7 @@ func main() {
 	genPadd(true, false)
 	genConv()
 	genSqrN()
+	genCanonical()
 	// Into the current directory: go generate runs it in the package's,
 	// TestGenerated in a temporary one, to compare.
 	if err := os.WriteFile("lanes_avx2_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -275,6 +276,59 @@ func genAddSub(name string, sub bool) {
 		for i := 1; i < 5; i++ {
 			p("VPADDQ %s, %s, %s", y(5+i-1), y(i), y(i))
 		}
+		for i := 0; i < 5; i++ {
+			p("VMOVDQU %s, %d(DI)", y(i), 64*i+off)
+		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// genCanonical writes canonicalAVX2(z, a *fe8): every lane of a reduced
+// mod p, step for step as fe8.canonical does one lane (carry pass, q = 1
+// where the value is p or more, 19 q added, a serial carry dropping
+// 2^255), four lanes a half.
+func genCanonical() {
+	out.WriteString("// func canonicalAVX2(z, a *fe8)\nTEXT ·canonicalAVX2(SB), NOSPLIT, $0-16\n")
+	p("MOVQ z+0(FP), DI")
+	p("MOVQ a+8(FP), SI")
+	ones("Y13", 13) // 2^51 - 1
+	p("MOVQ $19, AX")
+	p("MOVQ AX, X14")
+	p("VPBROADCASTQ X14, Y14") // 19
+	for h := 0; h < 2; h++ {
+		off := 32 * h
+		for i := 0; i < 5; i++ {
+			p("VMOVDQU %d(SI), %s", 64*i+off, y(i))
+		}
+		// The carry pass: c_i = r_i >> 51 into Y5..Y9, r_i &= m, 19 c_4
+		// (below 2^13: VPMULUDQ's 32 bits) into r_0.
+		for i := 0; i < 5; i++ {
+			p("VPSRLQ $51, %s, %s", y(i), y(5+i))
+			p("VPAND Y13, %s, %s", y(i), y(i))
+		}
+		p("VPMULUDQ Y14, Y9, Y9")
+		p("VPADDQ Y9, Y0, Y0")
+		for i := 1; i < 5; i++ {
+			p("VPADDQ %s, %s, %s", y(5+i-1), y(i), y(i))
+		}
+		// q = floor((v + 19) / 2^255), then v + 19 q, carried serially,
+		// bit 255 dropped.
+		p("VPADDQ Y14, Y0, Y5")
+		p("VPSRLQ $51, Y5, Y5")
+		for i := 1; i < 5; i++ {
+			p("VPADDQ Y5, %s, Y5", y(i))
+			p("VPSRLQ $51, Y5, Y5")
+		}
+		p("VPMULUDQ Y14, Y5, Y5")
+		p("VPADDQ Y5, Y0, Y0")
+		for i := 0; i < 4; i++ {
+			p("VPSRLQ $51, %s, Y6", y(i))
+			p("VPADDQ Y6, %s, %s", y(i+1), y(i+1))
+			p("VPAND Y13, %s, %s", y(i), y(i))
+		}
+		p("VPAND Y13, Y4, Y4")
 		for i := 0; i < 5; i++ {
 			p("VMOVDQU %s, %d(DI)", y(i), 64*i+off)
 		}

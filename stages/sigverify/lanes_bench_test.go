@@ -97,7 +97,7 @@ func cpuLoop(b *testing.B, op func()) {
 
 // BenchmarkCanonical: one fe8 reduced in all eight lanes, lane by lane
 // (canonical, as the checks did it thirteen times a lane) and in one call
-// (canonicalIFMA).
+// (canonicalIFMA, canonicalAVX2).
 func BenchmarkCanonical(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	a := randFe(rng)
@@ -115,6 +115,15 @@ func BenchmarkCanonical(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			canonicalIFMA(&z, &a)
+		}
+	})
+	b.Run("avx2x4", func(b *testing.B) {
+		if !hasAVX2 {
+			b.Skip("this CPU lacks AVX2")
+		}
+		b.ReportAllocs()
+		for range b.N {
+			canonicalAVX2(&z, &a)
 		}
 	})
 }

@@ -42,6 +42,7 @@ var ifmaPath *lanePath
 
 func mulAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
 func addAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
+func canonicalAVX2(z, a *fe8)         { panic("sigverify: no avx2x4 path on this platform") }
 func subAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
 func sqrAVX2(z, a *fe8)               { panic("sigverify: no avx2x4 path on this platform") }
 func paddAVX2(r, p *ext8, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }

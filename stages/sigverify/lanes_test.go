@@ -652,15 +652,31 @@ func TestIFMAField(t *testing.T) {
 	}
 }
 
-// TestIFMACanonical checks canonicalIFMA against canonical lane by lane
-// where reduction has edges: every lane a value near 0, p or 2p (limbs
-// exactly 2^51 - 19 and 2^51 - 1, plus or minus a little, some carried
-// into the next limb), and limbs of any 64 bits, which both reduce the
-// same way. Skipped where the CPU lacks AVX-512 IFMA.
-func TestIFMACanonical(t *testing.T) {
-	if !hasIFMA {
-		t.Skip("this CPU lacks AVX-512 F and IFMA: the ifma8 path cannot run here")
+// TestAsmCanonical checks canonicalIFMA and canonicalAVX2 against
+// canonical lane by lane where reduction has edges: every lane a value
+// near 0, p or 2p (limbs exactly 2^51 - 19 and 2^51 - 1, plus or minus a
+// little, some carried into the next limb), and limbs of any 64 bits,
+// which both reduce the same way. Each is skipped, saying so, where the
+// CPU lacks its features.
+func TestAsmCanonical(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		has  bool
+		f    func(z, a *fe8)
+	}{
+		{"ifma8", hasIFMA, canonicalIFMA},
+		{"avx2x4", hasAVX2, canonicalAVX2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.has {
+				t.Skip("this CPU lacks the features of the " + tc.name + " path")
+			}
+			testCanonical(t, tc.f)
+		})
 	}
+}
+
+func testCanonical(t *testing.T, canonicalAsm func(z, a *fe8)) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	pl := [5]uint64{mask51 - 18, mask51, mask51, mask51, mask51} // p
 	reduced := 0
@@ -682,7 +698,7 @@ func TestIFMACanonical(t *testing.T) {
 			}
 		}
 		var got fe8
-		canonicalIFMA(&got, &a)
+		canonicalAsm(&got, &a)
 		for j := range lanes {
 			want := a.canonical(j)
 			if l := [5]uint64{got[0][j], got[1][j], got[2][j], got[3][j], got[4][j]}; l != want {
