@@ -168,6 +168,13 @@ func sqrAVX2(z, a *fe8)
 //go:noescape
 func canonicalAVX2(z, a *fe8)
 
+// pickAVX2 sets c to t.pick(c, d)'s result, bit for bit, gathering
+// each limb row's lanes. Each d[j] must lie in [-8, 8]. Only where
+// hasAVX2.
+//
+//go:noescape
+func pickAVX2(c *cached8, t *table8, d *[lanes]int8)
+
 // addAVX2 sets z = a + b, as addGeneric, bit for bit. Only where hasAVX2.
 //
 //go:noescape

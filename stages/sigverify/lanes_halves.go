@@ -153,9 +153,9 @@ func (s *laneScratch) ladderHalves25() {
 			dblXYZ25AVX2(q)
 			dbl25AVX2(q)
 		}
-		s.negA.pick(&s.c, &s.kd[i])
+		pickAVX2(&s.c, &s.negA, &s.kd[i])
 		padd25AVX2(q, &s.c)
-		s.negR.pick(&s.c, &s.dd[i])
+		pickAVX2(&s.c, &s.negR, &s.dd[i])
 		if i%2 == 1 || i > 30 {
 			paddXYZ25AVX2(q, &s.c)
 			continue

@@ -40,9 +40,12 @@ func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath
 
-func mulAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
-func addAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
-func canonicalAVX2(z, a *fe8)         { panic("sigverify: no avx2x4 path on this platform") }
+func mulAVX2(z, a, b *fe8)    { panic("sigverify: no avx2x4 path on this platform") }
+func addAVX2(z, a, b *fe8)    { panic("sigverify: no avx2x4 path on this platform") }
+func canonicalAVX2(z, a *fe8) { panic("sigverify: no avx2x4 path on this platform") }
+func pickAVX2(c *cached8, t *table8, d *[lanes]int8) {
+	panic("sigverify: no avx2x4 path on this platform")
+}
 func subAVX2(z, a, b *fe8)            { panic("sigverify: no avx2x4 path on this platform") }
 func sqrAVX2(z, a *fe8)               { panic("sigverify: no avx2x4 path on this platform") }
 func paddAVX2(r, p *ext8, q *cached8) { panic("sigverify: no avx2x4 path on this platform") }

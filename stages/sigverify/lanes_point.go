@@ -258,13 +258,17 @@ func (f *lanePath) paddXYZ(r, p *ext8, q *cached8) {
 }
 
 // pick sets c to digit d[j] times t's point, lane by lane (table8.pick);
-// the ifma8 path picks from tl, t by lane (tableLanesIFMA), in assembly.
+// the ifma8 path picks from tl, t by lane (tableLanesIFMA), in assembly,
+// and avx2x4 gathers from t (pickAVX2).
 func (f *lanePath) pick(c *cached8, t *table8, tl *laneTable, d *[lanes]int8) {
-	if f.kind == pathIFMA {
+	switch f.kind {
+	case pathIFMA:
 		pickIFMA(c, tl, d)
-		return
+	case pathAVX2:
+		pickAVX2(c, t, d)
+	default:
+		t.pick(c, d)
 	}
-	t.pick(c, d)
 }
 
 // tableLanes sets tl to t by lane for the ifma8 path's picks; the other

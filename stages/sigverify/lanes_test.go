@@ -914,6 +914,35 @@ func diffPoint(p, q *ext8, withT bool) (int, int) {
 // not, on random loose coordinates and at the limb bounds. It checks
 // too that its comparison sees a result one off in one lane. Skipped
 // where the CPU lacks AVX2.
+// TestAVX2Pick checks pickAVX2 against table8.pick, bit for bit, on
+// tables of random limbs, every digit from -8 to 8 in every lane. Skipped
+// where the CPU lacks AVX2.
+func TestAVX2Pick(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
+	}
+	rng := rand.New(rand.NewPCG(22, 23))
+	for n := 0; n < 200; n++ {
+		var tab table8
+		for k := range tab {
+			tab[k] = entry8{c: cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}, negT: randFe(rng)}
+		}
+		var d [lanes]int8
+		for j := range d {
+			d[j] = int8((n+j*3)%17 - 8)
+			if n >= 17 {
+				d[j] = int8(rng.IntN(17) - 8)
+			}
+		}
+		var got, want cached8
+		pickAVX2(&got, &tab, &d)
+		tab.pick(&want, &d)
+		if got != want {
+			t.Fatalf("digits %v: pickAVX2 differs from pick", d)
+		}
+	}
+}
+
 func TestAVX2Point(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("this CPU lacks AVX2: the avx2x4 path cannot run here")
