@@ -113,15 +113,27 @@ var smallOrderEncodings = [...][32]byte{
 // rejects.
 func SmallOrderEncodings() [len(smallOrderEncodings)][32]byte { return smallOrderEncodings }
 
-// SmallOrder reports whether p encodes a point of small order.
+// SmallOrder reports whether p encodes a point of small order. It
+// compares the first eight bytes as a word before the whole encoding: a
+// key or an R seldom shares even those with one of the fourteen.
 func SmallOrder(p *[32]byte) bool {
+	w := binary.LittleEndian.Uint64(p[:8])
 	for i := range smallOrderEncodings {
-		if *p == smallOrderEncodings[i] {
+		if w == smallOrderWords[i] && *p == smallOrderEncodings[i] {
 			return true
 		}
 	}
 	return false
 }
+
+// smallOrderWords are the first eight bytes of each of
+// smallOrderEncodings, as SmallOrder reads them.
+var smallOrderWords = func() (w [len(smallOrderEncodings)]uint64) {
+	for i := range smallOrderEncodings {
+		w[i] = binary.LittleEndian.Uint64(smallOrderEncodings[i][:8])
+	}
+	return w
+}()
 
 // Enc decodes a 64-digit hex constant; it panics on a malformed one. It
 // is for constants in source code, not for input.

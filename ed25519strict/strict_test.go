@@ -2,6 +2,7 @@ package ed25519strict
 
 import (
 	"crypto/ed25519"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -61,6 +62,83 @@ func TestValidPublicKey(t *testing.T) {
 	bad := Enc("0200000000000000000000000000000000000000000000000000000000000000")
 	if ValidPublicKey(&bad) {
 		t.Error("y = 2 decodes; it is not on the curve")
+	}
+}
+
+// TestSmallOrder: the fourteen encodings are small order; each with any
+// one bit flipped is not (unless that gives another of them), nor is one
+// that shares its first eight bytes and differs after them, nor random
+// bytes.
+func TestSmallOrder(t *testing.T) {
+	encs := SmallOrderEncodings()
+	isEnc := func(p [32]byte) bool {
+		for _, e := range encs {
+			if p == e {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range encs {
+		if !SmallOrder(&e) {
+			t.Fatalf("%x: not small order", e)
+		}
+		for bit := range 256 {
+			f := e
+			f[bit/8] ^= 1 << (bit % 8)
+			if SmallOrder(&f) != isEnc(f) {
+				t.Fatalf("%x (bit %d of a small-order encoding flipped): SmallOrder %v", f, bit, SmallOrder(&f))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		var p [32]byte
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		if SmallOrder(&p) != isEnc(p) {
+			t.Fatalf("%x: SmallOrder %v", p, SmallOrder(&p))
+		}
+	}
+}
+
+// BenchmarkSmallOrder: SmallOrder on random keys, and for comparison in
+// the same process the fourteen whole comparisons it did before its
+// first-word test.
+func BenchmarkSmallOrder(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	keys := make([][32]byte, 1024)
+	for k := range keys {
+		for i := range keys[k] {
+			keys[k][i] = byte(rng.Uint32())
+		}
+	}
+	encs := SmallOrderEncodings()
+	whole := func(p *[32]byte) bool {
+		for i := range encs {
+			if *p == encs[i] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range []struct {
+		name string
+		f    func(*[32]byte) bool
+	}{{"word-first", SmallOrder}, {"whole", whole}} {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				if f.f(&keys[i&1023]) {
+					n++
+				}
+			}
+			if n != 0 {
+				b.Fatal("a random key is small order")
+			}
+		})
 	}
 }
 
