@@ -4,8 +4,8 @@ package sigverify
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run lanes_ifma_gen.go
-//go:generate go run lanes_avx2_gen.go lanes_avx2_gen_point.go
+//go:generate go run lanes_ifma_gen.go lanes_ifma_gen_lanes.go
+//go:generate go run lanes_avx2_gen.go lanes_avx2_gen_point.go lanes_avx2_gen_lanes.go
 
 // hasIFMA reports whether this CPU (and OS) runs the ifma8 path: AVX-512
 // F for the ZMM registers, IFMA for the 52-bit multiplies and DQ for

@@ -1017,9 +1017,10 @@ func TestAVX2Point(t *testing.T) {
 	}
 }
 
-// TestGenerated checks that lanes_ifma_gen.go and lanes_avx2_gen.go (with
-// lanes_avx2_gen_point.go) reproduce the committed lanes_ifma_amd64.s and lanes_avx2_amd64.s
-// exactly. Skipped with -short or without the go command.
+// TestGenerated checks that the generators (lanes_ifma_gen*.go,
+// lanes_avx2_gen*.go, sha512x8_gen.go) reproduce the committed
+// lanes_ifma_amd64.s, lanes_avx2_amd64.s and sha512x8_amd64.s exactly.
+// Skipped with -short or without the go command.
 func TestGenerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the generators are not run")
