@@ -2,11 +2,9 @@ package main
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
 	"flag"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -96,14 +94,7 @@ func TestRunForwards(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	b, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, summaryPath)
 	f := s.Forward
 	if f == nil || !s.AccountingOK || s.Executed == 0 {
 		t.Fatalf("summary %+v", s)
@@ -160,14 +151,7 @@ func TestRunForwardsQUIC(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	b, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, summaryPath)
 	f := s.Forward
 	if f == nil || f.Forwarded == 0 || f.Forwarded+f.Votes+f.RateLimited+f.SendErrors+f.QueueFull != f.Offered {
 		t.Fatalf("forward %+v", f)

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -78,14 +76,7 @@ func metricsMatchSummary(t *testing.T, copyForward bool) {
 	if code, err := runGraph(env, *f, cfg, prov, nil, log); code != 0 {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out.String(), errOut.String())
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, filepath.Join(dir, "summary.json"))
 	m := scrape(t, prov.MetricsURL())
 
 	expect := func(what string, got float64, want uint64) {

@@ -139,17 +139,10 @@ func TestRunWithLyingVerifier(t *testing.T) {
 	if code, err := runGraph(env, *f, cfg, prov, nil, log); code != 0 {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out.String(), errOut.String())
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, filepath.Join(dir, "summary.json"))
 	r := s.Remote
 	if r == nil {
-		t.Fatalf("no remote counts in the summary:\n%s", b)
+		t.Fatalf("no remote counts in the summary: %+v", s)
 	}
 	if !s.AccountingOK || s.LiveBatches != 0 {
 		t.Errorf("accounting ok %v, live batches %d", s.AccountingOK, s.LiveBatches)

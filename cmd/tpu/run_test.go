@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,14 +34,7 @@ func TestRunCommand(t *testing.T) {
 	if !strings.Contains(out, "accounting ok: true") || !strings.Contains(errOut, "received") {
 		t.Fatalf("summary or live lines missing:\n%s\n%s", out, errOut)
 	}
-	b, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, summaryPath)
 	if !s.AccountingOK || s.LiveBatches != 0 || s.Executed == 0 || s.TPS <= 0 {
 		t.Fatalf("summary %+v", s)
 	}
@@ -220,14 +211,7 @@ func TestRunLanePath(t *testing.T) {
 	if !strings.Contains(errOut, "sigverify_backend=lanes sigverify_path=portable") {
 		t.Fatalf("the start line does not name the portable path:\n%s", errOut)
 	}
-	b, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, summaryPath)
 	if s.SigverifyPath != "portable" || !s.AccountingOK || s.Executed == 0 {
 		t.Fatalf("summary: path %q, accounting %v, executed %d", s.SigverifyPath, s.AccountingOK, s.Executed)
 	}

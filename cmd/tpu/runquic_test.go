@@ -2,8 +2,6 @@ package main
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,14 +29,7 @@ func TestRunSendQUIC(t *testing.T) {
 	if !strings.Contains(errOut, "send: quic, 4 connections presenting 4 identities") || !strings.Contains(out, "sent over quic") || !strings.Contains(errOut, "| quic: conn_accepted 4") {
 		t.Fatalf("the QUIC send is not said:\n%s\n%s", out, errOut)
 	}
-	b, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, summaryPath)
 	q := s.QUIC
 	if s.Send != "quic" || q == nil || !s.AccountingOK || s.Executed == 0 {
 		t.Fatalf("summary %+v", s)

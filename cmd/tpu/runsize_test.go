@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -51,14 +49,7 @@ func runInProcess(t *testing.T, args ...string) (summary, string, string, *trace
 	if code, err := runGraph(env, *f, cfg, prov, nil, log); code != 0 {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out.String(), errOut.String())
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, filepath.Join(dir, "summary.json"))
 	return s, out.String(), errOut.String(), prov
 }
 

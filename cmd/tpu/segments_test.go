@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,17 +23,10 @@ func TestSegmentsBacklogged(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	b, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, summaryPath)
 	tr := s.Tracers
 	if tr == nil {
-		t.Fatalf("no tracers in the summary:\n%s", b)
+		t.Fatalf("no tracers in the summary: %+v", s)
 	}
 	// fetch flags every 25th packet it receives; none is invalid, so all
 	// execute and are followed. A full block ends its slot early (about

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,14 +23,7 @@ func TestRunV0(t *testing.T) {
 	if !strings.Contains(out, "accounting ok: true") {
 		t.Fatalf("summary:\n%s", out)
 	}
-	b, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSummary(t, summaryPath)
 	var sum uint64
 	for _, n := range s.Outcomes {
 		sum += n
