@@ -108,22 +108,19 @@ func BenchmarkCanonical(b *testing.B) {
 			portablePath.canonicalAll(&z, &a)
 		}
 	})
-	b.Run("ifma8", func(b *testing.B) {
-		if !hasIFMA {
-			b.Skip("this CPU lacks AVX-512 F and IFMA")
-		}
-		b.ReportAllocs()
-		for range b.N {
-			canonicalIFMA(&z, &a)
-		}
-	})
-	b.Run("avx2x4", func(b *testing.B) {
-		if !hasAVX2 {
-			b.Skip("this CPU lacks AVX2")
-		}
-		b.ReportAllocs()
-		for range b.N {
-			canonicalAVX2(&z, &a)
-		}
-	})
+	for _, c := range []struct {
+		name string
+		has  bool
+		f    func(z, a *fe8)
+	}{{"ifma8", hasIFMA, canonicalIFMA}, {"avx2x4", hasAVX2, canonicalAVX2}} {
+		b.Run(c.name, func(b *testing.B) {
+			if !c.has {
+				b.Skip("this CPU lacks the features of the " + c.name + " path")
+			}
+			b.ReportAllocs()
+			for range b.N {
+				c.f(&z, &a)
+			}
+		})
+	}
 }
