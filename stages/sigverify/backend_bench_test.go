@@ -65,24 +65,7 @@ func BenchmarkVerify(b *testing.B) {
 // whether the CPU has the flags that select the ifma8 path.
 func BenchmarkVerifyMany(b *testing.B) {
 	b.Logf("cpu: avx512f+avx512ifma=%v avx2=%v, lane paths: %s", hasIFMA, hasAVX2, pathNames())
-	var checks []sigCheck
-	for i := 0; i < 64; i++ {
-		k := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{byte(i + 1)}, ed25519.SeedSize))
-		m := txview.Message{
-			Payer:        txview.PublicKey(k),
-			Blockhash:    [32]byte{3, 3, 3},
-			Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(k), [32]byte{byte(i)}, 1)},
-		}
-		tx, err := m.Sign(k)
-		if err != nil {
-			b.Fatal(err)
-		}
-		v, err := txview.Parse(tx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		checks = append(checks, sigCheck{pub: v.StaticKey(0), sig: v.Signature(0), msg: v.Message()})
-	}
+	checks := transferChecks(b, 64)
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(checks)), "ns/sig")
 	}

@@ -490,14 +490,30 @@ func radix256(d *[32]int8, b *[32]byte) {
 
 // radix16 sets d to the signed radix-16 digits of the little-endian
 // scalar b < 2^255: b = sum d[i] 16^i, d[i] in [-8, 8), d[63] in [-8, 8].
-func radix16(d *[64]int8, b *[32]byte) {
+func radix16(d *[64]int8, b *[32]byte) { radix16To(d[:], b[:]) }
+
+// radixHalf sets d to the signed radix-16 digits of the little-endian
+// b < 2^splitBits (a split's c or d): the first halfDigits of radix16's,
+// from the bytes that hold them, the others being 0.
+func radixHalf(d *[halfDigits]int8, b *[32]byte) { radix16To(d[:], b[:halfDigits/2]) }
+
+// halfDigits is even, and its bytes leave a value under 2^splitBits a
+// top nibble under 8 (radix16To's condition): both fail to compile if not.
+var _ = [1]struct{}{}[halfDigits%2]
+var _ = [1]struct{}{}[max(0, splitBits-(4*halfDigits-1))]
+
+// radix16To is radix16 for the len(b) bytes of b into the 2 len(b)
+// digits of d, the last of which takes the final carry: b must leave its
+// top nibble under 8.
+func radix16To(d []int8, b []byte) {
+	d = d[:2*len(b)]
 	var carry int8
-	for i := 0; i < 32; i++ {
-		lo := int8(b[i]&15) + carry
+	for i, v := range b {
+		lo := int8(v&15) + carry
 		carry = (lo + 8) >> 4
 		d[2*i] = lo - carry<<4
-		hi := int8(b[i]>>4) + carry
-		if i == 31 {
+		hi := int8(v>>4) + carry
+		if i == len(b)-1 {
 			d[2*i+1] = hi
 			break
 		}

@@ -1,9 +1,13 @@
 package sigverify
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"github.com/tpugo/tpu/txview"
 )
 
 // BenchmarkLaneOps times the 8-lane field and point operations and one
@@ -123,4 +127,41 @@ func BenchmarkCanonical(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPrepareHalves: the scalar work of one pass of the split
+// equation before its points (byte checks, the eight hashes, each k's
+// split, e = d S mod L, the digits) for eight transfers, on the best path.
+func BenchmarkPrepareHalves(b *testing.B) {
+	checks := transferChecks(b, lanes)
+	s := getScratch()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.prepareHalves(bestPath, checks)
+	}
+}
+
+// transferChecks returns n < 256 one-signature transfers, transfer i
+// signed by the key of seed i+1 repeated (BenchmarkVerifyMany's).
+func transferChecks(tb testing.TB, n int) []sigCheck {
+	tb.Helper()
+	checks := make([]sigCheck, n)
+	for i := range checks {
+		k := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{byte(i + 1)}, ed25519.SeedSize))
+		m := txview.Message{
+			Payer:        txview.PublicKey(k),
+			Blockhash:    [32]byte{3, 3, 3},
+			Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(k), [32]byte{byte(i)}, 1)},
+		}
+		tx, err := m.Sign(k)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		v, err := txview.Parse(tx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		checks[i] = sigCheck{pub: v.StaticKey(0), sig: v.Signature(0), msg: v.Message()}
+	}
+	return checks
 }

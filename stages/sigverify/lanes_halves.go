@@ -32,15 +32,12 @@ func verifyHalves(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 func (s *laneScratch) prepareHalves(f *lanePath, checks []sigCheck) {
 	s.n = 32
 	s.hashAll(f, checks)
+	clear(s.kd[:halfDigits])
+	clear(s.dd[:])
+	clear(s.sd[:])
 	for j := 0; j < lanes; j++ {
 		s.pre[j], s.voi[j] = false, false
 		s.aEnc[j], s.rPt[j] = baseEnc, baseEnc
-		for i := range s.dd {
-			s.kd[i][j], s.dd[i][j] = 0, 0
-		}
-		for i := range s.sd {
-			s.sd[i][j] = 0
-		}
 		if j >= len(checks) {
 			continue
 		}
@@ -60,10 +57,10 @@ func (s *laneScratch) prepareHalves(f *lanePath, checks []sigCheck) {
 		eb := mulModL(&db, (*[32]byte)(c.sig[32:]))
 		s.pre[j] = true
 		s.aEnc[j], s.rPt[j] = *c.pub, *(*[32]byte)(c.sig[:32])
-		var cd, dd [64]int8
+		var cd, dd [halfDigits]int8
 		var ed [32]int8
-		radix16(&cd, &cb)
-		radix16(&dd, &db)
+		radixHalf(&cd, &cb)
+		radixHalf(&dd, &db)
 		radix256(&ed, &eb)
 		for i := 0; i < halfDigits; i++ {
 			v := cd[i]

@@ -428,6 +428,40 @@ func TestRadix16(t *testing.T) {
 	}
 }
 
+// TestRadixHalf: for a split's c or d (under 2^splitBits, the largest
+// among them), radixHalf's digits are radix16's first halfDigits, and
+// radix16's others are 0.
+func TestRadixHalf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	for n := 0; n < 500; n++ {
+		var b [32]byte
+		for k := 0; k < (splitBits+7)/8; k++ {
+			b[k] = byte(rng.Uint32())
+		}
+		if n%2 == 0 { // every bit under 2^splitBits set
+			for k := 0; k < splitBits/8; k++ {
+				b[k] = 0xff
+			}
+		}
+		b[splitBits/8] &= 1<<(splitBits%8) - 1
+		for k := splitBits/8 + 1; k < 32; k++ {
+			b[k] = 0
+		}
+		var full [64]int8
+		var half [halfDigits]int8
+		radix16(&full, &b)
+		radixHalf(&half, &b)
+		if [halfDigits]int8(full[:halfDigits]) != half {
+			t.Fatalf("%x: radixHalf %v, radix16 %v", b, half, full[:halfDigits])
+		}
+		for i := halfDigits; i < 64; i++ {
+			if full[i] != 0 {
+				t.Fatalf("%x: radix16 digit %d = %d", b, i, full[i])
+			}
+		}
+	}
+}
+
 // TestRadix256 checks the signed radix-256 digits recompose the scalar
 // and lie in range, up to the largest S the lanes see (L - 1) and past it.
 func TestRadix256(t *testing.T) {
