@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -214,6 +216,34 @@ func TestRunLanePath(t *testing.T) {
 	s := readSummary(t, summaryPath)
 	if s.SigverifyPath != "portable" || !s.AccountingOK || s.Executed == 0 {
 		t.Fatalf("summary: path %q, accounting %v, executed %d", s.SigverifyPath, s.AccountingOK, s.Executed)
+	}
+	// The ceiling is measured on the path the run uses: a core's share of
+	// it is nearer lanes/portable's rate than the default's, measured here
+	// (the portable path is many times slower wherever the default is not
+	// portable itself).
+	if def, _ := sigverify.NewBackend(""); sigverify.PathOf(def) != "portable" {
+		var cores int
+		at := strings.Index(errOut, "one core's verify rate x ")
+		if at < 0 {
+			t.Fatalf("no ceiling line:\n%s", errOut)
+		}
+		if _, err := fmt.Sscanf(errOut[at+len("one core's verify rate x "):], "%d", &cores); err != nil || cores < 1 {
+			t.Fatalf("the ceiling line's cores: %v", err)
+		}
+		raw, err := base64.StdEncoding.DecodeString(sampleTx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txs := make([][]byte, 64)
+		for i := range txs {
+			txs[i] = raw
+		}
+		portable, _ := sigverify.NewBackend("lanes/portable")
+		slow := sigverify.Ceiling(portable, txs, 1, 300*time.Millisecond)
+		fast := sigverify.Ceiling(def, txs, 1, 300*time.Millisecond)
+		if perCore := s.SigverifyCeilingTPS / float64(cores); perCore <= 0 || perCore > math.Sqrt(slow*fast) {
+			t.Fatalf("the run's ceiling, %.0f tx/s a core, is not lanes/portable's (%.0f here) but nearer the default's (%.0f)", perCore, slow, fast)
+		}
 	}
 	code, _, errOut = run(t, "", "run", "--ledger", filepath.Join(dir, "ledger2"), "--sigverify-backend", "lanes/sse2")
 	if code != 2 || !strings.Contains(errOut, `"lanes/sse2"`) || !strings.Contains(errOut, `"portable"`) {

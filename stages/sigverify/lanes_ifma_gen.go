@@ -210,6 +210,9 @@ func emitMulK(zm, am, bm mem, sqr, dbl bool) { emitMulAt(zm, am, bm, sqr, dbl, 0
 // a square (b unused), so that a second value can stay in Z0..Z4 or
 // Z5..Z9 while the other is squared.
 func emitMulAt(zm, am, bm mem, sqr, dbl bool, at int) {
+	if at != 0 && (!sqr || at != 5) {
+		panic(fmt.Sprintf("emitMulAt: a in Z%d..: only a square may take a at Z5", at))
+	}
 	// a: Z0..Z4 (or Z5..Z9), b: Z5..Z9, lo columns: Z10..Z18, hi
 	// columns: Z19..Z27.
 	for i := 0; i < 5; i++ {
