@@ -78,6 +78,24 @@ func sqrN2IFMA(z1, z2 *fe8, n int)
 //go:noescape
 func mul2IFMA(z, a, b *fe8)
 
+// mulWideIFMA sets z = a * b, wide, as mulWideGeneric, bit for bit.
+// Only where hasIFMA.
+//
+//go:noescape
+func mulWideIFMA(z, a, b *fe8)
+
+// mul2WideIFMA sets z = 2 a b, wide, as mul2WideGeneric, bit for bit.
+// Only where hasIFMA.
+//
+//go:noescape
+func mul2WideIFMA(z, a, b *fe8)
+
+// subWideIFMA sets z = a - b, a and b possibly wide, as subWideGeneric,
+// bit for bit. Only where hasIFMA.
+//
+//go:noescape
+func subWideIFMA(z, a, b *fe8)
+
 // sqr2IFMA sets z = 2 a a, as mul2IFMA(z, a, a). Only where hasIFMA.
 //
 //go:noescape

@@ -24,6 +24,12 @@ import "math/bits"
 //   - add, sub: limbwise a + b, or a + 4p - b (4p's limbs exceed 2^52, so
 //     no limb goes negative), below 2^54, then one parallel carry pass:
 //     below 2^51 + 19 * 8.
+//
+// The one exception is a wide fe8, the uncarried columns of a product
+// that only a sum or a difference reads (mulWideGeneric): limbs below
+// 2^62. add takes two (below 2^63), sub takes one as a (a + 4p - b
+// below 2^63), subWide takes two (a + 2^12 p - b below 2^64), and each
+// carry pass leaves below 2^51 + 19 * 2^13 < 2^52: loose again.
 type fe8 [5][8]uint64
 
 const (
@@ -34,6 +40,10 @@ const (
 
 // fourP is 4p in radix 2^51, limbwise: p = (2^51-19, 2^51-1, ..., 2^51-1).
 var fourP = [5]uint64{4 * (1<<51 - 19), 4 * mask51, 4 * mask51, 4 * mask51, 4 * mask51}
+
+// wideP is 2^12 p, limbwise: each limb at least 2^63 - 19 * 2^12 > 2^62,
+// so that it takes a wide fe8 away without a limb going negative.
+var wideP = [5]uint64{1 << 12 * (1<<51 - 19), 1 << 12 * mask51, 1 << 12 * mask51, 1 << 12 * mask51, 1 << 12 * mask51}
 
 // mulGeneric sets z = a * b lane by lane; z may alias a or b. It is the
 // reference the assembly is tested against, bit for bit: it forms the
@@ -47,6 +57,27 @@ func mul2Generic(z, a, b *fe8) { mulShift(z, a, b, 1) }
 
 // mulShift sets z = 2^s a b, s 0 or 1, lane by lane.
 func mulShift(z, a, b *fe8, s uint) {
+	var r [5][8]uint64
+	mulFold(&r, a, b, s)
+	carry8(z, &r)
+}
+
+// mulWideGeneric sets z = a * b as mulGeneric does but leaves out the
+// carry pass: z holds the folded columns, wide (limbs below 2^61). A
+// wide fe8 may only be read by add (a + b), sub (as a) or subWide,
+// whose carry pass brings it back under 2^52: where a product only
+// feeds a sum or a difference, its own carry pass is work for nothing
+// (a sixth of a multiply).
+func mulWideGeneric(z, a, b *fe8) { mulFold((*[5][8]uint64)(z), a, b, 0) }
+
+// mul2WideGeneric sets z = 2 a b, wide (limbs below 2^62), as
+// mul2Generic without its carry pass.
+func mul2WideGeneric(z, a, b *fe8) { mulFold((*[5][8]uint64)(z), a, b, 1) }
+
+// mulFold sets r to 2^s a b's columns, split at bit 52, joined at radix
+// 2^51 and folded (2^255 = 19), lane by lane; s 0 or 1. r may alias a
+// or b.
+func mulFold(r *[5][8]uint64, a, b *fe8, s uint) {
 	for j := 0; j < lanes; j++ {
 		var lo, hi [9]uint64
 		for i := 0; i < 5; i++ {
@@ -63,16 +94,10 @@ func mulShift(z, a, b *fe8, s uint) {
 			t[c] = lo[c] + 2*hi[c-1]
 		}
 		t[9] = 2 * hi[8]
-		var r [5]uint64
 		for c := 0; c < 5; c++ {
 			u := t[c+5]
-			r[c] = (t[c] + u<<4 + u<<1 + u) << s // t[c] + 19 t[c+5]
+			r[c][j] = (t[c] + u<<4 + u<<1 + u) << s // t[c] + 19 t[c+5]
 		}
-		z[0][j] = r[0]&mask51 + 19*(r[4]>>51)
-		z[1][j] = r[1]&mask51 + r[0]>>51
-		z[2][j] = r[2]&mask51 + r[1]>>51
-		z[3][j] = r[3]&mask51 + r[2]>>51
-		z[4][j] = r[4]&mask51 + r[3]>>51
 	}
 }
 
@@ -82,7 +107,8 @@ func sqrGeneric(z, a *fe8) { mulGeneric(z, a, a) }
 // sqr2Generic sets z = 2 a a.
 func sqr2Generic(z, a *fe8) { mul2Generic(z, a, a) }
 
-// carry8 is the parallel carry pass on limbs below 2^63.
+// carry8 is the parallel carry pass: limbs below 2^64 in, below 2^51 +
+// 19 * 2^13 < 2^52 out.
 func carry8(z *fe8, r *[5][8]uint64) {
 	for j := 0; j < lanes; j++ {
 		r0, r1, r2, r3, r4 := r[0][j], r[1][j], r[2][j], r[3][j], r[4][j]
@@ -105,12 +131,21 @@ func addGeneric(z, a, b *fe8) {
 	carry8(z, &r)
 }
 
-// subGeneric sets z = a - b; z may alias a or b.
-func subGeneric(z, a, b *fe8) {
+// subGeneric sets z = a - b; z may alias a or b. a may be wide: a + 4p -
+// b stays under 2^63.
+func subGeneric(z, a, b *fe8) { subWith(z, a, b, &fourP) }
+
+// subWideGeneric sets z = a - b where b (and a) may be wide: it adds
+// 2^12 p, whose limbs exceed 2^62, rather than 4p.
+func subWideGeneric(z, a, b *fe8) { subWith(z, a, b, &wideP) }
+
+// subWith sets z = a + m - b, m a multiple of p whose limbs are at least
+// b's, and carries.
+func subWith(z, a, b *fe8, m *[5]uint64) {
 	var r [5][8]uint64
 	for i := range r {
 		for j := range r[i] {
-			r[i][j] = a[i][j] + fourP[i] - b[i][j]
+			r[i][j] = a[i][j] + m[i] - b[i][j]
 		}
 	}
 	carry8(z, &r)

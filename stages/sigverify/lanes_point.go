@@ -289,18 +289,19 @@ func (f *lanePath) pickBase(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 	pickBase(c, t, d)
 }
 
-// paddOps is padd by calls to the path's field operations.
+// paddOps is padd by calls to the path's field operations. A, B, C
+// and D only feed sums and differences, so they are wide (mulW).
 func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 	var a, b, c, d, t fe8
 	f.sub(&t, &p.Y, &p.X)
-	f.mul(&a, &t, &q.YmX)
+	f.mulW(&a, &t, &q.YmX)
 	f.add(&t, &p.Y, &p.X)
-	f.mul(&b, &t, &q.YpX)
-	f.mul(&c, &p.T, &q.T2d)
-	f.mul(&d, &p.Z, &q.Z2)
+	f.mulW(&b, &t, &q.YpX)
+	f.mulW(&c, &p.T, &q.T2d)
+	f.mulW(&d, &p.Z, &q.Z2)
 	var e, ff, g, h fe8
-	f.sub(&e, &b, &a)
-	f.sub(&ff, &d, &c)
+	f.subW(&e, &b, &a)
+	f.subW(&ff, &d, &c)
 	f.add(&g, &d, &c)
 	f.add(&h, &b, &a)
 	f.mul(&r.X, &e, &ff)
@@ -329,20 +330,61 @@ func (f *lanePath) dbl(r, p *ext8, withT bool) {
 // dblOps is dbl by calls to the path's field operations. E = 2XY by one
 // doubled multiply rather than (X+Y)^2 - X^2 - Y^2, and 2Z^2 by a doubled
 // square: an add and two subtractions fewer, a multiply for a square.
+// XX, YY and 2ZZ only feed sums and differences, so they are wide.
 func (f *lanePath) dblOps(r, p *ext8, withT bool) {
 	var xx, yy, zz2, e, g, h, ff fe8
-	f.sqr(&xx, &p.X)
-	f.sqr(&yy, &p.Y)
-	f.sqr2(&zz2, &p.Z)
+	f.mulW(&xx, &p.X, &p.X)
+	f.mulW(&yy, &p.Y, &p.Y)
+	f.mul2W(&zz2, &p.Z, &p.Z)
 	f.mul2(&e, &p.X, &p.Y) // 2XY
 	f.add(&h, &yy, &xx)    // YY + XX
-	f.sub(&g, &yy, &xx)    // YY - XX
+	f.subW(&g, &yy, &xx)   // YY - XX
 	f.sub(&ff, &zz2, &g)   // 2Z^2 - (YY - XX)
 	f.mul(&r.X, &e, &ff)
 	f.mul(&r.Y, &h, &g)
 	f.mul(&r.Z, &g, &ff)
 	if withT {
 		f.mul(&r.T, &e, &h)
+	}
+}
+
+// mulW sets z = a * b for add, sub (as a) or subW to read, and nothing
+// else: wide (mulWideGeneric) on ifma8, whose one-call dbl and padd do
+// the same, and on portable; loose on avx2x4, whose multiply has no wide
+// form.
+func (f *lanePath) mulW(z, a, b *fe8) {
+	switch f.kind {
+	case pathIFMA:
+		mulWideIFMA(z, a, b)
+	case pathAVX2:
+		f.mul(z, a, b)
+	default:
+		mulWideGeneric(z, a, b)
+	}
+}
+
+// mul2W sets z = 2 a b as mulW does.
+func (f *lanePath) mul2W(z, a, b *fe8) {
+	switch f.kind {
+	case pathIFMA:
+		mul2WideIFMA(z, a, b)
+	case pathAVX2:
+		f.mul2(z, a, b)
+	default:
+		mul2WideGeneric(z, a, b)
+	}
+}
+
+// subW sets z = a - b, where a and b may come from mulW: subWideGeneric,
+// or on avx2x4 (loose inputs) sub.
+func (f *lanePath) subW(z, a, b *fe8) {
+	switch f.kind {
+	case pathIFMA:
+		subWideIFMA(z, a, b)
+	case pathAVX2:
+		f.sub(z, a, b)
+	default:
+		subWideGeneric(z, a, b)
 	}
 }
 

@@ -669,6 +669,9 @@ func TestIFMAField(t *testing.T) {
 			{"mul2", mul2IFMA, mul2Generic},
 			{"sqr2", func(z, a, _ *fe8) { sqr2IFMA(z, a) }, func(z, a, _ *fe8) { sqr2Generic(z, a) }},
 			{"canonical", func(z, a, _ *fe8) { canonicalIFMA(z, a) }, func(z, a, _ *fe8) { portablePath.canonicalAll(z, a) }},
+			{"mulWide", mulWideIFMA, mulWideGeneric},
+			{"mul2Wide", mul2WideIFMA, mul2WideGeneric},
+			{"subWide", subWideIFMA, subWideGeneric},
 		} {
 			var got, want fe8
 			op.asm(&got, &a, &b)
@@ -679,6 +682,91 @@ func TestIFMAField(t *testing.T) {
 			// In place, as the point code calls them.
 			in := a
 			op.asm(&in, &in, &b)
+			if in != want {
+				t.Fatalf("%s in place: got %x, want %x", op.name, in, want)
+			}
+		}
+	}
+}
+
+// TestWideOps checks the wide forms that dblOps and paddOps use where a
+// product only feeds a sum or a difference: mulWide and mul2Wide against
+// math/big and under their bounds (2^61, 2^62), and add, sub (wide a)
+// and subWide on wide inputs against math/big, loose again; on ifma8
+// (where the CPU has it) the assembly bit for bit as the Go, in place
+// too. The inputs include every limb at 2^52 - 1, the largest product.
+func TestWideOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	under := func(op string, f *fe8, bits uint) {
+		t.Helper()
+		for i := range f {
+			for j := range f[i] {
+				if f[i][j]>>bits != 0 {
+					t.Fatalf("%s: limb %d lane %d = %#x, not below 2^%d", op, i, j, f[i][j], bits)
+				}
+			}
+		}
+	}
+	for n := 0; n < 500; n++ {
+		a, b, c := randFe(rng), randFe(rng), randFe(rng)
+		var wa, wb fe8
+		mulWideGeneric(&wa, &a, &b)
+		mul2WideGeneric(&wb, &c, &c)
+		under("mulWide", &wa, 61)
+		under("mul2Wide", &wb, 62)
+		var sum, dw, ds, dl fe8
+		addGeneric(&sum, &wa, &wb)
+		subWideGeneric(&dw, &wa, &wb)
+		subGeneric(&ds, &wb, &c) // a wide minuend, a loose subtrahend
+		subWideGeneric(&dl, &c, &a)
+		for _, r := range []struct {
+			op string
+			f  *fe8
+		}{{"add(wide, wide)", &sum}, {"subWide(wide, wide)", &dw}, {"sub(wide, loose)", &ds}, {"subWide(loose, loose)", &dl}} {
+			checkLoose(t, r.op, r.f)
+		}
+		for j := 0; j < lanes; j++ {
+			x, y, z := laneBig(&a, j), laneBig(&b, j), laneBig(&c, j)
+			xy := new(big.Int).Mul(x, y)
+			zz2 := new(big.Int).Lsh(new(big.Int).Mul(z, z), 1)
+			for _, r := range []struct {
+				op   string
+				f    *fe8
+				want *big.Int
+			}{
+				{"mulWide", &wa, xy},
+				{"mul2Wide", &wb, zz2},
+				{"add(wide, wide)", &sum, new(big.Int).Add(xy, zz2)},
+				{"subWide(wide, wide)", &dw, new(big.Int).Sub(xy, zz2)},
+				{"sub(wide, loose)", &ds, new(big.Int).Sub(zz2, z)},
+				{"subWide(loose, loose)", &dl, new(big.Int).Sub(z, x)},
+			} {
+				got := new(big.Int).Mod(laneBig(r.f, j), fieldP)
+				if want := new(big.Int).Mod(r.want, fieldP); got.Cmp(want) != 0 {
+					t.Fatalf("%s lane %d: %x, want %x (mod p)", r.op, j, got, want)
+				}
+			}
+		}
+		if !hasIFMA {
+			continue
+		}
+		for _, op := range []struct {
+			name      string
+			asm, want func(z, a, b *fe8)
+			a, b      fe8
+		}{
+			{"add(wide, wide)", addIFMA, addGeneric, wa, wb},
+			{"subWide(wide, wide)", subWideIFMA, subWideGeneric, wa, wb},
+			{"sub(wide, loose)", subIFMA, subGeneric, wb, c},
+		} {
+			var got, want fe8
+			op.asm(&got, &op.a, &op.b)
+			op.want(&want, &op.a, &op.b)
+			if got != want {
+				t.Fatalf("%s(%x, %x):\n got %x\nwant %x", op.name, op.a, op.b, got, want)
+			}
+			in := op.a
+			op.asm(&in, &in, &op.b)
 			if in != want {
 				t.Fatalf("%s in place: got %x, want %x", op.name, in, want)
 			}
