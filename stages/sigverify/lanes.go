@@ -411,7 +411,7 @@ func (s *laneScratch) ladder(f *lanePath) {
 		}
 		f.padd(q, q, &s.c)
 		f.pickBase(&s.c, &baseTable, &s.sd[i/2])
-		f.paddXYZ(q, q, &s.c)
+		f.paddBaseXYZ(q, q, &s.c)
 	}
 }
 

@@ -78,6 +78,18 @@ func sqrN2IFMA(z1, z2 *fe8, n int)
 //go:noescape
 func mul2IFMA(z, a, b *fe8)
 
+// paddMixedIFMA sets r = p + q for a q whose Z is 1, as paddMixedOps,
+// bit for bit. Only where hasIFMA.
+//
+//go:noescape
+func paddMixedIFMA(r, p *ext8, q *cached8)
+
+// paddMixedXYZIFMA is paddMixedIFMA without T (left stale). Only where
+// hasIFMA.
+//
+//go:noescape
+func paddMixedXYZIFMA(r, p *ext8, q *cached8)
+
 // mulWideIFMA sets z = a * b, wide, as mulWideGeneric, bit for bit.
 // Only where hasIFMA.
 //

@@ -109,9 +109,9 @@ func (s *laneScratch) ladderHalves(f *lanePath) {
 		}
 		f.padd(q, q, &s.c)
 		f.pickBase(&s.c, &baseTable, &s.sd[i/2])
-		f.padd(q, q, &s.c)
+		f.paddBase(q, q, &s.c)
 		f.pickBase(&s.c, &baseTable128, &s.sd[16+i/2])
-		f.paddXYZ(q, q, &s.c)
+		f.paddBaseXYZ(q, q, &s.c)
 	}
 }
 

@@ -35,8 +35,10 @@ func main() {
 	genAddSub("subWideIFMA", true, true)
 	genDbl(true)
 	genDbl(false)
-	genPadd(true)
-	genPadd(false)
+	genPadd(true, false)
+	genPadd(false, false)
+	genPadd(true, true)
+	genPadd(false, true)
 	genPick("pickIFMA", 8*320, 320)
 	genPick("pickBaseIFMA", 0, 0)
 	genTableLanes()
@@ -77,14 +79,15 @@ func mask51(r string) {
 
 // carry emits the parallel carry pass: z[i] = r[i] & m + r[i-1] >> 51,
 // z[0] = r[0] & m + 19 (r[4] >> 51), writing back into r. m holds the
-// mask, c19 19 in every lane; t0..t4 are scratch.
+// mask, c19 19 in every lane; t0..t4 are scratch. r[4] >> 51 is under
+// 2^13, so one VPMADD52LUQ multiplies it by 19 and adds it (VPMULLQ and
+// VPADDQ took two operations).
 func carry(r [5]string, m, c19 string, t [5]string) {
 	for i := 0; i < 5; i++ {
 		p("VPSRLQ $51, %s, %s", r[i], t[i])
 		p("VPANDQ %s, %s, %s", m, r[i], r[i])
 	}
-	p("VPMULLQ %s, %s, %s", c19, t[4], t[4])
-	p("VPADDQ %s, %s, %s", t[4], r[0], r[0])
+	p("VPMADD52LUQ %s, %s, %s", c19, t[4], r[0])
 	for i := 1; i < 5; i++ {
 		p("VPADDQ %s, %s, %s", t[i-1], r[i], r[i])
 	}
@@ -474,12 +477,18 @@ func genDbl(withT bool) {
 // same field operations on the same operands (so the same bits) in an
 // order measured to run faster, temporaries in the frame; without T for
 // an addition that a doubling (or the end) follows. r may alias p: p is
-// read before r is written.
-func genPadd(withT bool) {
-	name := "paddXYZIFMA"
-	if withT {
-		name = "paddIFMA"
+// read before r is written. With mixed, paddMixedIFMA and
+// paddMixedXYZIFMA, for a q whose Z is 1 (a base table's entry): D =
+// 2Z by limbs, as paddMixedOps, where Z Z2 took a multiply.
+func genPadd(withT, mixed bool) {
+	name := "padd"
+	if mixed {
+		name += "Mixed"
 	}
+	if !withT {
+		name += "XYZ"
+	}
+	name += "IFMA"
 	fmt.Fprintf(&out, "// func %s(r, p *ext8, q *cached8)\n", name)
 	fmt.Fprintf(&out, "TEXT ·%s(SB), 0, $%d-24\n", name, 10*320)
 	p("MOVQ r+0(FP), DI")
@@ -494,7 +503,15 @@ func genPadd(withT bool) {
 	// A, B, C and D only feed sums and differences: wide, as paddOps.
 	emitSumDiff(t, t1, Y, X, false)
 	emitMulWide(c, T, t2d, false, false)
-	emitMulWide(d, Z, z2, false, false)
+	if mixed {
+		for i := 0; i < 5; i++ {
+			p("VMOVDQU64 %s, %s", Z.limb(i), z(i))
+			p("VPADDQ %s, %s, %s", z(i), z(i), z(i))
+			p("VMOVDQU64 %s, %s", z(i), d.limb(i))
+		}
+	} else {
+		emitMulWide(d, Z, z2, false, false)
+	}
 	emitMulWide(a, t1, ymx, false, false)
 	emitMulWide(b, t, ypx, false, false)
 	emitSumDiff(g, ff, d, c, true)

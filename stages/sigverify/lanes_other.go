@@ -14,15 +14,21 @@ var bestPath = portablePath
 // lanePaths are the lane paths this CPU runs.
 func lanePaths() []*lanePath { return []*lanePath{portablePath} }
 
-func mulIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
-func addIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
-func canonicalIFMA(z, a *fe8)         { panic("sigverify: no ifma8 path on this platform") }
-func subIFMA(z, a, b *fe8)            { panic("sigverify: no ifma8 path on this platform") }
-func sqrIFMA(z, a *fe8)               { panic("sigverify: no ifma8 path on this platform") }
-func mul2IFMA(z, a, b *fe8)           { panic("sigverify: no ifma8 path on this platform") }
-func mulWideIFMA(z, a, b *fe8)        { panic("sigverify: no ifma8 path on this platform") }
-func mul2WideIFMA(z, a, b *fe8)       { panic("sigverify: no ifma8 path on this platform") }
-func subWideIFMA(z, a, b *fe8)        { panic("sigverify: no ifma8 path on this platform") }
+func mulIFMA(z, a, b *fe8)      { panic("sigverify: no ifma8 path on this platform") }
+func addIFMA(z, a, b *fe8)      { panic("sigverify: no ifma8 path on this platform") }
+func canonicalIFMA(z, a *fe8)   { panic("sigverify: no ifma8 path on this platform") }
+func subIFMA(z, a, b *fe8)      { panic("sigverify: no ifma8 path on this platform") }
+func sqrIFMA(z, a *fe8)         { panic("sigverify: no ifma8 path on this platform") }
+func mul2IFMA(z, a, b *fe8)     { panic("sigverify: no ifma8 path on this platform") }
+func mulWideIFMA(z, a, b *fe8)  { panic("sigverify: no ifma8 path on this platform") }
+func mul2WideIFMA(z, a, b *fe8) { panic("sigverify: no ifma8 path on this platform") }
+func subWideIFMA(z, a, b *fe8)  { panic("sigverify: no ifma8 path on this platform") }
+func paddMixedIFMA(r, p *ext8, q *cached8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
+func paddMixedXYZIFMA(r, p *ext8, q *cached8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
 func sqrNIFMA(z *fe8, n int)          { panic("sigverify: no ifma8 path on this platform") }
 func sqrN2IFMA(z1, z2 *fe8, n int)    { panic("sigverify: no ifma8 path on this platform") }
 func sqr2IFMA(z, a *fe8)              { panic("sigverify: no ifma8 path on this platform") }

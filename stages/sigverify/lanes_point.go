@@ -179,7 +179,8 @@ func init() {
 	buildBaseTable(&baseTable128, &b)
 }
 
-// buildBaseTable sets t to [0]P ... [128]P, P in every lane of b.
+// buildBaseTable sets t to [0]P ... [128]P, P in every lane of b, each
+// entry with Z = 1: Z2 is exactly 2 (paddBase relies on it).
 func buildBaseTable(t *[129]laneEntry, b *ext8) {
 	// [1]P ... [8]P in all lanes, then lane j walks [j+1]P, [j+9]P, ...
 	var q ext8
@@ -198,9 +199,16 @@ func buildBaseTable(t *[129]laneEntry, b *ext8) {
 	}
 	t[0] = laneEntry{{0: 1, 5: 1, 10: 2}, {0: 1, 5: 1, 10: 2}}
 	for n := 1; n < len(t); n += lanes {
+		// Each entry with Z = 1 (Z2 = 2), for paddBase.
+		var aff ext8
 		var c cached8
-		var negT fe8
-		portablePath.toCached(&c, &walk)
+		var zi, negT fe8
+		portablePath.invert(&zi, &walk.Z)
+		portablePath.mul(&aff.X, &walk.X, &zi)
+		portablePath.mul(&aff.Y, &walk.Y, &zi)
+		aff.Z = feOne
+		portablePath.mul(&aff.T, &aff.X, &aff.Y)
+		portablePath.toCached(&c, &aff)
 		portablePath.neg(&negT, &c.T2d)
 		for j := 0; j < lanes; j++ {
 			e := &t[n+j]
@@ -291,14 +299,28 @@ func (f *lanePath) pickBase(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 
 // paddOps is padd by calls to the path's field operations. A, B, C
 // and D only feed sums and differences, so they are wide (mulW).
-func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
+func (f *lanePath) paddOps(r, p *ext8, q *cached8) { f.paddOpsD(r, p, q, false) }
+
+// paddMixedOps is paddOps for a q whose Z is 1 (Z2 = 2, a base table's
+// entry): D = 2Z by limbs (below 2^53, a wide fe8) rather than Z Z2.
+func (f *lanePath) paddMixedOps(r, p *ext8, q *cached8) { f.paddOpsD(r, p, q, true) }
+
+func (f *lanePath) paddOpsD(r, p *ext8, q *cached8, mixed bool) {
 	var a, b, c, d, t fe8
 	f.sub(&t, &p.Y, &p.X)
 	f.mulW(&a, &t, &q.YmX)
 	f.add(&t, &p.Y, &p.X)
 	f.mulW(&b, &t, &q.YpX)
 	f.mulW(&c, &p.T, &q.T2d)
-	f.mulW(&d, &p.Z, &q.Z2)
+	if mixed {
+		for i := range d {
+			for j := range d[i] {
+				d[i][j] = 2 * p.Z[i][j]
+			}
+		}
+	} else {
+		f.mulW(&d, &p.Z, &q.Z2)
+	}
 	var e, ff, g, h fe8
 	f.subW(&e, &b, &a)
 	f.subW(&ff, &d, &c)
@@ -308,6 +330,25 @@ func (f *lanePath) paddOps(r, p *ext8, q *cached8) {
 	f.mul(&r.Y, &g, &h)
 	f.mul(&r.T, &e, &h)
 	f.mul(&r.Z, &ff, &g)
+}
+
+// paddBase is padd for a q whose Z is 1, as pickBase's are: on ifma8
+// one call of paddMixedOps, a multiply fewer; the others padd.
+func (f *lanePath) paddBase(r, p *ext8, q *cached8) {
+	if f.kind == pathIFMA {
+		paddMixedIFMA(r, p, q)
+		return
+	}
+	f.padd(r, p, q)
+}
+
+// paddBaseXYZ is paddBase where T of the result is not read, as paddXYZ.
+func (f *lanePath) paddBaseXYZ(r, p *ext8, q *cached8) {
+	if f.kind == pathIFMA {
+		paddMixedXYZIFMA(r, p, q)
+		return
+	}
+	f.paddXYZ(r, p, q)
 }
 
 // dbl sets r = 2p (3S + 4M, and a fifth M for T if withT); r may alias
