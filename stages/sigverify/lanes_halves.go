@@ -62,15 +62,19 @@ func (s *laneScratch) prepareHalves(f *lanePath, checks []sigCheck) {
 		radixHalf(&cd, &cb)
 		radixHalf(&dd, &db)
 		radix256(&ed, &eb)
-		for i := 0; i < halfDigits; i++ {
-			v := cd[i]
-			if cNeg {
-				v = -v
-			}
-			s.kd[i][j], s.dd[i][j] = v, dd[i]
-			if cd[i] != 0 || dd[i] != 0 {
-				s.n = max(s.n, i+1)
-			}
+		// The ladder walks to the highest digit any lane has; the rows
+		// were cleared above, so a lane writes up to its own.
+		top := halfDigits
+		for top > 0 && cd[top-1]|dd[top-1] == 0 {
+			top--
+		}
+		s.n = max(s.n, top)
+		var neg int8 // -1 negates c's digits
+		if cNeg {
+			neg = -1
+		}
+		for i := 0; i < top; i++ {
+			s.kd[i][j], s.dd[i][j] = (cd[i]^neg)-neg, dd[i]
 		}
 		for i, v := range ed {
 			s.sd[i][j] = v
