@@ -78,7 +78,7 @@ func sqrN2IFMA(z1, z2 *fe8, n int)
 //go:noescape
 func mul2IFMA(z, a, b *fe8)
 
-// paddMixedIFMA sets r = p + q for a q whose Z is 1, as paddMixedOps,
+// paddMixedIFMA sets r = p + q for a q whose Z2 is 1, as paddMixedOps,
 // bit for bit. Only where hasIFMA.
 //
 //go:noescape
@@ -243,6 +243,18 @@ func dblXYZ25AVX2(p *ext25)
 //
 //go:noescape
 func padd25AVX2(p *ext25, q *cached8)
+
+// padd25MixedAVX2 is padd25AVX2 for a q whose Z2 is 1, as paddMixedOps.
+// Only where hasAVX2.
+//
+//go:noescape
+func padd25MixedAVX2(p *ext25, q *cached8)
+
+// paddXYZ25MixedAVX2 is padd25MixedAVX2 without T (left stale). Only
+// where hasAVX2.
+//
+//go:noescape
+func paddXYZ25MixedAVX2(p *ext25, q *cached8)
 
 // paddXYZ25AVX2 is padd25AVX2 without T (left stale): for an addition
 // that a doubling follows, which reads X, Y, Z only.

@@ -43,11 +43,13 @@ func main() {
 	genAddSub("addAVX2", false)
 	genAddSub("subAVX2", true)
 	genHelpers25()
-	genPadd(false, true)
+	genPadd(false, true, false)
 	genDbl(false)
 	genDbl(true)
-	genPadd(true, true)
-	genPadd(true, false)
+	genPadd(true, true, false)
+	genPadd(true, false, false)
+	genPadd(true, true, true)
+	genPadd(true, false, true)
 	genConv()
 	genSqrN()
 	genCanonical()
@@ -286,7 +288,8 @@ func genAddSub(name string, sub bool) {
 	out.WriteString("\n")
 }
 
-// The one-call operations (dbl25AVX2, dblXYZ25AVX2, paddAVX2, padd25AVX2, paddXYZ25AVX2, sqrNAVX2) keep
+// The one-call operations (dbl25AVX2, dblXYZ25AVX2, paddAVX2, padd25AVX2,
+// paddXYZ25AVX2, their Mixed forms, sqrNAVX2) keep
 // their intermediate values in radix 2^25.5 in the frame: each input is
 // split once, each output joined once, and the field operations between
 // are calls to file-local helpers that work on one half (4 lanes) of an

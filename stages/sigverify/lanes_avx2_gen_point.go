@@ -136,13 +136,17 @@ func genDbl(withT bool) {
 // genPadd writes paddAVX2(r, p *ext8, q *cached8): paddOps's formula, in
 // radix 2^25.5. With in25 it writes padd25AVX2(p *ext25, q *cached8), the
 // same on an ext25 in place, as genDbl, or without T paddXYZ25AVX2 (its
-// last multiply, T = E H, left out).
-func genPadd(in25, withT bool) {
+// last multiply, T = E H, left out); with in25 and mixed,
+// padd25MixedAVX2 and paddXYZ25MixedAVX2, for a q whose Z2 is 1 (a base
+// table's entry): D is p's Z, as paddMixedOps, where Z Z2 took a
+// multiply.
+func genPadd(in25, withT, mixed bool) {
 	px, py, pz, pt := 0, 1, 2, 3
 	const (
-		ypx, ymx, z2, t2d          = 4, 5, 6, 7
-		t, a, b, c, d, e, ff, g, h = 8, 9, 10, 11, 12, 13, 14, 15, 16
+		ypx, ymx, z2, t2d       = 4, 5, 6, 7
+		t, a, b, c, e, ff, g, h = 8, 9, 10, 11, 13, 14, 15, 16
 	)
+	d := 12
 	rx, ry, rz, rt := 17, 18, 19, 20
 	if in25 {
 		px, py, pz, pt = ext+0, ext+1, ext+2, ext+3
@@ -150,6 +154,9 @@ func genPadd(in25, withT bool) {
 		name := "padd25AVX2"
 		if !withT {
 			name = "paddXYZ25AVX2"
+		}
+		if mixed {
+			name = name[:len(name)-4] + "MixedAVX2"
 		}
 		prologue(name, "p *ext25, q *cached8", 21, []string{"p", "q"}, []string{"BX", "DX"})
 	} else {
@@ -161,7 +168,9 @@ func genPadd(in25, withT bool) {
 	}
 	splitIn(ypx, "DX", coordX)
 	splitIn(ymx, "DX", coordY)
-	splitIn(z2, "DX", coordZ)
+	if !mixed {
+		splitIn(z2, "DX", coordZ)
+	}
 	splitIn(t2d, "DX", coordT)
 	// Sums (add25, no carry) go only into mul25.
 	call25("sub25", t, py, px)
@@ -169,7 +178,11 @@ func genPadd(in25, withT bool) {
 	call25("add25", t, py, px)
 	call25("mul25", b, t, ypx)
 	call25("mul25", c, pt, t2d)
-	call25("mul25", d, pz, z2)
+	if mixed {
+		d = pz // read before the outputs, which may be p's slots, are written
+	} else {
+		call25("mul25", d, pz, z2)
+	}
 	call25("sub25", e, b, a)
 	call25("sub25", ff, d, c)
 	call25("add25", g, d, c)

@@ -163,9 +163,9 @@ func (s *laneScratch) ladderHalves25() {
 		}
 		padd25AVX2(q, &s.c)
 		pickBase(&s.c, &baseTable, &s.sd[i/2])
-		padd25AVX2(q, &s.c)
+		padd25MixedAVX2(q, &s.c)
 		pickBase(&s.c, &baseTable128, &s.sd[16+i/2])
-		paddXYZ25AVX2(q, &s.c)
+		paddXYZ25MixedAVX2(q, &s.c)
 	}
 	fromExt25AVX2(&s.q, q)
 }

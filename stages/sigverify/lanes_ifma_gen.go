@@ -52,7 +52,9 @@ func main() {
 }
 
 // The constants the field operations read, set once per function by
-// emitConsts; emitMulK and emitAddSub leave these registers alone.
+// emitConsts; emitMulK and emitAddSub leave these registers alone
+// (bigP derives 2^12 p from c4m and c4p0 into Z25 and Z26 where a
+// difference needs it).
 const (
 	cMask = "Z31" // 2^51 - 1
 	c19   = "Z30" // 19
@@ -384,10 +386,10 @@ func emitAddSub(zm, am, bm mem, sub, wide bool) {
 	}
 }
 
-// emitSumDiff emits sum = a + b and diff = a + 4p - b, each with its
-// carry pass, as emitAddSub twice but loading a and b once; with wide,
-// a and b may be wide (emitMulWide) and diff = a + 2^12 p - b, as
-// subWideGeneric. sum and diff may alias a or b. Z0..Z26 are scratch.
+// emitSumDiff emits sum = a + b and diff = a + 4p - b (with wide, a +
+// 2^12 p - b, as subWideGeneric, for a and b that may be wide:
+// emitMulWide), each with its carry pass, as emitAddSub twice but loading
+// a and b once. sum and diff may alias a or b. Z0..Z26 are scratch.
 func emitSumDiff(sum, diff, am, bm mem, wide bool) {
 	for i := 0; i < 5; i++ {
 		p("VMOVDQU64 %s, %s", am.limb(i), z(i))
@@ -478,8 +480,8 @@ func genDbl(withT bool) {
 // order measured to run faster, temporaries in the frame; without T for
 // an addition that a doubling (or the end) follows. r may alias p: p is
 // read before r is written. With mixed, paddMixedIFMA and
-// paddMixedXYZIFMA, for a q whose Z is 1 (a base table's entry): D =
-// 2Z by limbs, as paddMixedOps, where Z Z2 took a multiply.
+// paddMixedXYZIFMA, for a q whose Z2 is 1 (a base table's entry): D is
+// p's Z, as paddMixedOps, where Z Z2 took a multiply.
 func genPadd(withT, mixed bool) {
 	name := "padd"
 	if mixed {
@@ -504,11 +506,7 @@ func genPadd(withT, mixed bool) {
 	emitSumDiff(t, t1, Y, X, false)
 	emitMulWide(c, T, t2d, false, false)
 	if mixed {
-		for i := 0; i < 5; i++ {
-			p("VMOVDQU64 %s, %s", Z.limb(i), z(i))
-			p("VPADDQ %s, %s, %s", z(i), z(i), z(i))
-			p("VMOVDQU64 %s, %s", z(i), d.limb(i))
-		}
+		d = Z // read before r (which may alias p) is written
 	} else {
 		emitMulWide(d, Z, z2, false, false)
 	}

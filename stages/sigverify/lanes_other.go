@@ -67,6 +67,12 @@ func paddXYZ25AVX2(p *ext25, q *cached8) {
 }
 func toExt25AVX2(r *ext25, p *ext8)   { panic("sigverify: no avx2x4 path on this platform") }
 func fromExt25AVX2(r *ext8, p *ext25) { panic("sigverify: no avx2x4 path on this platform") }
+func padd25MixedAVX2(p *ext25, q *cached8) {
+	panic("sigverify: no avx2x4 path on this platform")
+}
+func paddXYZ25MixedAVX2(p *ext25, q *cached8) {
+	panic("sigverify: no avx2x4 path on this platform")
+}
 
 // avx2Path is nil: there is no avx2x4 path here.
 var avx2Path *lanePath

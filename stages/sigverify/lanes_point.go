@@ -141,6 +141,7 @@ var (
 	fe2D     fe8      // 2d
 	feSqrtM1 fe8      // sqrt(-1) = 2^((p-1)/4)
 	feOne    fe8      // 1
+	feHalf   fe8      // 1/2 = (p + 1) / 2
 	baseEnc  [32]byte // the canonical encoding of B
 )
 
@@ -154,6 +155,7 @@ func init() {
 	broadcastBig(&fe2D, new(big.Int).Mod(new(big.Int).Lsh(d, 1), p))
 	broadcastBig(&feSqrtM1, i)
 	feOne.broadcast(1)
+	broadcastBig(&feHalf, new(big.Int).Rsh(new(big.Int).Add(p, big.NewInt(1)), 1))
 
 	// B: y = 4/5, x the even root of (y^2 - 1) / (d y^2 + 1).
 	y := new(big.Int).ModInverse(big.NewInt(5), p)
@@ -180,7 +182,10 @@ func init() {
 }
 
 // buildBaseTable sets t to [0]P ... [128]P, P in every lane of b, each
-// entry with Z = 1: Z2 is exactly 2 (paddBase relies on it).
+// entry with Z = 1 and the whole cached form halved: ((y+x)/2, (y-x)/2,
+// 1, d x y), where Z2 is exactly 1 (paddBase relies on it). An addition
+// scales its result by the scale of the cached point it adds, so any
+// uniform scale gives the same point.
 func buildBaseTable(t *[129]laneEntry, b *ext8) {
 	// [1]P ... [8]P in all lanes, then lane j walks [j+1]P, [j+9]P, ...
 	var q ext8
@@ -197,9 +202,15 @@ func buildBaseTable(t *[129]laneEntry, b *ext8) {
 		walk.Z.copyLane(k, &q.Z)
 		walk.T.copyLane(k, &q.T)
 	}
-	t[0] = laneEntry{{0: 1, 5: 1, 10: 2}, {0: 1, 5: 1, 10: 2}}
+	// The identity, (1, 1, 2, 0) halved.
+	var id [20]uint64
+	for l := 0; l < 5; l++ {
+		id[l], id[5+l] = feHalf[l][0], feHalf[l][0]
+	}
+	id[10] = 1
+	t[0] = laneEntry{id, id}
 	for n := 1; n < len(t); n += lanes {
-		// Each entry with Z = 1 (Z2 = 2), for paddBase.
+		// Each entry with Z = 1, halved (Z2 = 1), for paddBase.
 		var aff ext8
 		var c cached8
 		var zi, negT fe8
@@ -209,6 +220,10 @@ func buildBaseTable(t *[129]laneEntry, b *ext8) {
 		aff.Z = feOne
 		portablePath.mul(&aff.T, &aff.X, &aff.Y)
 		portablePath.toCached(&c, &aff)
+		portablePath.mul(&c.YpX, &c.YpX, &feHalf)
+		portablePath.mul(&c.YmX, &c.YmX, &feHalf)
+		portablePath.mul(&c.T2d, &c.T2d, &feHalf)
+		c.Z2 = feOne
 		portablePath.neg(&negT, &c.T2d)
 		for j := 0; j < lanes; j++ {
 			e := &t[n+j]
@@ -301,8 +316,8 @@ func (f *lanePath) pickBase(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 // and D only feed sums and differences, so they are wide (mulW).
 func (f *lanePath) paddOps(r, p *ext8, q *cached8) { f.paddOpsD(r, p, q, false) }
 
-// paddMixedOps is paddOps for a q whose Z is 1 (Z2 = 2, a base table's
-// entry): D = 2Z by limbs (below 2^53, a wide fe8) rather than Z Z2.
+// paddMixedOps is paddOps for a q whose Z2 is 1 (a base table's entry,
+// buildBaseTable): D is Z, not Z Z2.
 func (f *lanePath) paddMixedOps(r, p *ext8, q *cached8) { f.paddOpsD(r, p, q, true) }
 
 func (f *lanePath) paddOpsD(r, p *ext8, q *cached8, mixed bool) {
@@ -313,11 +328,7 @@ func (f *lanePath) paddOpsD(r, p *ext8, q *cached8, mixed bool) {
 	f.mulW(&b, &t, &q.YpX)
 	f.mulW(&c, &p.T, &q.T2d)
 	if mixed {
-		for i := range d {
-			for j := range d[i] {
-				d[i][j] = 2 * p.Z[i][j]
-			}
-		}
+		d = p.Z
 	} else {
 		f.mulW(&d, &p.Z, &q.Z2)
 	}
@@ -332,8 +343,9 @@ func (f *lanePath) paddOpsD(r, p *ext8, q *cached8, mixed bool) {
 	f.mul(&r.Z, &ff, &g)
 }
 
-// paddBase is padd for a q whose Z is 1, as pickBase's are: on ifma8
-// one call of paddMixedOps, a multiply fewer; the others padd.
+// paddBase is padd for a q whose Z2 is 1, as pickBase's are: on ifma8
+// one call of paddMixedOps, a multiply fewer; the others padd (avx2x4's
+// ladder has its own, padd25MixedAVX2).
 func (f *lanePath) paddBase(r, p *ext8, q *cached8) {
 	if f.kind == pathIFMA {
 		paddMixedIFMA(r, p, q)
@@ -374,9 +386,9 @@ func (f *lanePath) dbl(r, p *ext8, withT bool) {
 // XX, YY and 2ZZ only feed sums and differences, so they are wide.
 func (f *lanePath) dblOps(r, p *ext8, withT bool) {
 	var xx, yy, zz2, e, g, h, ff fe8
-	f.mulW(&xx, &p.X, &p.X)
-	f.mulW(&yy, &p.Y, &p.Y)
-	f.mul2W(&zz2, &p.Z, &p.Z)
+	f.sqrW(&xx, &p.X)
+	f.sqrW(&yy, &p.Y)
+	f.sqr2W(&zz2, &p.Z)
 	f.mul2(&e, &p.X, &p.Y) // 2XY
 	f.add(&h, &yy, &xx)    // YY + XX
 	f.subW(&g, &yy, &xx)   // YY - XX
@@ -414,6 +426,25 @@ func (f *lanePath) mul2W(z, a, b *fe8) {
 	default:
 		mul2WideGeneric(z, a, b)
 	}
+}
+
+// sqrW sets z = a * a as mulW does: on avx2x4 its square, which is
+// cheaper than its multiply (avx2x4 builds its tables with dblOps).
+func (f *lanePath) sqrW(z, a *fe8) {
+	if f.kind == pathAVX2 {
+		f.sqr(z, a)
+		return
+	}
+	f.mulW(z, a, a)
+}
+
+// sqr2W sets z = 2 a a as mul2W does, on avx2x4 by its sqr2.
+func (f *lanePath) sqr2W(z, a *fe8) {
+	if f.kind == pathAVX2 {
+		f.sqr2(z, a)
+		return
+	}
+	f.mul2W(z, a, a)
 }
 
 // subW sets z = a - b, where a and b may come from mulW: subWideGeneric,

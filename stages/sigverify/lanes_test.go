@@ -517,9 +517,15 @@ func TestBaseTable(t *testing.T) {
 }
 
 func checkBaseTable(t *testing.T, table *[129]laneEntry, unit *[32]byte) {
-	id := [20]uint64{0: 1, 5: 1, 10: 2}
+	// The identity (1, 1, 2, 0), halved as every entry is: Y+X and Y-X
+	// 1/2 = (p + 1) / 2 = 2^254 - 9, 2Z 1.
+	half := [5]uint64{mask51 - 8, mask51, mask51, mask51, 1<<50 - 1}
+	var id [20]uint64
+	copy(id[0:], half[:])
+	copy(id[5:], half[:])
+	id[10] = 1
 	if e := table[0]; e != (laneEntry{id, id}) {
-		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0) in both forms", e)
+		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0) halved in both forms", e)
 	}
 	var u scalar.Scalar
 	if _, err := u.SetBytesModOrder(unit[:]); err != nil {
@@ -535,8 +541,8 @@ func checkBaseTable(t *testing.T, table *[129]laneEntry, unit *[32]byte) {
 			}
 		}
 		checkLoose(t, "entry", &ypx)
-		if z2 != (fe8{{2}}) {
-			t.Fatalf("entry %d: 2Z = %x, want 2 (Z = 1, for paddBase)", n, z2[:][0])
+		if z2 != (fe8{{1}}) {
+			t.Fatalf("entry %d: 2Z = %x, want 1 (Z = 1 and the entry halved, for paddBase)", n, z2[:][0])
 		}
 		// y = (ypx + ymx) / z2, x = (ypx - ymx) / z2.
 		var y, x, zi, sum fe8
@@ -922,8 +928,8 @@ func TestIFMAPoint(t *testing.T) {
 	}
 }
 
-// TestPaddMixed checks the addition of a point whose Z is 1 (Z2 = 2,
-// as every base table entry; checkBaseTable checks that): paddMixedOps
+// TestPaddMixed checks the addition of a cached point whose Z2 is 1 (as
+// every base table entry; checkBaseTable checks that): paddMixedOps
 // the same point, coordinate by coordinate, as paddOps on random loose
 // coordinates and at the bounds, and on ifma8 (where the CPU has it)
 // paddBase and paddBaseXYZ bit for bit as paddMixedOps, in place too.
@@ -933,7 +939,7 @@ func TestPaddMixed(t *testing.T) {
 	for n := 0; n < 300; n++ {
 		p := ext8{edgyFe(rng, n), edgyFe(rng, n), edgyFe(rng, n), edgyFe(rng, n)}
 		q := cached8{edgyFe(rng, n), edgyFe(rng, n), fe8{}, edgyFe(rng, n)}
-		q.Z2.broadcast(2)
+		q.Z2.broadcast(1)
 		var mixed, full ext8
 		portablePath.paddMixedOps(&mixed, &p, &q)
 		portablePath.paddOps(&full, &p, &q)
@@ -1245,7 +1251,8 @@ func TestGenerated(t *testing.T) {
 // ext25 gives back the same limbs, and doublings and additions on an
 // ext25 give the values of the portable formulas, loose, over a chain of
 // operations as the ladder does them (those without T checked on X, Y,
-// Z). It checks too that its comparison
+// Z; the mixed additions, of a point whose Z2 is 1, against
+// paddMixedOps). It checks too that its comparison
 // sees a result one off. Skipped where the CPU lacks AVX2.
 func TestAVX2Ext25(t *testing.T) {
 	if !hasAVX2 {
@@ -1259,6 +1266,8 @@ func TestAVX2Ext25(t *testing.T) {
 	for n := 0; n < 300; n++ {
 		p := ext8{fe(n), fe(n), fe(n), fe(n)}
 		q := cached8{fe(n), fe(n), fe(n), fe(n)}
+		qm := cached8{fe(n), fe(n), fe(n), fe(n)} // Z2 1, a base entry's
+		qm.Z2.broadcast(1)
 		e := (*ext25)(buf[n%4:])
 		var back ext8
 		toExt25AVX2(e, &p)
@@ -1268,7 +1277,7 @@ func TestAVX2Ext25(t *testing.T) {
 		}
 		// A chain: dbl without T, dbl, padd, checked after each step.
 		want := p
-		steps := []string{"dblXYZ", "dbl", "padd", "paddXYZ", "dblXYZ", "dbl", "padd"}
+		steps := []string{"dblXYZ", "dbl", "padd", "paddMixed", "paddXYZ", "dblXYZ", "dbl", "padd", "paddMixedXYZ"}
 		for _, op := range steps {
 			withT := true
 			switch op {
@@ -1285,6 +1294,13 @@ func TestAVX2Ext25(t *testing.T) {
 			case "paddXYZ":
 				paddXYZ25AVX2(e, &q)
 				portablePath.paddOps(&want, &want, &q)
+				withT = false
+			case "paddMixed":
+				padd25MixedAVX2(e, &qm)
+				portablePath.paddMixedOps(&want, &want, &qm)
+			case "paddMixedXYZ":
+				paddXYZ25MixedAVX2(e, &qm)
+				portablePath.paddMixedOps(&want, &want, &qm)
 				withT = false
 			}
 			var got ext8
@@ -1374,17 +1390,15 @@ func TestPick(t *testing.T) {
 				c := cached8{randFe(rng), randFe(rng), randFe(rng), randFe(rng)}
 				p.pickBase(&c, table, &d)
 				for j := range d {
+					// Entry 0 is the identity as the table holds it
+					// (halved: checkBaseTable).
 					w := int(d[j])
-					want := idWant
-					switch {
-					case w > 0, w < 0:
-						e := &table[max(w, -w)][0]
-						ypx, ymx, z2, t2d := [5]uint64(e[0:5]), [5]uint64(e[5:10]), [5]uint64(e[10:15]), [5]uint64(e[15:20])
-						want = [4][5]uint64{ypx, ymx, z2, t2d}
-						if w < 0 {
-							neg := table[-w][1]
-							want = [4][5]uint64{ymx, ypx, z2, [5]uint64(neg[15:20])}
-						}
+					e := &table[max(w, -w)][0]
+					ypx, ymx, z2, t2d := [5]uint64(e[0:5]), [5]uint64(e[5:10]), [5]uint64(e[10:15]), [5]uint64(e[15:20])
+					want := [4][5]uint64{ypx, ymx, z2, t2d}
+					if w < 0 {
+						neg := table[-w][1]
+						want = [4][5]uint64{ymx, ypx, z2, [5]uint64(neg[15:20])}
 					}
 					check(p.name, "pickBase", w, &c, j, want)
 				}
