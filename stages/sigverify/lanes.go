@@ -3,7 +3,6 @@ package sigverify
 import (
 	"crypto/sha512"
 	"hash"
-	"math/bits"
 )
 
 // lanesBackend checks up to eight signatures per pass of its algorithm,
@@ -505,32 +504,20 @@ var _ = [1]struct{}{}[max(0, splitBits-(4*halfDigits-1))]
 
 // radix16To is radix16 for the len(b) bytes of b into the 2 len(b)
 // digits of d, the last of which takes the final carry: b must leave its
-// top nibble under 8. Digits in [-8, 8) below the top are unique, and
-// they are the nibbles of b + 8 (16^0 + ... + 16^(2 len(b) - 2)), each
-// less 8: so it adds that constant a word at a time, with carries, and
-// takes the nibbles apart with no chain from one digit to the next (the
-// digit-by-digit carry was the longer path).
+// top nibble under 8.
 func radix16To(d []int8, b []byte) {
-	n := len(b)
-	d = d[:2*n]
-	var carry uint64
-	for w := 0; w < n; w += 8 {
-		m := min(8, n-w)
-		var x uint64
-		for k := m - 1; k >= 0; k-- {
-			x = x<<8 | uint64(b[w+k])
+	d = d[:2*len(b)]
+	var carry int8
+	for i, v := range b {
+		lo := int8(v&15) + carry
+		carry = (lo + 8) >> 4
+		d[2*i] = lo - carry<<4
+		hi := int8(v>>4) + carry
+		if i == len(b)-1 {
+			d[2*i+1] = hi
+			break
 		}
-		eights := uint64(0x8888888888888888)
-		if w+m == n {
-			eights >>= 68 - 8*uint(m) // none for the top nibble
-		}
-		var y uint64
-		y, carry = bits.Add64(x, eights, carry)
-		for i := 0; i < m; i++ {
-			v := byte(y >> (8 * i))
-			d[2*(w+i)] = int8(v&15) - 8
-			d[2*(w+i)+1] = int8(v>>4) - 8
-		}
+		carry = (hi + 8) >> 4
+		d[2*i+1] = hi - carry<<4
 	}
-	d[2*n-1] += 8
 }
