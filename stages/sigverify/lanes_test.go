@@ -703,7 +703,8 @@ func TestIFMAField(t *testing.T) {
 // math/big and under their bounds (2^61, 2^62), and add, sub (wide a)
 // and subWide on wide inputs against math/big, loose again; on ifma8
 // (where the CPU has it) the assembly bit for bit as the Go, in place
-// too. The inputs include every limb at 2^52 - 1, the largest product.
+// too. The inputs include every limb at 2^52 - 1, the largest product,
+// and in odd rounds both operands doubled (mul2Wide).
 func TestWideOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	under := func(op string, f *fe8, bits uint) {
@@ -716,12 +717,28 @@ func TestWideOps(t *testing.T) {
 			}
 		}
 	}
+	var top fe8 // every limb 2^52 - 1: the largest columns
+	for i := range top {
+		for j := range top[i] {
+			top[i][j] = mask52
+		}
+	}
 	for n := 0; n < 500; n++ {
 		a, b, c := randFe(rng), randFe(rng), randFe(rng)
+		if n < 2 {
+			a, b, c = top, top, top
+		}
+		// wa is doubled too in odd rounds: two doubled wide operands,
+		// the largest sums add and subWide see.
 		var wa, wb fe8
-		mulWideGeneric(&wa, &a, &b)
+		if n%2 == 1 {
+			mul2WideGeneric(&wa, &a, &b)
+			under("mul2Wide", &wa, 62)
+		} else {
+			mulWideGeneric(&wa, &a, &b)
+			under("mulWide", &wa, 61)
+		}
 		mul2WideGeneric(&wb, &c, &c)
-		under("mulWide", &wa, 61)
 		under("mul2Wide", &wb, 62)
 		var sum, dw, ds, dl fe8
 		addGeneric(&sum, &wa, &wb)
@@ -737,6 +754,9 @@ func TestWideOps(t *testing.T) {
 		for j := 0; j < lanes; j++ {
 			x, y, z := laneBig(&a, j), laneBig(&b, j), laneBig(&c, j)
 			xy := new(big.Int).Mul(x, y)
+			if n%2 == 1 {
+				xy.Lsh(xy, 1)
+			}
 			zz2 := new(big.Int).Lsh(new(big.Int).Mul(z, z), 1)
 			for _, r := range []struct {
 				op   string
