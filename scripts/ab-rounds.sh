@@ -87,7 +87,8 @@ line = "round %s %s: %.0f tx/s, ceiling ratio %.2f, %d of %d slots full, CPU %.2
     sys.argv[3], sys.argv[2], d["tps"], d.get("ceiling_ratio", 0), d["blocks"]["full_slots"], d["blocks"]["slots"],
     sum(v["us_per_tx"] for v in s.values()), s["sigverify"]["us_per_tx"], s["banking"]["us_per_tx"])
 if p:  # PEER=0 runs no bench: no figures rather than zeros
-    line += ", bench %.2f us: ratio %.2f, cold %.2f" % (p.get("us_per_tx", 0), p.get("ratio", 0), p.get("cold_ratio", 0))
+    line += ", bench %.2f us: ratio %.2f (+-%.0f%% sampling), cold %.2f" % (
+        p.get("us_per_tx", 0), p.get("ratio", 0), 100 * p.get("ratio_sampling_err", 0), p.get("cold_ratio", 0))
 print(line)
 EOF
 	done

@@ -45,7 +45,8 @@ func TestRunCommand(t *testing.T) {
 	// banking figure over the bench's.
 	if p, sc := s.BankingPeer, s.StageCPU; p == nil || sc == nil || p.Iterations != 20 || p.Transactions != 20*32*128 ||
 		p.Samples <= 0 || p.USPerTx <= 0 || p.RunUSPerTx != sc.Stages["banking"].USPerTx || p.RunSamples != sc.Stages["banking"].Samples ||
-		p.RunSamples <= 0 || p.Ratio != p.RunUSPerTx/p.USPerTx {
+		p.RunSamples <= 0 || p.Ratio != p.RunUSPerTx/p.USPerTx ||
+		p.RatioSamplingErr != math.Sqrt(1/float64(p.RunSamples)+1/float64(p.Samples)) {
 		t.Errorf("banking peer %+v, the run's banking %+v", p, sc)
 	} else if want := fmt.Sprintf("here, %.2f in the bench (%d transactions, %d profile samples): %.2fx", p.USPerTx, p.Transactions, p.Samples, p.Ratio); !strings.Contains(out, want) {
 		t.Errorf("the summary does not print the peer (%q):\n%s", want, out)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/tpugo/tpu/banking/bankingbench"
 	"github.com/tpugo/tpu/banking/scheduler"
@@ -36,6 +37,12 @@ type bankingPeer struct {
 	// Ratio is RunUSPerTx / USPerTx: 0 when either side's banking had no
 	// sample (too short to measure).
 	Ratio float64 `json:"ratio"`
+	// RatioSamplingErr is the ratio's relative standard error from the
+	// profiles' sampling alone, sqrt(1/RunSamples + 1/Samples): each
+	// side's figure rests on a count of samples, about Poisson, whose
+	// relative error is at most 1/sqrt(count). The machine's own noise
+	// comes on top (BENCHMARKS.md: rounds of one build differ by more).
+	RatioSamplingErr float64 `json:"ratio_sampling_err,omitempty"`
 	// Cold is the bench before the load, for half the iterations (none
 	// for --banking-peer 1), and ColdRatio the run's figure over its.
 	Cold      *benchFigure `json:"cold,omitempty"`
@@ -83,6 +90,7 @@ func (p *bankingPeer) compare(run stageFigure) {
 	p.RunUSPerTx, p.RunSamples = run.USPerTx, run.Samples
 	if p.Samples > 0 && run.Samples > 0 {
 		p.Ratio = run.USPerTx / p.USPerTx
+		p.RatioSamplingErr = math.Sqrt(1/float64(run.Samples) + 1/float64(p.Samples))
 	}
 	if c := p.Cold; c != nil && c.Samples > 0 && run.Samples > 0 {
 		p.ColdRatio = run.USPerTx / c.USPerTx
@@ -98,8 +106,8 @@ func (p *bankingPeer) print(w io.Writer) {
 			p.Iterations, p.RunSamples, p.Samples)
 		return
 	}
-	fmt.Fprintf(w, "banking against its bench in this process (--banking-peer %d, after the load): %.2f us a transaction here, %.2f in the bench (%d transactions, %d profile samples): %.2fx\n",
-		p.Iterations, p.RunUSPerTx, p.USPerTx, p.Transactions, p.Samples, p.Ratio)
+	fmt.Fprintf(w, "banking against its bench in this process (--banking-peer %d, after the load): %.2f us a transaction here, %.2f in the bench (%d transactions, %d profile samples): %.2fx (+-%.0f%%: the profiles' sampling alone, %d and %d samples)\n",
+		p.Iterations, p.RunUSPerTx, p.USPerTx, p.Transactions, p.Samples, p.Ratio, 100*p.RatioSamplingErr, p.RunSamples, p.Samples)
 	if c := p.Cold; c != nil && p.ColdRatio > 0 {
 		fmt.Fprintf(w, "  and before the load, its heap not yet warmed, as the run's (%d iterations, %d profile samples): %.2f in the bench, %.2fx\n",
 			c.Iterations, c.Samples, c.USPerTx, p.ColdRatio)

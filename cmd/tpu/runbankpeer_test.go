@@ -30,6 +30,26 @@ func TestBankingPeerNoSamples(t *testing.T) {
 	}
 }
 
+// The ratio states its error from the profiles' sampling: one standard
+// error of two counts, sqrt(1/run + 1/bench), relative.
+func TestBankingPeerSamplingErr(t *testing.T) {
+	p := &bankingPeer{Iterations: 5, USPerTx: 2, Samples: 400}
+	p.compare(stageFigure{USPerTx: 3, Samples: 100})
+	if want := math.Sqrt(1.0/100 + 1.0/400); math.Abs(p.RatioSamplingErr-want) > 1e-12 {
+		t.Errorf("sampling error %v, want %v", p.RatioSamplingErr, want)
+	}
+	var b strings.Builder
+	p.print(&b)
+	if want := "1.50x (+-11%: the profiles' sampling alone, 100 and 400 samples)"; !strings.Contains(b.String(), want) {
+		t.Errorf("printed %q, want %q in it", b.String(), want)
+	}
+	q := &bankingPeer{Iterations: 5, USPerTx: 2, Samples: 400}
+	q.compare(stageFigure{USPerTx: 3})
+	if q.RatioSamplingErr != 0 {
+		t.Errorf("no ratio, sampling error %v", q.RatioSamplingErr)
+	}
+}
+
 // The bench before the load gives its own ratio, printed beside the
 // main one; a cold bench without samples gives none, and no line.
 func TestBankingPeerCold(t *testing.T) {
