@@ -92,20 +92,23 @@ func (s *laneScratch) ladderHalves(f *lanePath) {
 	q.Y, q.Z = feOne, feOne
 	q.T = fe8{}
 	if f.kind == pathAVX2 {
-		s.ladderHalves25()
+		s.ladderHalves25(f)
 		return
 	}
 	for i := s.n - 1; i >= 0; i-- {
-		if i < s.n-1 {
+		f.pick(&s.c, &s.negA, &s.negL, &s.kd[i])
+		if i == s.n-1 {
+			// q is the identity: the pick itself, no addition.
+			f.fromCached(q, &s.c)
+		} else {
 			f.dbl(q, q, false)
 			f.dbl(q, q, false)
 			f.dbl(q, q, false)
 			f.dbl(q, q, true)
+			f.padd(q, q, &s.c)
 		}
 		// An addition that a doubling or the end follows
 		// leaves T out: they read X, Y, Z only.
-		f.pick(&s.c, &s.negA, &s.negL, &s.kd[i])
-		f.padd(q, q, &s.c)
 		f.pick(&s.c, &s.negR, &s.negRL, &s.dd[i])
 		if i%2 == 1 || i > 30 {
 			f.paddXYZ(q, q, &s.c)
@@ -144,8 +147,11 @@ func (s *laneScratch) finishHalves(f *lanePath, checks []sigCheck) {
 // splits and joins only the added point. An addition that a doubling
 // follows (or the end: finish reads X, Y, Z) leaves T out, as the
 // doublings but the last of four do.
-func (s *laneScratch) ladderHalves25() {
+func (s *laneScratch) ladderHalves25(f *lanePath) {
 	q := &s.q25
+	// The first pick itself, as ladderHalves starts.
+	pickAVX2(&s.c, &s.negA, &s.kd[s.n-1])
+	f.fromCached(&s.q, &s.c)
 	toExt25AVX2(q, &s.q)
 	for i := s.n - 1; i >= 0; i-- {
 		if i < s.n-1 {
@@ -153,9 +159,9 @@ func (s *laneScratch) ladderHalves25() {
 			dblXYZ25AVX2(q)
 			dblXYZ25AVX2(q)
 			dbl25AVX2(q)
+			pickAVX2(&s.c, &s.negA, &s.kd[i])
+			padd25AVX2(q, &s.c)
 		}
-		pickAVX2(&s.c, &s.negA, &s.kd[i])
-		padd25AVX2(q, &s.c)
 		pickAVX2(&s.c, &s.negR, &s.dd[i])
 		if i%2 == 1 || i > 30 {
 			paddXYZ25AVX2(q, &s.c)

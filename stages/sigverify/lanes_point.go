@@ -140,6 +140,7 @@ var (
 	feD      fe8      // d = -121665/121666
 	fe2D     fe8      // 2d
 	feSqrtM1 fe8      // sqrt(-1) = 2^((p-1)/4)
+	feInvD   fe8      // 1/d
 	feOne    fe8      // 1
 	feHalf   fe8      // 1/2 = (p + 1) / 2
 	baseEnc  [32]byte // the canonical encoding of B
@@ -153,6 +154,7 @@ func init() {
 	i := new(big.Int).Exp(big.NewInt(2), e, p)
 	broadcastBig(&feD, d)
 	broadcastBig(&fe2D, new(big.Int).Mod(new(big.Int).Lsh(d, 1), p))
+	broadcastBig(&feInvD, new(big.Int).ModInverse(d, p))
 	broadcastBig(&feSqrtM1, i)
 	feOne.broadcast(1)
 	broadcastBig(&feHalf, new(big.Int).Rsh(new(big.Int).Add(p, big.NewInt(1)), 1))
@@ -253,6 +255,18 @@ func (f *lanePath) toCached(c *cached8, p *ext8) {
 	f.sub(&c.YmX, &p.Y, &p.X)
 	f.add(&c.Z2, &p.Z, &p.Z)
 	f.mul(&c.T2d, &p.T, &fe2D)
+}
+
+// fromCached sets p to c's point in extended coordinates, scaled by 2:
+// (Y+X) - (Y-X), (Y+X) + (Y-X), 2Z and 2dT / d. The ladders start with
+// it, where adding the first pick to the identity took a whole addition.
+// A negative digit's pick (Y+X and Y-X swapped, 2dT negated) gives the
+// negated point, the identity's (1, 1, 2, 0) the identity.
+func (f *lanePath) fromCached(p *ext8, c *cached8) {
+	f.sub(&p.X, &c.YpX, &c.YmX)
+	f.add(&p.Y, &c.YpX, &c.YmX)
+	p.Z = c.Z2
+	f.mul(&p.T, &c.T2d, &feInvD)
 }
 
 // padd sets r = p + q (extended + cached, 8M); r may alias p. The ifma8

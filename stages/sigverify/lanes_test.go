@@ -948,6 +948,49 @@ func TestIFMAPoint(t *testing.T) {
 	}
 }
 
+// TestFromCached checks the ladders' first step on every lane path: a
+// point's cached form (and its negative digit's form, Y+X and Y-X
+// swapped and 2dT negated) back in extended coordinates is the point
+// (its negation) scaled by 2, coordinate by coordinate, on random loose
+// coordinates and at the bounds; the identity's cached form gives the
+// identity.
+func TestFromCached(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, f := range lanePaths() {
+		for n := 0; n < 200; n++ {
+			p := ext8{edgyFe(rng, n), edgyFe(rng, n), edgyFe(rng, n), edgyFe(rng, n)}
+			var c, neg cached8
+			f.toCached(&c, &p)
+			neg = cached8{YpX: c.YmX, YmX: c.YpX, Z2: c.Z2}
+			f.neg(&neg.T2d, &c.T2d)
+			var two, negTwo, got ext8
+			for _, k := range []struct{ z, a *fe8 }{{&two.X, &p.X}, {&two.Y, &p.Y}, {&two.Z, &p.Z}, {&two.T, &p.T}} {
+				portablePath.add(k.z, k.a, k.a)
+			}
+			negTwo = two
+			portablePath.neg(&negTwo.X, &two.X)
+			portablePath.neg(&negTwo.T, &two.T)
+			f.fromCached(&got, &c)
+			if cc, j := diffPoint(&got, &two, true); cc >= 0 {
+				t.Fatalf("%s: fromCached coordinate %d lane %d: %x, want 2p %x", f.name, cc, j, got, two)
+			}
+			f.fromCached(&got, &neg)
+			if cc, j := diffPoint(&got, &negTwo, true); cc >= 0 {
+				t.Fatalf("%s: fromCached of the negative form, coordinate %d lane %d: %x, want -2p %x", f.name, cc, j, got, negTwo)
+			}
+		}
+		var got ext8
+		id := identity
+		f.fromCached(&got, &id)
+		want := ext8{Y: feOne, Z: feOne}
+		portablePath.add(&want.Y, &want.Y, &want.Y)
+		portablePath.add(&want.Z, &want.Z, &want.Z)
+		if cc, j := diffPoint(&got, &want, true); cc >= 0 {
+			t.Fatalf("%s: fromCached of the identity, coordinate %d lane %d: %x", f.name, cc, j, got)
+		}
+	}
+}
+
 // TestPaddMixed checks the addition of a cached point whose Z2 is 1 (as
 // every base table entry; checkBaseTable checks that): paddMixedOps
 // the same point, coordinate by coordinate, as paddOps on random loose
