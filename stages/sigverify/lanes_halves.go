@@ -87,10 +87,7 @@ func (s *laneScratch) prepareHalves(f *lanePath, checks []sigCheck) {
 // and d's digits; every other step of the last 32 adds e's digits, the
 // low 16 from baseTable, the high 16 from baseTable128.
 func (s *laneScratch) ladderHalves(f *lanePath) {
-	q := &s.q
-	q.X = fe8{}
-	q.Y, q.Z = feOne, feOne
-	q.T = fe8{}
+	q := &s.q // set from the first pick (fromCached), not from the identity
 	if f.kind == pathAVX2 {
 		s.ladderHalves25(f)
 		return

@@ -119,6 +119,9 @@ func genMul(sqr, dbl, wide bool) {
 		name += "2"
 	}
 	if wide {
+		if sqr {
+			panic("genMul: no wide square is written (mulWideIFMA(z, a, a) is one)")
+		}
 		name += "Wide"
 	}
 	if sqr {

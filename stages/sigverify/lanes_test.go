@@ -603,10 +603,16 @@ func laneBig(f *fe8, j int) *big.Int {
 
 func checkLoose(t *testing.T, op string, f *fe8) {
 	t.Helper()
+	checkBelow(t, op, f, 52)
+}
+
+// checkBelow fails t unless every limb of f is below 2^bits.
+func checkBelow(t *testing.T, op string, f *fe8, bits uint) {
+	t.Helper()
 	for i := range f {
 		for j := range f[i] {
-			if f[i][j] > mask52 {
-				t.Fatalf("%s: limb %d lane %d = %#x, not below 2^52", op, i, j, f[i][j])
+			if f[i][j]>>bits != 0 {
+				t.Fatalf("%s: limb %d lane %d = %#x, not below 2^%d", op, i, j, f[i][j], bits)
 			}
 		}
 	}
@@ -707,16 +713,6 @@ func TestIFMAField(t *testing.T) {
 // and in odd rounds both operands doubled (mul2Wide).
 func TestWideOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	under := func(op string, f *fe8, bits uint) {
-		t.Helper()
-		for i := range f {
-			for j := range f[i] {
-				if f[i][j]>>bits != 0 {
-					t.Fatalf("%s: limb %d lane %d = %#x, not below 2^%d", op, i, j, f[i][j], bits)
-				}
-			}
-		}
-	}
 	var top fe8 // every limb 2^52 - 1: the largest columns
 	for i := range top {
 		for j := range top[i] {
@@ -733,13 +729,13 @@ func TestWideOps(t *testing.T) {
 		var wa, wb fe8
 		if n%2 == 1 {
 			mul2WideGeneric(&wa, &a, &b)
-			under("mul2Wide", &wa, 62)
+			checkBelow(t, "mul2Wide", &wa, 62)
 		} else {
 			mulWideGeneric(&wa, &a, &b)
-			under("mulWide", &wa, 61)
+			checkBelow(t, "mulWide", &wa, 61)
 		}
 		mul2WideGeneric(&wb, &c, &c)
-		under("mul2Wide", &wb, 62)
+		checkBelow(t, "mul2Wide", &wb, 62)
 		var sum, dw, ds, dl fe8
 		addGeneric(&sum, &wa, &wb)
 		subWideGeneric(&dw, &wa, &wb)
@@ -895,9 +891,10 @@ func TestIFMASqrN(t *testing.T) {
 	}
 }
 
-// TestIFMAPoint checks the ifma8 path's one-call doubling and addition
-// against the same formulas by calls to its field operations, bit for
-// bit, on random loose coordinates, in place and not. Skipped where the
+// TestIFMAPoint checks the ifma8 path's one-call doubling and additions
+// (the general one, and the mixed one of a base entry, Z2 = 1) against
+// the same formulas by calls to its field operations, bit for bit, on
+// random loose coordinates, in place and not. Skipped where the
 // CPU lacks AVX-512 IFMA.
 func TestIFMAPoint(t *testing.T) {
 	if !hasIFMA {
@@ -927,23 +924,36 @@ func TestIFMAPoint(t *testing.T) {
 				t.Fatalf("dbl(withT %v) in place: %x, want %x", withT, in, want)
 			}
 		}
-		var got, want ext8
-		f.padd(&got, &p, &q)
-		f.paddOps(&want, &p, &q)
-		if got != want {
-			t.Fatalf("padd: one call %x, by operations %x", got, want)
-		}
-		xyz := p
-		f.paddXYZ(&xyz, &xyz, &q)
-		xyz.T, want.T = fe8{}, fe8{}
-		if xyz != want {
-			t.Fatalf("paddXYZ in place: %x, want X, Y, Z of %x", xyz, want)
-		}
-		f.paddOps(&want, &p, &q)
-		in := p
-		f.padd(&in, &in, &q)
-		if in != want {
-			t.Fatalf("padd in place: %x, want %x", in, want)
+		// The general addition, and the mixed one of a q whose Z2 is 1
+		// (a base table's entry).
+		qm := q
+		qm.Z2.broadcast(1)
+		for _, a := range []struct {
+			name     string
+			one, xyz func(r, p *ext8, q *cached8)
+			ops      func(r, p *ext8, q *cached8)
+			q        *cached8
+		}{
+			{"padd", f.padd, f.paddXYZ, f.paddOps, &q},
+			{"paddBase", f.paddBase, f.paddBaseXYZ, f.paddMixedOps, &qm},
+		} {
+			var got, want ext8
+			a.one(&got, &p, a.q)
+			a.ops(&want, &p, a.q)
+			if got != want {
+				t.Fatalf("%s: one call %x, by operations %x", a.name, got, want)
+			}
+			in := p
+			a.one(&in, &in, a.q)
+			if in != want {
+				t.Fatalf("%s in place: %x, want %x", a.name, in, want)
+			}
+			xyz := p
+			a.xyz(&xyz, &xyz, a.q)
+			xyz.T, want.T = fe8{}, fe8{}
+			if xyz != want {
+				t.Fatalf("%s without T, in place: %x, want X, Y, Z of %x", a.name, xyz, want)
+			}
 		}
 	}
 }
@@ -994,9 +1004,9 @@ func TestFromCached(t *testing.T) {
 // TestPaddMixed checks the addition of a cached point whose Z2 is 1 (as
 // every base table entry; checkBaseTable checks that): paddMixedOps
 // the same point, coordinate by coordinate, as paddOps on random loose
-// coordinates and at the bounds, and on ifma8 (where the CPU has it)
-// paddBase and paddBaseXYZ bit for bit as paddMixedOps, in place too.
-// The comparison sees a result one off in one lane.
+// coordinates and at the bounds (TestIFMAPoint checks ifma8's one-call
+// forms against it, TestAVX2Ext25 avx2x4's). The comparison sees a
+// result one off in one lane.
 func TestPaddMixed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	for n := 0; n < 300; n++ {
@@ -1013,27 +1023,6 @@ func TestPaddMixed(t *testing.T) {
 		bad.Y[1][n%lanes]++
 		if c, j := diffPoint(&bad, &full, true); c != 1 || j != n%lanes {
 			t.Fatalf("a wrong Y in lane %d went unseen (%d, %d)", n%lanes, c, j)
-		}
-		if !hasIFMA {
-			continue
-		}
-		f := ifmaPath
-		var got, want ext8
-		f.paddBase(&got, &p, &q)
-		f.paddMixedOps(&want, &p, &q)
-		if got != want {
-			t.Fatalf("paddBase: one call %x, by operations %x", got, want)
-		}
-		in := p
-		f.paddBase(&in, &in, &q)
-		if in != want {
-			t.Fatalf("paddBase in place: %x, want %x", in, want)
-		}
-		xyz := p
-		f.paddBaseXYZ(&xyz, &xyz, &q)
-		xyz.T, want.T = fe8{}, fe8{}
-		if xyz != want {
-			t.Fatalf("paddBaseXYZ in place: %x, want X, Y, Z of %x", xyz, want)
 		}
 	}
 }
