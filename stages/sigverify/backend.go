@@ -55,7 +55,7 @@ var DefaultBackend = func() string {
 var ErrUnknownBackend = errors.New("sigverify: unknown backend")
 
 // backends are the implementations, in the order BackendNames lists them.
-var backends = [...]Backend{voiBackend{}, stdlibBackend{}, circlBackend{}, lanesBackend{bestPath}}
+var backends = [...]Backend{voiBackend{}, stdlibBackend{}, circlBackend{}, lanesBackend{path: bestPath}}
 
 // NewBackend returns the backend called name, or DefaultBackend if name
 // is empty. "lanes/PATH" is lanes on the lane path PATH, one this CPU
@@ -70,7 +70,7 @@ func NewBackend(name string) (Backend, error) {
 	if path, ok := strings.CutPrefix(name, "lanes/"); ok {
 		for _, p := range lanePaths() {
 			if p.name == path {
-				return lanesBackend{p}, nil
+				return lanesBackend{path: p}, nil
 			}
 		}
 		return nil, fmt.Errorf("%w %q: the lane paths this CPU runs are %q", ErrUnknownBackend, name, LanePathNames())

@@ -90,7 +90,7 @@ func BenchmarkVerifyMany(b *testing.B) {
 		b.Run("interleaved=voi,lanes/path="+p.name, func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			be := lanesBackend{p}
+			be := lanesBackend{path: p}
 			var voi, lanes time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
@@ -149,7 +149,7 @@ func BenchmarkVerifyMany(b *testing.B) {
 		})
 	}
 	for _, p := range lanePaths() {
-		be := lanesBackend{p}
+		be := lanesBackend{path: p}
 		b.Run("backend=lanes/path="+p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -163,16 +163,50 @@ func BenchmarkVerifyMany(b *testing.B) {
 			report(b)
 		})
 	}
+	// ifma8 with a key cache (WithKeyCache) against none, back to back in
+	// every op, timed as above: keys=seen, a cache that holds the 64
+	// keys after the first op, so every look-up hits (a sender signing
+	// again); keys=new, a cache of two keys, which the 64 evict from each
+	// other, so every look-up misses and every key is kept (a flood of new
+	// keys). The figure for ifma8 is backend=lanes above, without
+	// a cache.
+	for _, p := range lanePaths() {
+		if p.kind != pathIFMA {
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			keys int
+		}{{"seen", 4096}, {"new", 2}, {"off", 0}} {
+			b.Run("interleaved=none,keys/keys="+c.name+"/path="+p.name, func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				keys := WithKeyCache(lanesBackend{path: p}, c.keys).(lanesBackend)
+				cpu := interleavedBackends(b, checks, lanesBackend{path: p}, keys)
+				n := float64(b.N * len(checks))
+				b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "none-cpu-ns/sig")
+				b.ReportMetric(float64(cpu[1].Nanoseconds())/n, "keys-cpu-ns/sig")
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "keys/none")
+				st, _ := KeyCacheOf(keys)
+				b.ReportMetric(float64(st.Hits)/float64(st.Hits+st.Misses), "hit-rate")
+			})
+		}
+	}
 }
 
 // interleaved checks checks on path x, then on path y, in every op of b,
 // each timed in the thread's CPU time, and returns the two totals.
 func interleaved(b *testing.B, checks []sigCheck, x, y *lanePath) (cpu [2]time.Duration) {
+	return interleavedBackends(b, checks, lanesBackend{path: x}, lanesBackend{path: y})
+}
+
+// interleavedBackends is interleaved for two lanes backends.
+func interleavedBackends(b *testing.B, checks []sigCheck, x, y lanesBackend) (cpu [2]time.Duration) {
 	b.ReportAllocs()
 	for b.Loop() {
-		for i, q := range []*lanePath{x, y} {
+		for i, q := range []lanesBackend{x, y} {
 			t0 := threadCPU()
-			lanesBackend{q}.verifyChecks(checks)
+			q.verifyChecks(checks)
 			cpu[i] += threadCPU() - t0
 			for _, c := range checks {
 				if !c.ok {

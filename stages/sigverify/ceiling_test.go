@@ -148,7 +148,7 @@ func TestCeilingRestsOnWork(t *testing.T) {
 	if want := 1 / time.Hour.Seconds() * 3; math.Abs(got-want) > 1e-6*want || len(b.sigs) != 2 || b.bad != 0 {
 		t.Fatalf("ceiling %v after %d checks (%d failed), want %v after 2", got, len(b.sigs), b.bad, want)
 	}
-	r := &recordingMulti{lanesBackend: lanesBackend{portablePath}}
+	r := &recordingMulti{lanesBackend: lanesBackend{path: portablePath}}
 	if got := ceiling(r, [][]byte{two}, 1, 5*time.Millisecond, stepClock(time.Hour)); got <= 0 || len(r.chunks) != 1 {
 		t.Fatalf("multi: ceiling %v after %d chunks, want one", got, len(r.chunks))
 	}
@@ -195,7 +195,7 @@ func TestCeilingMulti(t *testing.T) {
 		Instructions: []txview.Ix{txview.Transfer(txview.PublicKey(k2), testAddr(9), 5)},
 	}, k1, k2)
 	txs := [][]byte{transfer(t, 3), two, transfer(t, 4)} // 4 signatures in a cycle
-	r := &recordingMulti{lanesBackend: lanesBackend{portablePath}}
+	r := &recordingMulti{lanesBackend: lanesBackend{path: portablePath}}
 	// A reading before the first chunk and after each: the one after the
 	// second, 2 ms on, ends it.
 	got := ceiling(r, txs, 2, 2*time.Millisecond, stepClock(time.Millisecond))

@@ -52,7 +52,12 @@ import (
 // There is no aggregate (random linear combination) equation.
 //
 // path is the field multiplication: portable Go, or assembly the CPU has.
-type lanesBackend struct{ path *lanePath }
+// keys, if not nil, is the cache of -A's multiples by public key that the
+// ifma8 path asks before it decompresses A (WithKeyCache).
+type lanesBackend struct {
+	path *lanePath
+	keys *keyCache
+}
 
 func (lanesBackend) Name() string { return "lanes" }
 
@@ -110,11 +115,11 @@ func (b lanesBackend) lanes(checks []sigCheck) {
 			s[1] = getScratch()
 		}
 		n := min(len(checks), 2*lanes)
-		verifyPair(b.path, s, [2][]sigCheck{checks[:lanes], checks[lanes:n]}, 2)
+		verifyPair(b.path, b.keys, s, [2][]sigCheck{checks[:lanes], checks[lanes:n]}, 2)
 		checks = checks[n:]
 	}
 	if len(checks) > 0 {
-		s[0].verify(b.path, checks)
+		s[0].verify(b.path, b.keys, checks)
 	}
 	for _, x := range s {
 		if x == nil {
@@ -174,6 +179,7 @@ type laneScratch struct {
 	q25   ext25 // q on the avx2x4 path (ladderHalves25)
 	c     cached8
 	sha   *sha8           // the ifma8 path's hashes, eight at a time (hashAll)
+	miss  *missGroup      // keys a key cache did not have (verifyHalvesKeys)
 	kb    [lanes][32]byte // k of each lane's check (hashAll)
 	kOK   [lanes]bool     // k of lane j hashed: its byte checks passed
 }
@@ -230,14 +236,19 @@ var identity = func() (c cached8) {
 }()
 
 // verify checks up to eight signatures, one per lane.
-func (s *laneScratch) verify(f *lanePath, checks []sigCheck) {
-	verifyPair(f, [2]*laneScratch{s}, [2][]sigCheck{checks}, 1)
+func (s *laneScratch) verify(f *lanePath, keys *keyCache, checks []sigCheck) {
+	verifyPair(f, keys, [2]*laneScratch{s}, [2][]sigCheck{checks}, 1)
 }
 
 // verifyPair checks up to eight signatures in each of the first n (1 or
-// 2) scratch states, by the path's equation: split k (verifyHalves) or
-// the single one (verifySingle).
-func verifyPair(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
+// 2) scratch states, by the path's equation: split k (verifyHalves, or
+// verifyHalvesKeys on ifma8 with a key cache) or the single one
+// (verifySingle).
+func verifyPair(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2][]sigCheck, n int) {
+	if f.halves && keys != nil {
+		verifyHalvesKeys(f, keys, s, checks, n)
+		return
+	}
 	if f.halves {
 		verifyHalves(f, s, checks, n)
 		return

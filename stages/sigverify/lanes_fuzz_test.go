@@ -37,7 +37,7 @@ func FuzzLanesDifferential(f *testing.F) {
 		}
 		for _, p := range bothEquations() {
 			checks := checksOf(cases)
-			lanesBackend{p}.lanes(checks)
+			lanesBackend{path: p}.lanes(checks)
 			for i, c := range cases {
 				if checks[i].ok != c.want {
 					t.Errorf("path %s, %d lanes, lane %d, %s: lanes = %v, voi = %v", p.name, len(cases), i, c.name, checks[i].ok, c.want)

@@ -51,7 +51,7 @@ func bothEquations() []*lanePath {
 // (bothEquations).
 func TestLanesConformance(t *testing.T) {
 	for _, p := range bothEquations() {
-		b := lanesBackend{p}
+		b := lanesBackend{path: p}
 		t.Run("path="+p.name, func(t *testing.T) {
 			for _, s := range conformanceSuites {
 				cases := s.load(t)
@@ -97,7 +97,7 @@ func TestLanesDifferential(t *testing.T) {
 func checkGroups(t *testing.T, cases []sigCase, sizes []int, step int) {
 	t.Helper()
 	for _, p := range bothEquations() {
-		b := lanesBackend{p}
+		b := lanesBackend{path: p}
 		t.Run("path="+p.name, func(t *testing.T) {
 			for _, size := range sizes {
 				for start := 0; start+size <= len(cases); start += size * step {
@@ -322,7 +322,7 @@ func TestLanesTorsion(t *testing.T) {
 	}
 	for _, p := range bothEquations() {
 		checks := checksOf(cases)
-		lanesBackend{p}.lanes(checks)
+		lanesBackend{path: p}.lanes(checks)
 		for i, c := range cases {
 			if checks[i].ok != c.want {
 				t.Errorf("path %s, %s #%d: lanes = %v, voi = %v", p.name, c.name, i, checks[i].ok, c.want)
@@ -347,7 +347,7 @@ func TestLanesRemainder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 15))
 	cases := diffCases(t, rng, 40)
 	for _, p := range lanePaths() {
-		b := lanesBackend{p}
+		b := lanesBackend{path: p}
 		for size := 1; size <= 17; size++ {
 			checks := make([]sigCheck, size)
 			for i := range checks {
@@ -382,7 +382,7 @@ func TestLanesAllocs(t *testing.T) {
 	cases := diffCases(t, rng, 17)
 	checks := checksOf(cases)
 	for _, p := range lanePaths() {
-		b := lanesBackend{p}
+		b := lanesBackend{path: p}
 		for _, n := range []int{8, 16, 17} {
 			if a := testing.AllocsPerRun(10, func() { b.lanes(checks[:n]) }); a != 0 {
 				t.Errorf("path %s, %d signatures: %v allocations a call, want 0", p.name, n, a)

@@ -1160,7 +1160,7 @@ func (panicMulti) verifyChecks([]sigCheck) { panic("lane failure") }
 // as a panic that did not panic there.
 func TestVerifierMultiPanic(t *testing.T) {
 	v := newVerifier(t, VerifyConfig{Backend: mustBackend(t, "lanes"), Workers: 1})
-	v.backend = panicMulti{lanesBackend{portablePath}}
+	v.backend = panicMulti{lanesBackend{path: portablePath}}
 	pool, _ := packet.NewPool(packet.Config{BatchCap: 12})
 	b := pool.Get()
 	defer b.Release()

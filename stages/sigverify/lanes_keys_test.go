@@ -1,0 +1,283 @@
+package sigverify
+
+import (
+	"crypto/ed25519"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// splitPaths returns the lane paths this CPU runs with the split
+// equation, the one a key cache serves (WithKeyCache).
+func splitPaths() []*lanePath {
+	var ps []*lanePath
+	for _, p := range bothEquations() {
+		if p.halves {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// TestKeyCacheVerdicts: with a key cache, every conformance suite, the
+// differential mix and the torsion cases get verify_strict's verdicts on
+// every path, in groups of every size from 1 to 17, first with keys the
+// cache has not seen and then again with them in it; and with a cache of
+// two keys, which they keep evicting from each other.
+func TestKeyCacheVerdicts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(60, 61))
+	cases := diffCases(t, rng, 300)
+	for _, s := range conformanceSuites {
+		cases = append(cases, s.load(t)...)
+	}
+	for n := 0; n < 3*16; n++ {
+		c := mixedOrderCase(t, rng, []byte{byte(n)}, n%3)
+		c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
+		cases = append(cases, c)
+	}
+	for _, p := range splitPaths() {
+		for _, size := range []int{2, 4096} {
+			b := WithKeyCache(lanesBackend{path: p}, size).(lanesBackend)
+			for round, seen := range []string{"new", "seen"} {
+				for g := 1; g <= 17; g++ {
+					for start := 0; start+g <= len(cases); start += 5 * g {
+						group := cases[start : start+g]
+						checks := checksOf(group)
+						b.lanes(checks)
+						for i, c := range group {
+							if checks[i].ok != c.want {
+								t.Errorf("path %s, cache %d, keys %s, size %d, %s: lanes = %v, want %v", p.name, size, seen, g, c.name, checks[i].ok, c.want)
+							}
+						}
+					}
+				}
+				st, _ := KeyCacheOf(b)
+				if size > 2 && round == 1 && st.Hits == 0 {
+					t.Errorf("path %s: no key found in a cache of %d the second time: %+v", p.name, size, st)
+				}
+			}
+		}
+	}
+}
+
+// TestKeyCacheTables: a pass whose keys come from the cache builds the
+// same table of -A's multiples, limb for limb, as one that decompresses
+// them without a cache, whether the cache had them or not, and so the
+// ladder gets the same input.
+func TestKeyCacheTables(t *testing.T) {
+	rng := rand.New(rand.NewPCG(62, 63))
+	cases := diffCases(t, rng, 64)
+	for _, p := range splitPaths() {
+		keys := newKeyCache(4096)
+		for start := 0; start+16 <= len(cases); start += 16 {
+			var want [2]table8
+			s := [2]*laneScratch{getScratch(), getScratch()}
+			group := [2][]sigCheck{checksOf(cases[start : start+8]), checksOf(cases[start+8 : start+16])}
+			verifyHalves(p, s, group, 2)
+			want[0], want[1] = s[0].negA, s[1].negA
+			for _, seen := range []string{"new", "seen"} {
+				verifyHalvesKeys(p, keys, s, group, 2)
+				for k := range s {
+					if s[k].negA != want[k] {
+						t.Errorf("path %s, cases %d+, pass %d, keys %s: the table differs from the one built without a cache", p.name, start, k, seen)
+					}
+					for j, c := range group[k] {
+						if c.ok != cases[start+8*k+j].want {
+							t.Errorf("path %s, %s: %v, want %v", p.name, cases[start+8*k+j].name, c.ok, cases[start+8*k+j].want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKeyCacheCounts: the counts are signatures, past their byte checks,
+// whose key the cache had or not: twelve honest signatures by twelve keys,
+// two with a small-order A (never asked: counted by neither) and one by
+// a key that does not decompress (asked every time, never kept).
+func TestKeyCacheCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(64, 65))
+	var cases []sigCase
+	for i := 0; i < 12; i++ {
+		seed := make([]byte, 32)
+		fill(rng, seed)
+		k := ed25519.NewKeyFromSeed(seed)
+		c := sigCase{name: "honest", msg: []byte{byte(i)}, want: true}
+		copy(c.pub[:], k.Public().(ed25519.PublicKey))
+		copy(c.sig[:], ed25519.Sign(k, c.msg))
+		cases = append(cases, c)
+	}
+	for _, e := range smallOrderEncodings[:2] {
+		c := cases[0]
+		c.name, c.pub, c.want = "small-order A", e, false
+		cases = append(cases, c)
+	}
+	off := cases[1]
+	off.name, off.want = "A off the curve", false
+	for {
+		fill(rng, off.pub[:])
+		off.pub[31] &= 0x7f
+		if !decompresses(&off.pub) {
+			break
+		}
+	}
+	cases = append(cases, off)
+	for _, p := range splitPaths() {
+		// A cache whose sets hold these keys (and B, the empty lanes'
+		// A) two at most, so that none is evicted: the sets are chosen
+		// by a hash seeded at random.
+		var b lanesBackend
+		for spread := false; !spread; {
+			b = WithKeyCache(lanesBackend{path: p}, 64).(lanesBackend)
+			per := map[*keySet]int{b.keys.set(&baseEnc): 1}
+			spread = true
+			for i := range cases {
+				if per[b.keys.set(&cases[i].pub)]++; per[b.keys.set(&cases[i].pub)] > 2 {
+					spread = false
+				}
+			}
+		}
+		for round, want := range []KeyCacheStats{{Hits: 0, Misses: 13, Size: 64}, {Hits: 12, Misses: 14, Size: 64}} {
+			checks := checksOf(cases)
+			b.lanes(checks)
+			for i, c := range cases {
+				if checks[i].ok != c.want {
+					t.Errorf("path %s, round %d, %s: %v, want %v", p.name, round, c.name, checks[i].ok, c.want)
+				}
+			}
+			if got, _ := KeyCacheOf(b); got != want {
+				t.Errorf("path %s, round %d: counts %+v, want %+v", p.name, round, got, want)
+			}
+		}
+	}
+}
+
+// decompresses reports whether enc decompresses (portable path).
+func decompresses(enc *[32]byte) bool {
+	var p ext8
+	var e [lanes][32]byte
+	var ok [lanes]bool
+	for j := range e {
+		e[j] = *enc
+	}
+	pair{portablePath, 1}.decompress([2]*ext8{&p}, [2]*[lanes][32]byte{&e}, [2]*[lanes]bool{&ok})
+	return ok[0]
+}
+
+// TestKeyCacheWays: a set keeps the way hit or filled last and gives up
+// the other to a new key; a key kept again takes its own way, not a
+// second one.
+func TestKeyCacheWays(t *testing.T) {
+	c := newKeyCache(2) // one set: every key in it
+	if c.size() != 2 || len(c.sets) != 1 {
+		t.Fatalf("newKeyCache(2): %d keys in %d sets", c.size(), len(c.sets))
+	}
+	var p ext8
+	key := func(b byte) *[32]byte { return &[32]byte{b} }
+	put := func(b byte) {
+		p.X[0][3], p.Y[1][3], p.T[4][3] = uint64(b), uint64(b)+1, uint64(b)+2
+		c.put(key(b), &p, 3)
+	}
+	has := func(b byte) bool {
+		var q ext8
+		if !c.get(key(b), &q, 5) {
+			return false
+		}
+		if q.X[0][5] != uint64(b) || q.Y[1][5] != uint64(b)+1 || q.T[4][5] != uint64(b)+2 {
+			t.Errorf("key %d: got X %d, Y %d, T %d", b, q.X[0][5], q.Y[1][5], q.T[4][5])
+		}
+		return true
+	}
+	put(1)
+	put(2)
+	if !has(1) || !has(2) || !has(1) {
+		t.Fatal("a set of two lost one of two keys")
+	}
+	put(3) // 1 was hit last: 2 goes
+	if has(2) || !has(1) || !has(3) {
+		t.Error("the new key did not take the way not used last")
+	}
+	put(3) // again: its own way
+	if !has(1) || !has(3) {
+		t.Error("a key kept twice took the other way")
+	}
+	for _, n := range []struct{ keys, size int }{{0, 2}, {1, 2}, {3, 4}, {4096, 4096}, {5000, 8192}} {
+		if got := newKeyCache(n.keys).size(); got != n.size {
+			t.Errorf("newKeyCache(%d).size() = %d, want %d", n.keys, got, n.size)
+		}
+	}
+}
+
+// TestKeyCacheConcurrent: four goroutines check the same signatures
+// through one small cache (eight keys, evicted all the time) and get
+// the verdicts right; under -race, the sets' locks are checked too.
+func TestKeyCacheConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(66, 67))
+	cases := diffCases(t, rng, 96)
+	b := WithKeyCache(lanesBackend{path: bestPath}, 8)
+	if _, ok := KeyCacheOf(b); !ok && bestPath.halves {
+		t.Fatal("no cache on the best path")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for w := 0; w < 4; w++ {
+		wg.Go(func() {
+			for r := 0; r < 3; r++ {
+				checks := checksOf(cases)
+				b.(interface{ verifyChecks([]sigCheck) }).verifyChecks(checks)
+				for i, c := range cases {
+					if checks[i].ok != c.want {
+						errs <- c.name
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for name := range errs {
+		t.Errorf("a wrong verdict under concurrent use: %s", name)
+	}
+}
+
+// TestWithKeyCache: only lanes on a split path gets a cache, and only for
+// a positive size; the others come back as they were.
+func TestWithKeyCache(t *testing.T) {
+	for _, b := range []Backend{voiBackend{}, stdlibBackend{}, circlBackend{}} {
+		if got := WithKeyCache(b, 100); got != b {
+			t.Errorf("%s: WithKeyCache changed it", b.Name())
+		}
+		if _, ok := KeyCacheOf(b); ok {
+			t.Errorf("%s: KeyCacheOf reports a cache", b.Name())
+		}
+	}
+	for _, p := range bothEquations() {
+		b := WithKeyCache(lanesBackend{path: p}, 100)
+		st, ok := KeyCacheOf(b)
+		if ok != p.halves || (ok && st.Size != 128) {
+			t.Errorf("path %s: cache %v (%+v), want one of 128 keys: %v", p.name, ok, st, p.halves)
+		}
+		if _, ok := KeyCacheOf(WithKeyCache(lanesBackend{path: p}, 0)); ok {
+			t.Errorf("path %s: a cache of 0 keys", p.name)
+		}
+	}
+}
+
+// TestKeyCacheAllocs: with a cache, a call allocates nothing once its
+// scratch states (and their groups of new keys) are on the free list.
+func TestKeyCacheAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(68, 69))
+	cases := diffCases(t, rng, 17)
+	checks := checksOf(cases)
+	for _, p := range splitPaths() {
+		b := WithKeyCache(lanesBackend{path: p}, 2).(lanesBackend) // misses too
+		for _, n := range []int{8, 16, 17} {
+			b.lanes(checks[:n])
+			if a := testing.AllocsPerRun(10, func() { b.lanes(checks[:n]) }); a != 0 {
+				t.Errorf("path %s, %d signatures: %v allocations a call, want 0", p.name, n, a)
+			}
+		}
+	}
+}
