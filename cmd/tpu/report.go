@@ -216,6 +216,10 @@ type summary struct {
 	// SigverifyPath is the code the signature backend runs here: ifma8 or
 	// portable for lanes, else the backend's name.
 	SigverifyPath string `json:"sigverify_path,omitempty"`
+	// KeyCache is the signature backend's key cache over the load, from
+	// its start to the end of the drain (the ceiling's checks left out);
+	// absent without one (--sigverify-key-cache 0, or not lanes).
+	KeyCache *keyCacheSummary `json:"sigverify_key_cache,omitempty"`
 
 	// The process while the load ran (addProcess, addCeiling).
 	SigverifyCeilingTPS float64 `json:"sigverify_ceiling_tps,omitempty"` // one core's verify rate x cores: the mean of before and after
@@ -447,6 +451,9 @@ func (s summary) print(w io.Writer, sent int) {
 		fmt.Fprintf(w, "sigverify ceiling %.0f tx/s (%.0f before the load, %.0f after): end to end %.0f%% of it\n",
 			s.SigverifyCeilingTPS, s.CeilingBeforeTPS, s.CeilingAfterTPS, 100*s.CeilingRatio)
 	}
+	if k := s.KeyCache; k != nil {
+		fmt.Fprintf(w, "sigverify key cache of %d keys: %s\n", k.Size, keyCacheLine(k.Hits, k.Misses))
+	}
 	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
 		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
 	if p := s.Pool; p != nil {
@@ -467,4 +474,22 @@ func atLeast(lower bool) string {
 		return "at least "
 	}
 	return ""
+}
+
+// keyCacheSummary is a key cache's counts over a run's load: signatures
+// (past their byte checks, in the lanes) whose public key it had
+// decompressed, and those whose key it had not.
+type keyCacheSummary struct {
+	Size   int    `json:"size"` // keys it holds at most
+	Hits   uint64 `json:"hits"`
+	Misses uint64 `json:"misses"`
+}
+
+// keyCacheLine is a key cache's counts in words.
+func keyCacheLine(hits, misses uint64) string {
+	if hits+misses == 0 {
+		return "no signature checked in the lanes"
+	}
+	return fmt.Sprintf("%d of %d signatures' keys seen before (%.1f%%), %d decompressed",
+		hits, hits+misses, 100*float64(hits)/float64(hits+misses), misses)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tpugo/tpu/banking/bankingtrace"
 	"github.com/tpugo/tpu/banking/loadgen"
 	"github.com/tpugo/tpu/stages"
+	"github.com/tpugo/tpu/stages/sigverify"
 	"github.com/tpugo/tpu/trace"
 	"github.com/tpugo/tpu/trace/procstats"
 )
@@ -188,6 +189,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	defer endProfiles()
 
 	before := procstats.Read()
+	r.keys[0], r.keysOK = sigverify.KeyCacheOf(n.backend)
 	r.cpu = startStageCPU(f, cores, workers, prov, log)
 	r.live = drive(env, g, f, load, &sched, r.cpu, stop, log)
 	if load != nil && r.live.sent == len(load.Txs) {
@@ -203,6 +205,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 	defer cancel()
 	r.stopErr = n.Stop(ctx)
 	r.spent = procstats.Read().Sub(before)
+	r.keys[1], _ = sigverify.KeyCacheOf(n.backend)
 	if snap, err := g.Snapshot(); err == nil {
 		r.cpu.stop(snap.Executed())
 	} else {

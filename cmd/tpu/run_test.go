@@ -189,6 +189,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"--rpc-airdrop-requests", "-1"},
 		{"--pool-warm", "-1"},
 		{"--banking-peer", "-1"},
+		{"--sigverify-key-cache", "-1"},
 	} {
 		code, _, errOut := run(t, "", append([]string{"run"}, args...)...)
 		name := strings.TrimLeft(args[0], "-") // the flag package's own errors write one dash
@@ -249,6 +250,48 @@ func TestRunLanePath(t *testing.T) {
 	code, _, errOut = run(t, "", "run", "--ledger", filepath.Join(dir, "ledger2"), "--sigverify-backend", "lanes/sse2")
 	if code != 2 || !strings.Contains(errOut, `"lanes/sse2"`) || !strings.Contains(errOut, `"portable"`) {
 		t.Fatalf("lanes/sse2: exit %d, want 2 and the paths this CPU runs:\n%s", code, errOut)
+	}
+}
+
+// TestRunKeyCache: a run's summary gives its key cache's counts over the
+// load alone: every signature checked in the lanes counted once (hits and
+// misses together no more than were received, where the ceiling's checks
+// before and after the load would add thousands), the load's 32 payers
+// found far more often than decompressed; with --sigverify-key-cache 0
+// there is no cache and no figure. The lanes on the portable path where
+// the default backend is not lanes.
+func TestRunKeyCache(t *testing.T) {
+	backend := sigverify.DefaultBackend
+	if backend != "lanes" {
+		backend = "lanes/portable"
+	}
+	dir := t.TempDir()
+	for _, size := range []string{"1000", "0"} {
+		summaryPath := filepath.Join(dir, "summary"+size+".json")
+		code, out, errOut := run(t, "", "run", "--tpu-addr", "127.0.0.1:0", "--rpc-addr", "", "--ws-addr", "",
+			"--ledger", filepath.Join(dir, "ledger"+size), "--duration", "500ms", "--rate", "6000", "--accounts", "32",
+			"--sigverify-backend", backend, "--sigverify-key-cache", size, "--summary-json", summaryPath)
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+		s := readSummary(t, summaryPath)
+		k := s.KeyCache
+		if size == "0" {
+			if k != nil || strings.Contains(out, "key cache") {
+				t.Errorf("--sigverify-key-cache 0: a key cache in the summary: %+v", k)
+			}
+			continue
+		}
+		if k == nil {
+			t.Fatalf("no key cache in the summary:\n%s", out)
+		}
+		t.Logf("received %d: key cache %+v", s.Received, *k)
+		if k.Size != 1024 || k.Hits+k.Misses == 0 || k.Hits+k.Misses > s.Received || k.Hits < 4*k.Misses {
+			t.Errorf("key cache %+v over a load of %d received from 32 payers", *k, s.Received)
+		}
+		if want := fmt.Sprintf("sigverify key cache of 1024 keys: %d of %d signatures' keys seen before", k.Hits, k.Hits+k.Misses); !strings.Contains(out, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ type runFlags struct {
 	rateSet                                                               bool // --rate was given
 	rate, invalid, traceSample, v0                                        float64
 	accounts, workers, batchSize, tracerEvery, sendBatch, capacity, count int
-	poolWarm, bankingPeer                                                 int
+	poolWarm, bankingPeer, keyCache                                       int
 	sockets, procs                                                        int
 	genesisSeed                                                           string
 	blockCostLimit                                                        uint64
@@ -124,6 +124,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.accounts, "accounts", 1000, "genesis accounts, created with a new ledger")
 	fs.StringVar(&f.genesisSeed, "genesis-seed", "", "makes a new ledger's first blockhash reproducible (empty: random, so transactions signed for an earlier ledger cannot replay)")
 	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, sigverify.BackendUsage())
+	fs.IntVar(&f.keyCache, "sigverify-key-cache", sigverify.DefaultKeyCache, keyCacheUsage)
 	fs.StringVar(&f.method, "block-production-method", "greedy", "greedy, prio-graph or unbatched")
 	fs.IntVar(&f.workers, "num-workers", 2, "banking workers")
 	fs.StringVar(&f.handoff, "handoff", "refcount", "refcount (every consumer of a verified batch, banking among them, shares it) or copy (each gets a copy)")
@@ -264,7 +265,7 @@ func graphConfig(f runFlags) (stages.Config, error) {
 	}
 	// The one lookup of --sigverify-backend: the graph, the RPC and the
 	// ceiling all take this value.
-	if cfg.Sigverify.Verify.Backend, err = sigverify.NewBackend(f.backend); err != nil {
+	if cfg.Sigverify.Verify.Backend, err = newBackend(f.backend, f.keyCache); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.Validate()
@@ -342,4 +343,21 @@ func rpcConfig(f runFlags) *rpc.Config {
 		AirdropWindow:        f.rpcAirdropWindow, AirdropPerRecipient: f.rpcAirdropPerRecipient,
 		AirdropLamports: f.rpcAirdropLamports, AirdropRequests: f.rpcAirdropRequests,
 	}
+}
+
+// keyCacheUsage is the help text of --sigverify-key-cache (run and
+// verifier).
+const keyCacheUsage = "public keys the lanes backend keeps decompressed (about 160 bytes each, a two-way cache by a seeded hash), so that a key seen again skips its decompression, about 8% of a check; the verdicts are the same (0: none)"
+
+// newBackend is the --sigverify-backend named, with a key cache of
+// --sigverify-key-cache keys where it takes one (sigverify.WithKeyCache).
+func newBackend(name string, keyCache int) (sigverify.Backend, error) {
+	if keyCache < 0 {
+		return nil, fmt.Errorf("--sigverify-key-cache %d: must not be negative (0: none)", keyCache)
+	}
+	b, err := sigverify.NewBackend(name)
+	if err != nil {
+		return nil, err
+	}
+	return sigverify.WithKeyCache(b, keyCache), nil
 }

@@ -16,15 +16,17 @@ type ran struct {
 	live    driven
 	spent   procstats.Stats // from the load's start to the end of the drain
 	sched   *fromSchedule
-	loaded  bool              // there was a load (not --no-gen, not stopped while signing)
-	hashes  int               // the blockhashes the load was signed over in turn
-	peer    *bankingPeer      // --banking-peer's bench, measured after the load
-	ceiling [2]float64        // sigverify's, before and after the load; 0: not measured
-	stopErr error             // the node's Stop's
-	cpu     *stageCPU         // the CPU by stage, stopped
-	remote  *remote.Stats     // the remote verifiers' dispatcher's, after the stop; nil: none
-	kinds   map[string]uint64 // the load's transactions by kind, when all were sent; nil otherwise
-	warmed  int               // packet batches Warm made while the load was signed
+	loaded  bool                       // there was a load (not --no-gen, not stopped while signing)
+	hashes  int                        // the blockhashes the load was signed over in turn
+	peer    *bankingPeer               // --banking-peer's bench, measured after the load
+	ceiling [2]float64                 // sigverify's, before and after the load; 0: not measured
+	stopErr error                      // the node's Stop's
+	cpu     *stageCPU                  // the CPU by stage, stopped
+	remote  *remote.Stats              // the remote verifiers' dispatcher's, after the stop; nil: none
+	kinds   map[string]uint64          // the load's transactions by kind, when all were sent; nil otherwise
+	warmed  int                        // packet batches Warm made while the load was signed
+	keys    [2]sigverify.KeyCacheStats // the backend's key cache at the load's start and after the drain
+	keysOK  bool                       // the backend has a key cache
 }
 
 // reportRun prints the summary of a run on n, stopped and closed, writes
@@ -53,6 +55,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 		sum.addTracers(g.Trace().KeptTracers(), g.Trace().KeptDropped())
 	}
 	sum.SigverifyPath = sigverify.PathOf(n.backend)
+	if r.keysOK {
+		sum.KeyCache = &keyCacheSummary{Size: r.keys[1].Size, Hits: r.keys[1].Hits - r.keys[0].Hits, Misses: r.keys[1].Misses - r.keys[0].Misses}
+	}
 	if h, ok := g.AccountsHash(); ok {
 		sum.AccountsHash = hashText(h)
 	}

@@ -41,7 +41,7 @@ type verifierFlags struct {
 	listen, backend, traceOut, otlp, logLevel string
 	clusterSeeds, clusterName                 string
 	clusterPort                               int
-	workers                                   int
+	workers, keyCache                         int
 	tls                                       tlsFlags
 }
 
@@ -75,6 +75,7 @@ func runVerifier(env *cliEnv, args []string) int {
 	var f verifierFlags
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8010", "host:port this verifier serves (port 0: a free one); a public address needs --remote-cert")
 	fs.StringVar(&f.backend, "sigverify-backend", sigverify.DefaultBackend, sigverify.BackendUsage())
+	fs.IntVar(&f.keyCache, "sigverify-key-cache", sigverify.DefaultKeyCache, keyCacheUsage)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines checking signatures (0: one per core)")
 	fs.StringVar(&f.traceOut, "trace-out", "", "write this verifier's spans (children of the leader's sigverify spans) to this file, JSON lines")
 	fs.StringVar(&f.otlp, "otlp-endpoint", "", "send this verifier's spans over OTLP gRPC to host:port (service name tpu-verifier)")
@@ -96,7 +97,7 @@ func runVerifier(env *cliEnv, args []string) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	backend, err := sigverify.NewBackend(f.backend)
+	backend, err := newBackend(f.backend, f.keyCache)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "tpu verifier: %v\n", err)
 		return 2
@@ -140,6 +141,9 @@ func runVerifier(env *cliEnv, args []string) int {
 	s.Stop()
 	st, _ := json.Marshal(s.Stats())
 	fmt.Fprintf(env.stdout, "tpu verifier: stopped; %s\n", st)
+	if ks, ok := sigverify.KeyCacheOf(backend); ok {
+		fmt.Fprintf(env.stdout, "tpu verifier: key cache of %d keys: %s\n", ks.Size, keyCacheLine(ks.Hits, ks.Misses))
+	}
 	return 0
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tpugo/tpu/stages/sigverify"
 )
 
 // TestRunWithRemoteVerifiers: a leader that checks no signature itself
@@ -137,6 +139,19 @@ func TestRunWithRemoteVerifiers(t *testing.T) {
 		}
 		if !strings.Contains(out, "stopped;") || strings.Contains(out, `"Requests":0,`) {
 			t.Errorf("verifier %d served nothing:\n%s", i, out)
+		}
+		// Its key cache, where its backend takes one: the load's
+		// 1,000 payers, seen again.
+		if def, _ := sigverify.NewBackend(""); def != sigverify.WithKeyCache(def, 1) {
+			var size, hits, checked int
+			at := strings.Index(out, "key cache of ")
+			if at < 0 {
+				t.Fatalf("verifier %d: no key cache line:\n%s", i, out)
+			}
+			if _, err := fmt.Sscanf(out[at:], "key cache of %d keys: %d of %d", &size, &hits, &checked); err != nil ||
+				size != sigverify.DefaultKeyCache || hits == 0 || hits > checked {
+				t.Errorf("verifier %d: key cache line (%v): %s", i, err, out[at:])
+			}
 		}
 	}
 }

@@ -39,6 +39,11 @@ type keySet struct {
 	pt   [2][3][5]uint64 // A's X, Y, T limbs
 }
 
+// DefaultKeyCache is the key cache tpu's commands give the lanes backend
+// (--sigverify-key-cache): 8,192 keys, about 1.3 MB. The load generator
+// signs with 1,000; a validator's hot fee payers are a few thousand.
+const DefaultKeyCache = 8192
+
 // keyBytes is what the cache keeps a key (a set's share of it, lock
 // and bookkeeping left out): its bytes and three coordinates.
 const keyBytes = 32 + 3*5*8
