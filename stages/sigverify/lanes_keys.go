@@ -10,18 +10,26 @@ import (
 // keyCache keeps the public keys checked most recently decompressed: A's
 // X, Y and T (Z is 1), by its 32 bytes. A key seen again skips its
 // decompression, an exponent chain: half of a pass's decompressions,
-// about 8% of a check (BENCHMARKS.md). Senders sign with few keys again
+// about 7% of a check, of which the look-up takes back about 2
+// (BENCHMARKS.md). Senders sign with few keys again
 // and again (a fee payer per bot; the load generator's --accounts), and
 // the same bytes always decompress to the same limbs: the lanes compute
 // each lane alone. Only keys that decompressed are kept, and the byte
 // checks (small order) run on every signature before the cache is asked.
 //
-// It is two-way set associative, the set chosen by a seeded hash of the
+// It is four-way set associative, the set chosen by a seeded hash of the
 // key (maphash), so that a sender cannot pick keys that evict each other
-// on purpose; a miss costs the look-up and the keeping, a few hundred
-// bytes copied, so a flood of new keys costs little (BENCHMARKS.md). Each
-// set has its own lock, held while a way is copied in or out: a reader
-// never sees a way half written.
+// on purpose, and a full set gives a way chosen at random to a new key
+// (five keys that take turns in one set would all miss under LRU). A
+// miss costs the look-up and the keeping, a few hundred bytes copied,
+// so a flood of new keys costs little (BENCHMARKS.md).
+//
+// Reads take no lock: a set is a sequence lock. A put (one at a time, by
+// the set's mutex) makes seq odd, writes, and makes it even again; a get
+// reads seq, the way, and seq again, and takes what it read only if seq
+// was even and did not change: else it reports a miss, and the key is
+// decompressed. Every shared word is read and written atomically, so
+// the reads are race-free and never torn.
 type keyCache struct {
 	seed maphash.Seed
 	sets []keySet
@@ -29,77 +37,132 @@ type keyCache struct {
 	miss atomic.Uint64 // signatures whose A was decompressed (and kept if it decompressed)
 }
 
-// keySet is one set of keyCache: two ways, the one hit or filled last
-// kept when a new key comes.
+// keySet is one set of keyCache.
 type keySet struct {
-	mu   sync.Mutex
-	last int // the way hit or filled last
-	used [2]bool
-	key  [2][32]byte
-	pt   [2][3][5]uint64 // A's X, Y, T limbs
+	seq  atomic.Uint64 // odd while a put writes the set
+	mu   sync.Mutex    // one put at a time
+	fill uint32        // puts into a full set (mu): the victims' order
+	way  [ways]keyWay
 }
 
-// DefaultKeyCache is the key cache tpu's commands give the lanes backend
-// (--sigverify-key-cache): 8,192 keys, about 1.3 MB. The load generator
-// signs with 1,000; a validator's hot fee payers are a few thousand.
-const DefaultKeyCache = 8192
+// keyWay is one key of a set: its bytes, as little-endian words, and
+// its point's X, Y and T limbs (Z is 1).
+type keyWay struct {
+	full atomic.Bool
+	key  [4]atomic.Uint64
+	pt   [15]atomic.Uint64
+}
 
-// keyBytes is what the cache keeps a key (a set's share of it, lock
-// and bookkeeping left out): its bytes and three coordinates.
-const keyBytes = 32 + 3*5*8
+// ways is the keys a set holds. With two, the load generator's 1,000
+// payers in 8,192 keys missed 2.1% of the time (the few sets three of
+// them fell in), and a pair of passes with one miss runs a third
+// exponent chain.
+const ways = 4
+
+// DefaultKeyCache is the key cache tpu's commands give the lanes backend
+// (--sigverify-key-cache): 16,384 keys, 2.7 MB allocated, touched only
+// where keys fall. The load generator signs with 1,000 keys; in 8,192
+// (2,048 sets) five of them fell in one set in about one run of three
+// (0.5% of checks missed), in 16,384 in about one of a hundred. A
+// validator's hot fee payers are a few thousand.
+const DefaultKeyCache = 16384
 
 // newKeyCache returns a cache of at least keys keys (rounded up to a
-// power of two, at least 2), allocated at once.
+// power of two, at least ways), allocated at once.
 func newKeyCache(keys int) *keyCache {
-	keys = max(keys, 2)
-	sets := 1 << bits.Len(uint(keys-1)) / 2
+	keys = max(keys, ways)
+	sets := 1 << bits.Len(uint(keys-1)) / ways
 	return &keyCache{seed: maphash.MakeSeed(), sets: make([]keySet, sets)}
 }
 
 // size is how many keys c holds at most.
-func (c *keyCache) size() int { return 2 * len(c.sets) }
+func (c *keyCache) size() int { return ways * len(c.sets) }
 
+// set returns the set key falls in.
 func (c *keyCache) set(key *[32]byte) *keySet {
 	h := maphash.Comparable(c.seed, *key)
 	return &c.sets[h&uint64(len(c.sets)-1)]
 }
 
-// get sets lane j of p's X, Y and T to key's point and reports whether
-// the cache had it; it leaves p alone if not.
-func (c *keyCache) get(key *[32]byte, p *ext8, j int) bool {
-	s := c.set(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for w := range s.key {
-		if s.used[w] && s.key[w] == *key {
-			for l := 0; l < 5; l++ {
-				p.X[l][j], p.Y[l][j], p.T[l][j] = s.pt[w][0][l], s.pt[w][1][l], s.pt[w][2][l]
-			}
-			s.last = w
-			return true
+// keyWords is key as little-endian words.
+func keyWords(key *[32]byte) [4]uint64 {
+	return [4]uint64{le64(key[0:]), le64(key[8:]), le64(key[16:]), le64(key[24:])}
+}
+
+// has reports whether way x holds key k (a read of a set under way: seq
+// decides whether it counts).
+func (x *keyWay) has(k *[4]uint64) bool {
+	return x.key[0].Load() == k[0] && x.key[1].Load() == k[1] &&
+		x.key[2].Load() == k[2] && x.key[3].Load() == k[3] && x.full.Load()
+}
+
+// get sets lane j of p's X, Y and T to key's point if set s (key's)
+// holds it, and reports whether it did; it leaves p alone if not, and
+// reports a miss if a put was writing s meanwhile.
+func (s *keySet) get(key *[32]byte, p *ext8, j int) bool {
+	v := s.seq.Load()
+	if v&1 != 0 {
+		return false
+	}
+	k := keyWords(key)
+	for w := range s.way {
+		x := &s.way[w]
+		if !x.has(&k) {
+			continue
 		}
+		var pt [15]uint64
+		for i := range pt {
+			pt[i] = x.pt[i].Load()
+		}
+		if s.seq.Load() != v {
+			return false
+		}
+		for l := 0; l < 5; l++ {
+			p.X[l][j], p.Y[l][j], p.T[l][j] = pt[l], pt[5+l], pt[10+l]
+		}
+		return true
 	}
 	return false
 }
 
-// put keeps lane j of p's X, Y and T as key's point, in the way of key's
-// set not hit or filled last (or one another check has just filled with
-// the same key).
+// put keeps lane j of p's X, Y and T as key's point: in the way that
+// holds key already (another check has just kept it), or an empty one,
+// or one chosen at random.
 func (c *keyCache) put(key *[32]byte, p *ext8, j int) {
 	s := c.set(key)
+	k := keyWords(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := 1 - s.last
-	for v := range s.key {
-		if !s.used[v] || s.key[v] == *key {
+	w := -1
+	for v := range s.way {
+		if s.way[v].has(&k) {
 			w = v
 			break
 		}
 	}
-	s.used[w], s.key[w], s.last = true, *key, w
-	for l := 0; l < 5; l++ {
-		s.pt[w][0][l], s.pt[w][1][l], s.pt[w][2][l] = p.X[l][j], p.Y[l][j], p.T[l][j]
+	for v := range s.way {
+		if w < 0 && !s.way[v].full.Load() {
+			w = v
+		}
 	}
+	if w < 0 {
+		// The top bits of a multiplicative hash of the count: each
+		// way in turn about as often, in no order a sender can use.
+		w = int(s.fill * 0x9e3779b9 >> (32 - bits.Len(ways-1)))
+		s.fill++
+	}
+	x := &s.way[w]
+	s.seq.Add(1)
+	for i := range k {
+		x.key[i].Store(k[i])
+	}
+	for l := 0; l < 5; l++ {
+		x.pt[l].Store(p.X[l][j])
+		x.pt[5+l].Store(p.Y[l][j])
+		x.pt[10+l].Store(p.T[l][j])
+	}
+	x.full.Store(true)
+	s.seq.Add(1)
 }
 
 // KeyCacheStats are a key cache's counts since it was made: signatures
@@ -111,7 +174,7 @@ type KeyCacheStats struct {
 }
 
 // WithKeyCache returns b with a cache of the public keys it has checked
-// most recently, decompressed, up to keys of them (about 160 bytes
+// most recently, decompressed, up to keys of them (about 170 bytes
 // each), if b is lanes on a path with the split equation (every path
 // this package picks); any other backend, or keys <= 0, comes back as it
 // is. The cache only saves work: the verdicts are the same.
@@ -151,12 +214,18 @@ func verifyHalvesKeys(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2]
 	type at struct{ k, j int }
 	var miss [2 * lanes]at
 	m, hits := 0, 0
+	var sets [2 * lanes]*keySet
 	for k := 0; k < n; k++ {
 		s[k].prepareHalves(f, checks[k])
 		for j := 0; j < lanes; j++ {
+			sets[k*lanes+j] = keys.set(&s[k].aEnc[j])
+		}
+	}
+	for k := 0; k < n; k++ {
+		for j := 0; j < lanes; j++ {
 			// A lane without a check (or whose check failed its
 			// byte checks) asks for B, as A: counted by neither.
-			if keys.get(&s[k].aEnc[j], &s[k].a, j) {
+			if sets[k*lanes+j].get(&s[k].aEnc[j], &s[k].a, j) {
 				s[k].aOK[j] = true
 				if s[k].pre[j] {
 					hits++

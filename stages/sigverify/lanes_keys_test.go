@@ -23,7 +23,7 @@ func splitPaths() []*lanePath {
 // differential mix and the torsion cases get verify_strict's verdicts on
 // every path, in groups of every size from 1 to 17, first with keys the
 // cache has not seen and then again with them in it; and with a cache of
-// two keys, which they keep evicting from each other.
+// four keys, which they keep evicting from each other.
 func TestKeyCacheVerdicts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(60, 61))
 	cases := diffCases(t, rng, 300)
@@ -36,7 +36,7 @@ func TestKeyCacheVerdicts(t *testing.T) {
 		cases = append(cases, c)
 	}
 	for _, p := range splitPaths() {
-		for _, size := range []int{2, 4096} {
+		for _, size := range []int{ways, 4096} {
 			b := WithKeyCache(lanesBackend{path: p}, size).(lanesBackend)
 			for round, seen := range []string{"new", "seen"} {
 				for g := 1; g <= 17; g++ {
@@ -52,7 +52,7 @@ func TestKeyCacheVerdicts(t *testing.T) {
 					}
 				}
 				st, _ := KeyCacheOf(b)
-				if size > 2 && round == 1 && st.Hits == 0 {
+				if size > ways && round == 1 && st.Hits == 0 {
 					t.Errorf("path %s: no key found in a cache of %d the second time: %+v", p.name, size, st)
 				}
 			}
@@ -125,7 +125,7 @@ func TestKeyCacheCounts(t *testing.T) {
 	cases = append(cases, off)
 	for _, p := range splitPaths() {
 		// A cache whose sets hold these keys (and B, the empty lanes'
-		// A) two at most, so that none is evicted: the sets are chosen
+		// A) four at most, so that none is evicted: the sets are chosen
 		// by a hash seeded at random.
 		var b lanesBackend
 		for spread := false; !spread; {
@@ -133,7 +133,7 @@ func TestKeyCacheCounts(t *testing.T) {
 			per := map[*keySet]int{b.keys.set(&baseEnc): 1}
 			spread = true
 			for i := range cases {
-				if per[b.keys.set(&cases[i].pub)]++; per[b.keys.set(&cases[i].pub)] > 2 {
+				if per[b.keys.set(&cases[i].pub)]++; per[b.keys.set(&cases[i].pub)] > ways {
 					spread = false
 				}
 			}
@@ -165,23 +165,26 @@ func decompresses(enc *[32]byte) bool {
 	return ok[0]
 }
 
-// TestKeyCacheWays: a set keeps the way hit or filled last and gives up
-// the other to a new key; a key kept again takes its own way, not a
-// second one.
+// TestKeyCacheWays: a set of four fills its empty ways first, then gives
+// a way to each new key, the victims spread over all four; a key kept
+// again takes its own way, not a second one; a get while a put writes
+// the set (seq odd) is a miss; sizes round up to a power of two of at
+// least four.
 func TestKeyCacheWays(t *testing.T) {
-	c := newKeyCache(2) // one set: every key in it
-	if c.size() != 2 || len(c.sets) != 1 {
-		t.Fatalf("newKeyCache(2): %d keys in %d sets", c.size(), len(c.sets))
+	c := newKeyCache(ways) // one set: every key in it
+	if c.size() != ways || len(c.sets) != 1 {
+		t.Fatalf("newKeyCache(%d): %d keys in %d sets", ways, c.size(), len(c.sets))
 	}
+	set := &c.sets[0]
 	var p ext8
-	key := func(b byte) *[32]byte { return &[32]byte{b} }
+	key := func(b byte) *[32]byte { return &[32]byte{b, 0, 0, 0, 0, 0, 0, 0, 0, b} }
 	put := func(b byte) {
 		p.X[0][3], p.Y[1][3], p.T[4][3] = uint64(b), uint64(b)+1, uint64(b)+2
 		c.put(key(b), &p, 3)
 	}
 	has := func(b byte) bool {
 		var q ext8
-		if !c.get(key(b), &q, 5) {
+		if !c.set(key(b)).get(key(b), &q, 5) {
 			return false
 		}
 		if q.X[0][5] != uint64(b) || q.Y[1][5] != uint64(b)+1 || q.T[4][5] != uint64(b)+2 {
@@ -189,20 +192,50 @@ func TestKeyCacheWays(t *testing.T) {
 		}
 		return true
 	}
-	put(1)
-	put(2)
-	if !has(1) || !has(2) || !has(1) {
-		t.Fatal("a set of two lost one of two keys")
+	present := func(upto byte) (n int) {
+		for b := byte(1); b <= upto; b++ {
+			if has(b) {
+				n++
+			}
+		}
+		return n
 	}
-	put(3) // 1 was hit last: 2 goes
-	if has(2) || !has(1) || !has(3) {
-		t.Error("the new key did not take the way not used last")
+	for b := byte(1); b <= 4; b++ {
+		put(b)
 	}
-	put(3) // again: its own way
-	if !has(1) || !has(3) {
-		t.Error("a key kept twice took the other way")
+	if present(4) != 4 {
+		t.Fatal("a set of four lost one of four keys")
 	}
-	for _, n := range []struct{ keys, size int }{{0, 2}, {1, 2}, {3, 4}, {4096, 4096}, {5000, 8192}} {
+	put(5)
+	if !has(5) || present(5) != 4 {
+		t.Errorf("after a fifth key: it is there %v, %d of 5 are, want 4", has(5), present(5))
+	}
+	put(5) // again: its own way
+	if !has(5) || present(5) != 4 {
+		t.Errorf("a key kept twice: %d of 5 there, want 4", present(5))
+	}
+	victims := map[int]int{}
+	for b := byte(6); b < 6+16; b++ {
+		put(b)
+		k := keyWords(key(b))
+		for w := range set.way {
+			if set.way[w].has(&k) {
+				victims[w]++
+			}
+		}
+	}
+	if len(victims) != ways {
+		t.Errorf("16 new keys went to ways %v: want all %d", victims, ways)
+	}
+	set.seq.Add(1) // a put writing
+	if has(21) {
+		t.Error("a get while the set is written found its key")
+	}
+	set.seq.Add(1)
+	if !has(21) {
+		t.Error("the last key kept is not found")
+	}
+	for _, n := range []struct{ keys, size int }{{0, 4}, {1, 4}, {5, 8}, {4096, 4096}, {5000, 8192}} {
 		if got := newKeyCache(n.keys).size(); got != n.size {
 			t.Errorf("newKeyCache(%d).size() = %d, want %d", n.keys, got, n.size)
 		}
@@ -215,7 +248,7 @@ func TestKeyCacheWays(t *testing.T) {
 func TestKeyCacheConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(66, 67))
 	cases := diffCases(t, rng, 96)
-	b := WithKeyCache(lanesBackend{path: bestPath}, 8)
+	b := WithKeyCache(lanesBackend{path: bestPath}, 8) // two sets of four
 	if _, ok := KeyCacheOf(b); !ok && bestPath.halves {
 		t.Fatal("no cache on the best path")
 	}
@@ -272,7 +305,7 @@ func TestKeyCacheAllocs(t *testing.T) {
 	cases := diffCases(t, rng, 17)
 	checks := checksOf(cases)
 	for _, p := range splitPaths() {
-		b := WithKeyCache(lanesBackend{path: p}, 2).(lanesBackend) // misses too
+		b := WithKeyCache(lanesBackend{path: p}, ways).(lanesBackend) // misses too
 		for _, n := range []int{8, 16, 17} {
 			b.lanes(checks[:n])
 			if a := testing.AllocsPerRun(10, func() { b.lanes(checks[:n]) }); a != 0 {
