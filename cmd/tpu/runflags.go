@@ -347,13 +347,13 @@ func rpcConfig(f runFlags) *rpc.Config {
 
 // keyCacheUsage is the help text of --sigverify-key-cache (run and
 // verifier).
-const keyCacheUsage = "public keys the lanes backend keeps decompressed (about 170 bytes each, four-way sets chosen by a seeded hash), so that a key seen again skips its decompression (about 5% of a check, net); the verdicts are the same (0: none)"
+const keyCacheUsage = "public keys the lanes backend keeps decompressed (about 170 bytes each, four-way sets chosen by a seeded hash), so that a key seen again skips its decompression (about 5% of an ifma8 check, net); the verdicts are the same (0: none)"
 
 // newBackend is the --sigverify-backend named, with a key cache of
 // --sigverify-key-cache keys where it takes one (sigverify.WithKeyCache).
 func newBackend(name string, keyCache int) (sigverify.Backend, error) {
-	if keyCache < 0 {
-		return nil, fmt.Errorf("--sigverify-key-cache %d: must not be negative (0: none)", keyCache)
+	if keyCache < 0 || keyCache > sigverify.MaxKeyCache {
+		return nil, fmt.Errorf("--sigverify-key-cache %d: must be 0 (none) to %d", keyCache, sigverify.MaxKeyCache)
 	}
 	b, err := sigverify.NewBackend(name)
 	if err != nil {

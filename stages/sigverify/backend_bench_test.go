@@ -174,8 +174,8 @@ func BenchmarkVerifyMany(b *testing.B) {
 	// every op, timed as above: keys=seen, a cache that holds the 64
 	// keys after the first op, so every look-up hits (a sender signing
 	// again); keys=new, a cache of four keys (one set), which the 64
-	// cycle through, the one used longest ago evicted, so every look-up
-	// misses and every key is kept (a flood of new keys); keys=off, no
+	// cycle through, each keeping evicting one of the four, so every
+	// look-up misses and every key is kept (a flood of new keys); keys=off, no
 	// cache on either side, the control: its ratio is 1 but for noise.
 	// The figure for ifma8 is backend=lanes above, without a
 	// cache.

@@ -52,8 +52,9 @@ import (
 // There is no aggregate (random linear combination) equation.
 //
 // path is the field multiplication: portable Go, or assembly the CPU has.
-// keys, if not nil, is the cache of -A's multiples by public key that the
-// ifma8 path asks before it decompresses A (WithKeyCache).
+// keys, if not nil, is the cache of decompressed public keys (A's X, Y
+// and T) that the split equation asks before it decompresses A
+// (WithKeyCache, verifyHalvesKeys).
 type lanesBackend struct {
 	path *lanePath
 	keys *keyCache
@@ -242,8 +243,7 @@ func (s *laneScratch) verify(f *lanePath, keys *keyCache, checks []sigCheck) {
 
 // verifyPair checks up to eight signatures in each of the first n (1 or
 // 2) scratch states, by the path's equation: split k (verifyHalves, or
-// verifyHalvesKeys on ifma8 with a key cache) or the single one
-// (verifySingle).
+// verifyHalvesKeys with a key cache) or the single one (verifySingle).
 func verifyPair(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 	if f.halves && keys != nil {
 		verifyHalvesKeys(f, keys, s, checks, n)

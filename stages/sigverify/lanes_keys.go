@@ -19,8 +19,9 @@ import (
 //
 // It is four-way set associative, the set chosen by a seeded hash of the
 // key (maphash), so that a sender cannot pick keys that evict each other
-// on purpose, and a full set gives a way chosen at random to a new key
-// (five keys that take turns in one set would all miss under LRU). A
+// on purpose, and a full set gives a new key the way a hash of its count
+// of such puts picks, each way in turn about as often (five keys that
+// take turns in one set would all miss under LRU; by turns, about 40%). A
 // miss costs the look-up and the keeping, a few hundred bytes copied,
 // so a flood of new keys costs little (BENCHMARKS.md).
 //
@@ -33,6 +34,7 @@ import (
 type keyCache struct {
 	seed maphash.Seed
 	sets []keySet
+	_    [64]byte      // the counts' line apart from what set reads
 	hits atomic.Uint64 // signatures whose A the cache had
 	miss atomic.Uint64 // signatures whose A was decompressed (and kept if it decompressed)
 }
@@ -62,15 +64,19 @@ const ways = 4
 // DefaultKeyCache is the key cache tpu's commands give the lanes backend
 // (--sigverify-key-cache): 16,384 keys, 2.7 MB allocated, touched only
 // where keys fall. The load generator signs with 1,000 keys; in 8,192
-// (2,048 sets) five of them fell in one set in about one run of three
-// (0.5% of checks missed), in 16,384 in about one of a hundred. A
+// (2,048 sets) five of them fall in one set in about one run of four
+// (one run missed 0.6% of checks so), in 16,384 in about one of forty. A
 // validator's hot fee payers are a few thousand.
 const DefaultKeyCache = 16384
+
+// MaxKeyCache is the largest key cache WithKeyCache makes: 4,194,304
+// keys, about 700 MB; a larger size gets this one.
+const MaxKeyCache = 1 << 22
 
 // newKeyCache returns a cache of at least keys keys (rounded up to a
 // power of two, at least ways), allocated at once.
 func newKeyCache(keys int) *keyCache {
-	keys = max(keys, ways)
+	keys = min(max(keys, ways), MaxKeyCache)
 	sets := 1 << bits.Len(uint(keys-1)) / ways
 	return &keyCache{seed: maphash.MakeSeed(), sets: make([]keySet, sets)}
 }
@@ -127,7 +133,7 @@ func (s *keySet) get(key *[32]byte, p *ext8, j int) bool {
 
 // put keeps lane j of p's X, Y and T as key's point: in the way that
 // holds key already (another check has just kept it), or an empty one,
-// or one chosen at random.
+// or the one the set's count of puts into a full set picks.
 func (c *keyCache) put(key *[32]byte, p *ext8, j int) {
 	s := c.set(key)
 	k := keyWords(key)
@@ -147,7 +153,7 @@ func (c *keyCache) put(key *[32]byte, p *ext8, j int) {
 	}
 	if w < 0 {
 		// The top bits of a multiplicative hash of the count: each
-		// way in turn about as often, in no order a sender can use.
+		// way about as often, in no fixed round.
 		w = int(s.fill * 0x9e3779b9 >> (32 - bits.Len(ways-1)))
 		s.fill++
 	}
@@ -174,10 +180,11 @@ type KeyCacheStats struct {
 }
 
 // WithKeyCache returns b with a cache of the public keys it has checked
-// most recently, decompressed, up to keys of them (about 170 bytes
-// each), if b is lanes on a path with the split equation (every path
-// this package picks); any other backend, or keys <= 0, comes back as it
-// is. The cache only saves work: the verdicts are the same.
+// most recently, decompressed, up to keys of them (about 170 bytes each;
+// at most MaxKeyCache), if b is lanes on a path with the split equation
+// (every path this package picks); any other backend, or keys <= 0,
+// comes back as it is. The cache only saves work: the verdicts are the
+// same.
 func WithKeyCache(b Backend, keys int) Backend {
 	lb, ok := b.(lanesBackend)
 	if !ok || keys <= 0 || !lb.path.halves {
@@ -281,8 +288,12 @@ func verifyHalvesKeys(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2]
 			missed++
 		}
 	}
-	keys.hits.Add(uint64(hits))
-	keys.miss.Add(uint64(missed))
+	if hits > 0 {
+		keys.hits.Add(uint64(hits))
+	}
+	if missed > 0 {
+		keys.miss.Add(uint64(missed))
+	}
 	for k := 0; k < n; k++ {
 		s[k].a.Z = feOne
 		table(f, &s[k].negA, &s[k].negL, &s[k].a)
