@@ -208,6 +208,19 @@ func TestRunBankingPeer(t *testing.T) {
 	if p := s.BankingPeer; p != nil {
 		t.Logf("executed %d; banking: %d profile samples in the run, %d in the bench", s.Executed, p.RunSamples, p.Samples)
 	}
+	// The key cache's figure under load (closed-loop, full batches, the
+	// verifier behind): every signature in the lanes counted once, so no
+	// more than were received, and most of them (the lanes take all but a
+	// last few of a call); the 64 payers, warmed by the ceiling, found.
+	if def, _ := sigverify.NewBackend(""); def != sigverify.WithKeyCache(def, 1) {
+		k := s.KeyCache
+		if k == nil {
+			t.Fatal("no key cache figure in the summary")
+		}
+		if n := k.Hits + k.Misses; n > s.Received || 2*n < s.Received || k.Misses > 64 {
+			t.Errorf("key cache %+v under a closed-loop load of %d received from 64 payers", *k, s.Received)
+		}
+	}
 	if p, sc := s.BankingPeer, s.StageCPU; p == nil || sc == nil || p.Iterations != 20 || p.Transactions != 20*32*128 ||
 		p.Samples <= 0 || p.USPerTx <= 0 || p.RunUSPerTx != sc.Stages["banking"].USPerTx || p.RunSamples != sc.Stages["banking"].Samples ||
 		p.RunSamples <= 0 || p.Ratio != p.RunUSPerTx/p.USPerTx ||

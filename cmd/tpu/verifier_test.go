@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpugo/tpu/remote"
 	"github.com/tpugo/tpu/stages/sigverify"
 )
 
@@ -142,15 +143,21 @@ func TestRunWithRemoteVerifiers(t *testing.T) {
 		}
 		// Its key cache, where its backend takes one: the load's
 		// 1,000 payers, seen again.
+		// It counts each signature it checked in the lanes once: no
+		// more than its stats' signatures.
 		if def, _ := sigverify.NewBackend(""); def != sigverify.WithKeyCache(def, 1) {
 			var size, hits, checked int
 			at := strings.Index(out, "key cache of ")
 			if at < 0 {
 				t.Fatalf("verifier %d: no key cache line:\n%s", i, out)
 			}
+			var vs remote.ServerStats
+			_, js, _ := strings.Cut(out, "stopped; ")
+			js, _, _ = strings.Cut(js, "\n")
 			if _, err := fmt.Sscanf(out[at:], "key cache of %d keys: %d of %d", &size, &hits, &checked); err != nil ||
-				size != sigverify.DefaultKeyCache || hits == 0 || hits > checked {
-				t.Errorf("verifier %d: key cache line (%v): %s", i, err, out[at:])
+				json.Unmarshal([]byte(js), &vs) != nil || size != sigverify.DefaultKeyCache || hits == 0 || hits > checked ||
+				uint64(checked) > vs.Signatures {
+				t.Errorf("verifier %d: key cache line (%v) against its stats %+v: %s", i, err, vs, out[at:])
 			}
 		}
 	}

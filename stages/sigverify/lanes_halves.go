@@ -13,10 +13,24 @@ func verifyHalves(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 		p[k], enc[k], ok[k] = &s[k].a, &s[k].aEnc, &s[k].aOK
 		p[n+k], enc[n+k], ok[n+k] = &s[k].r, &s[k].rPt, &s[k].rOK
 	}
-	pr := pair{f, 2}
-	for i := 0; i < 2*n; i += 2 {
-		pr.decompress([2]*ext8{p[i], p[i+1]}, [2]*[lanes][32]byte{enc[i], enc[i+1]}, [2]*[lanes]bool{ok[i], ok[i+1]})
+	decompressChains(f, &p, &enc, &ok, 2*n)
+	ladderPasses(f, s, checks, n)
+}
+
+// decompressChains decompresses the first c of the points p from enc
+// (setting ok), their exponent chains two at a time (pair); an odd last
+// one goes alone.
+func decompressChains(f *lanePath, p *[4]*ext8, enc *[4]*[lanes][32]byte, ok *[4]*[lanes]bool, c int) {
+	for i := 0; i < c; i += 2 {
+		pair{f, min(2, c-i)}.decompress([2]*ext8{p[i], p[i+1]},
+			[2]*[lanes][32]byte{enc[i], enc[i+1]}, [2]*[lanes]bool{ok[i], ok[i+1]})
 	}
+}
+
+// ladderPasses builds each of the first n passes' tables of -A and -R
+// (A and R decompressed, Z = 1), walks its ladder and sets its checks'
+// verdicts.
+func ladderPasses(f *lanePath, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 	for k := 0; k < n; k++ {
 		table(f, &s[k].negA, &s[k].negL, &s[k].a)
 		table(f, &s[k].negR, &s[k].negRL, &s[k].r)

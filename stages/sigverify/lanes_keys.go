@@ -267,11 +267,7 @@ func verifyHalvesKeys(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2]
 		p[c], enc[c], ok[c] = &mg.a, &mg.enc, &mg.ok
 		c++
 	}
-	for i := 0; i < c; i += 2 {
-		// An odd chain last goes alone (its second is unused).
-		pair{f, min(2, c-i)}.decompress([2]*ext8{p[i], p[i+1]},
-			[2]*[lanes][32]byte{enc[i], enc[i+1]}, [2]*[lanes]bool{ok[i], ok[i+1]})
-	}
+	decompressChains(f, &p, &enc, &ok, c)
 
 	// The new keys to their lanes, and kept.
 	missed := 0
@@ -295,10 +291,7 @@ func verifyHalvesKeys(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2]
 		keys.miss.Add(uint64(missed))
 	}
 	for k := 0; k < n; k++ {
-		s[k].a.Z = feOne
-		table(f, &s[k].negA, &s[k].negL, &s[k].a)
-		table(f, &s[k].negR, &s[k].negRL, &s[k].r)
-		s[k].ladderHalves(f)
-		s[k].finishHalves(f, checks[k])
+		s[k].a.Z = feOne // the cache keeps X, Y, T
 	}
+	ladderPasses(f, s, checks, n)
 }
