@@ -277,6 +277,13 @@ func (c *child) stop(t testing.TB) ServerStats {
 	case st := <-c.stats:
 		return st
 	case <-c.exited:
+		// The stats come before the exit, but a select with both
+		// ready picks either: look for them once more.
+		select {
+		case st := <-c.stats:
+			return st
+		default:
+		}
 		t.Fatal("the verifier process exited without its stats")
 	case <-time.After(time.Minute):
 		t.Fatal("the verifier process did not report its stats")
