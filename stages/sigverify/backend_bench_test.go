@@ -140,14 +140,14 @@ func BenchmarkVerifyMany(b *testing.B) {
 	// A path's hashes eight at a time (sha512x8) and one at a time
 	// (crypto/sha512) back to back in every op, timed as above.
 	for _, p := range lanePaths() {
-		if !p.sha8 {
+		if p.hash == hashEach {
 			continue
 		}
 		b.Run("interleaved=sha8,stdlib/path="+p.name, func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			one := *p
-			one.sha8 = false
+			one.hash = hashEach
 			cpu := interleaved(b, checks, p, &one)
 			n := float64(b.N * len(checks))
 			b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "sha8-cpu-ns/sig")

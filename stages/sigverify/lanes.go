@@ -328,10 +328,10 @@ func (s *laneScratch) prepare(f *lanePath, checks []sigCheck) {
 }
 
 // hashAll sets s.kb[j] and s.kOK[j] for each check j as hashK does: on a
-// path with sha8 (ifma8) the lanes hashed together, elsewhere one at a
-// time.
+// path with a hash of eight (hashX8, hashX4) the lanes hashed together,
+// elsewhere one at a time.
 func (s *laneScratch) hashAll(f *lanePath, checks []sigCheck) {
-	if !f.sha8 {
+	if f.hash == hashEach {
 		for j := range checks {
 			s.kb[j], s.kOK[j] = s.hashK(&checks[j])
 		}
@@ -354,7 +354,7 @@ func (s *laneScratch) hashAll(f *lanePath, checks []sigCheck) {
 		}
 		staged[j] = true
 	}
-	s.sha.run()
+	s.sha.run(f.hash)
 	for j, ok := range staged {
 		if ok {
 			s.sha.sum(j, &s.sum)

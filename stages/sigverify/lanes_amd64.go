@@ -23,14 +23,23 @@ var hasAVX2 = cpu.X86.HasAVX2
 // went from voi's 280 ns to mulModL's 96: split/single 0.90-0.98, median
 // 0.93, in BenchmarkVerifyMany's interleaved runs (it was 0.91-1.05
 // before, and the single equation was kept).
-var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, halves: true, sha8: hasSHA8}
+var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, halves: true, hash: ifmaHash}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
 // limb of an fe8, on the split equation. A pass takes about 3.8 voi
 // signatures' time (2.06-2.15x voi for 64 signatures, 8 passes, in
 // BenchmarkVerifyMany's interleaved runs of 2026-12-06; 4-4.5 before
 // the split equation), so 4 or more go in the lanes.
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 4, halves: true}
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 4, halves: true, hash: hashX4}
+
+// ifmaHash is the ifma8 path's hashing: sha512x8 where the CPU has
+// AVX-512 BW (every CPU with IFMA so far), else sha512x4.
+var ifmaHash = func() int {
+	if hasSHA8 {
+		return hashX8
+	}
+	return hashX4
+}()
 
 // bestPath is the fastest lane path this CPU runs.
 var bestPath = func() *lanePath {

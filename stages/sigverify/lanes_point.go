@@ -22,11 +22,18 @@ type lanePath struct {
 	// path whose doublings are cheap enough (ifma8's were, until e = d S
 	// got cheaper: BENCHMARKS.md).
 	halves bool
-	// sha8: the path hashes R || A || message eight at a time
-	// (sha512x8), not one at a time (crypto/sha512). Only ifma8, where
-	// the CPU has AVX-512 BW.
-	sha8 bool
+	// hash is how the path hashes R || A || message: hashEach, one at a
+	// time (crypto/sha512), or eight at a time (sha8), all in one run of
+	// sha512x8 (hashX8, AVX-512 BW: ifma8) or in two of sha512x4 (hashX4,
+	// AVX2: avx2x4).
+	hash int
 }
+
+const (
+	hashEach = iota
+	hashX8
+	hashX4
+)
 
 const (
 	pathPortable = iota

@@ -8,7 +8,8 @@ import "encoding/binary"
 const sha8Blocks = 11
 
 // sha8 hashes up to eight R || A || message streams at once on the
-// ifma8 path (sha512x8, AVX-512): each lane's stream is copied, padded
+// ifma8 path (sha512x8, AVX-512) and the avx2x4 path (sha512x4 on each
+// half, AVX2): each lane's stream is copied, padded
 // as SHA-512 pads it, into a buffer of its own, and the compression
 // function runs on the eight together, each lane for its own number of
 // blocks. Hashing was 7.5% of a verifier's CPU one signature at a time
@@ -42,13 +43,26 @@ func (h *sha8) set(j int, r, a *[32]byte, msg []byte) bool {
 // skip leaves lane j out of the next run.
 func (h *sha8) skip(j int) { h.blocks[j] = 0 }
 
-// run hashes the lanes set since the last run.
-func (h *sha8) run() {
-	most := uint64(0)
-	for _, n := range h.blocks {
-		most = max(most, n)
+// run hashes the lanes set since the last run: with sha512x8 (kind
+// hashX8) or with sha512x4 on each half (hashX4).
+func (h *sha8) run(kind int) {
+	if kind == hashX8 {
+		sha512x8(&h.buf, &h.blocks, int(most(h.blocks[:])), &h.out)
+		return
 	}
-	sha512x8(&h.buf, &h.blocks, int(most), &h.out)
+	for l := 0; l < lanes; l += 4 {
+		sha512x4((*[4][sha8Blocks * 128]byte)(h.buf[l:l+4]), (*[4]uint64)(h.blocks[l:l+4]),
+			int(most(h.blocks[l:l+4])), &h.out[0][l])
+	}
+}
+
+// most is the largest of n.
+func most(n []uint64) uint64 {
+	m := uint64(0)
+	for _, v := range n {
+		m = max(m, v)
+	}
+	return m
 }
 
 // sum writes lane j's hash.

@@ -3,7 +3,8 @@
 // sha512x8_gen writes sha512x8_amd64.s: SHA-512's compression function
 // on eight messages at once, one per 64-bit element of a ZMM register
 // (AVX-512 F and BW), for the ifma8 path's hashes of R || A || message.
-// Run it with go generate; the output is committed.
+// Run it with go generate (with sha512x8_gen_x4.go, which writes the AVX2
+// version); the output is committed.
 //
 // Registers: the working variables a..h in Z0-Z7 (renamed each round,
 // never moved), the message schedule's 16 words in Z8-Z23, temporaries
@@ -140,7 +141,13 @@ func main() {
 	p("VZEROUPPER")
 	p("RET")
 
-	if err := os.WriteFile("sha512x8_amd64.s", out.Bytes(), 0o644); err != nil {
+	write("sha512x8_amd64.s")
+	genX4() // sha512x8_gen_x4.go
+	write("sha512x4_amd64.s")
+}
+
+func write(name string) {
+	if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

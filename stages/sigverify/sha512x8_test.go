@@ -6,14 +6,35 @@ import (
 	"testing"
 )
 
-// TestSHA512x8 holds sha512x8 to crypto/sha512 lane by lane: every
-// stream length from an empty message to the longest a lane takes
-// (around each block boundary the padding moves across), lanes of
+// shaKinds are the hashes of eight this CPU runs, by name.
+func shaKinds() map[string]int {
+	k := map[string]int{}
+	if hasSHA8 {
+		k["x8"] = hashX8
+	}
+	if hasAVX2 {
+		k["x4"] = hashX4
+	}
+	return k
+}
+
+// TestSHA512x8 holds sha512x8 and sha512x4 to crypto/sha512 lane by
+// lane: every stream length from an empty message to the longest a lane
+// takes (around each block boundary the padding moves across), lanes of
 // different lengths in one run, and lanes left out.
 func TestSHA512x8(t *testing.T) {
 	if !hasSHA8 {
-		t.Skip("no AVX-512 F and BW on this CPU: sha512x8 cannot run here (the ifma8 path hashes one signature at a time)")
+		t.Log("no AVX-512 F and BW on this CPU: sha512x8 cannot run here (the ifma8 path, if any, hashes with sha512x4)")
 	}
+	if !hasAVX2 {
+		t.Skip("no AVX2 on this CPU: neither sha512x8 nor sha512x4 can run here (the lanes hash one signature at a time)")
+	}
+	for name, kind := range shaKinds() {
+		t.Run(name, func(t *testing.T) { testSHA8(t, kind) })
+	}
+}
+
+func testSHA8(t *testing.T, kind int) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var h sha8
 	check := func(name string, r, a *[lanes][32]byte, msgs *[lanes][]byte, in *[lanes]bool) {
@@ -25,7 +46,7 @@ func TestSHA512x8(t *testing.T) {
 				t.Fatalf("%s: lane %d: a %d-byte message did not fit", name, j, len(msgs[j]))
 			}
 		}
-		h.run()
+		h.run(kind)
 		for j := range lanes {
 			if !in[j] {
 				continue
@@ -78,29 +99,33 @@ func fill(rng *rand.Rand, b []byte) {
 }
 
 // BenchmarkSHA512x8 hashes eight transfers' R || A || message (a 200-byte
-// message: three blocks each) at once, against crypto/sha512 one at a
-// time, in one op each, per signature.
+// message: three blocks each) at once, with sha512x8 (x8) and with
+// sha512x4 (x4), against crypto/sha512 one at a time, in one op each,
+// per signature.
 func BenchmarkSHA512x8(b *testing.B) {
 	var r, a [32]byte
 	msg := make([]byte, 200)
-	b.Run("x8", func(b *testing.B) {
-		if !hasSHA8 {
-			b.Skip("no AVX-512 F and BW")
-		}
-		var h sha8
-		var d [64]byte
-		b.ReportAllocs()
-		for b.Loop() {
-			for j := range lanes {
-				h.set(j, &r, &a, msg)
+	for _, name := range []string{"x8", "x4"} {
+		b.Run(name, func(b *testing.B) {
+			kind, ok := shaKinds()[name]
+			if !ok {
+				b.Skip("not on this CPU (x8: AVX-512 F and BW; x4: AVX2)")
 			}
-			h.run()
-			for j := range lanes {
-				h.sum(j, &d)
+			var h sha8
+			var d [64]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				for j := range lanes {
+					h.set(j, &r, &a, msg)
+				}
+				h.run(kind)
+				for j := range lanes {
+					h.sum(j, &d)
+				}
 			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lanes), "ns/sig")
-	})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lanes), "ns/sig")
+		})
+	}
 	b.Run("stdlib", func(b *testing.B) {
 		h := sha512.New()
 		var d [64]byte
