@@ -20,12 +20,12 @@ package main
 import "fmt"
 
 const (
-	x4W      = 8 // temporaries Y8-Y11
-	x4Swap   = "Y12"
-	x4Offs   = "Y13"
-	x4Nblk   = "Y14"
-	x4Mask   = "Y15"
-	x4Frame  = 16 * 32 // W[0..15], one YMM each
+	x4W     = 8 // temporaries Y8-Y11
+	x4Swap  = "Y12"
+	x4Offs  = "Y13"
+	x4Nblk  = "Y14"
+	x4Mask  = "Y15"
+	x4Frame = 16 * 32 // W[0..15], one YMM each
 )
 
 func y(n int) string { return fmt.Sprintf("Y%d", n) }
