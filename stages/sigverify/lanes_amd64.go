@@ -33,12 +33,17 @@ var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, halves: tru
 var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 4, halves: true, hash: hashX4}
 
 // ifmaHash is the ifma8 path's hashing: sha512x8 where the CPU has
-// AVX-512 BW (every CPU with IFMA so far), else sha512x4.
+// AVX-512 BW (every CPU with IFMA so far), else sha512x4 where it has
+// AVX2 (every one with AVX-512, unless a VM hides it), else one at a
+// time.
 var ifmaHash = func() int {
-	if hasSHA8 {
+	switch {
+	case hasSHA8:
 		return hashX8
+	case hasAVX2:
+		return hashX4
 	}
-	return hashX4
+	return hashEach
 }()
 
 // bestPath is the fastest lane path this CPU runs.

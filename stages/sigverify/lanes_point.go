@@ -25,7 +25,7 @@ type lanePath struct {
 	// hash is how the path hashes R || A || message: hashEach, one at a
 	// time (crypto/sha512), or eight at a time (sha8), all in one run of
 	// sha512x8 (hashX8, AVX-512 BW: ifma8) or in two of sha512x4 (hashX4,
-	// AVX2: avx2x4).
+	// AVX2: avx2x4, and ifma8 on a CPU without AVX-512 BW).
 	hash int
 }
 

@@ -23,5 +23,8 @@ func sha512x8(buf *[lanes][sha8Blocks * 128]byte, blocks *[lanes]uint64, maxBloc
 // lane j's hash written to out's word 8w + j (out points into a sha8's
 // out, at its lane 0 or 4).
 //
+// The assembly takes out's rows to be 64 bytes apart: eight lanes.
+const _ = uint(lanes-8) + uint(8-lanes)
+
 //go:noescape
 func sha512x4(buf *[4][sha8Blocks * 128]byte, blocks *[4]uint64, maxBlocks int, out *uint64)

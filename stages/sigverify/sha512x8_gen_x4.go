@@ -4,14 +4,14 @@
 // go generate): it writes sha512x4_amd64.s, SHA-512's compression
 // function on four messages at once, one per 64-bit element of a YMM
 // register, for the avx2x4 path's hashes (which crypto/sha512 did one at
-// a time: about a twentieth of that path's check).
+// a time: about 3% of that path's check).
 //
 // AVX2 has sixteen YMM registers and no rotate, no three-way logic and
 // no masks, so: the working variables a..h in Y0-Y7 (renamed each
 // round, as in sha512x8); the message schedule's 16 words in the frame;
 // temporaries Y8-Y11; the byte-swap shuffle in Y12, the gather's lane
 // offsets in Y13 and the lanes' block counts in Y14; Y15 for the gather's
-// mask and the lanes that have a block. A rotation is two shifts, and
+// mask, the σ and Σ's shifts, and the lanes that have a block. A rotation is two shifts, and
 // each Σ and σ XORs its shifts together with the left and right halves
 // kept apart. The round constants are stored four times over, one per
 // lane, so that each is one memory operand.
@@ -70,8 +70,8 @@ func genX4() {
 	// Rounds 0-15 read the block's words; rounds 16-79 are four turns
 	// of one loop of sixteen rounds, each scheduling its word (the
 	// registers' names come back every eight rounds, the words' slots
-	// every sixteen), with the round constants from BX. Unrolled in
-	// full, the code was about 25 KB a block.
+	// every sixteen), with the round constants from BX: about 9 KB of
+	// code, where unrolled in full it was about 25 KB.
 	reg := [8]int{0, 1, 2, 3, 4, 5, 6, 7} // a..h
 	for t := 0; t < 16; t++ {
 		roundX4(t, reg, fmt.Sprintf("sha512x4K<>+%d(SB)", 32*t))

@@ -49,6 +49,13 @@ func testSHA8(t *testing.T, kind int) {
 		h.run(kind)
 		for j := range lanes {
 			if !in[j] {
+				// A lane left out keeps the initial hash value: no
+				// other lane's (or half's) words were written there.
+				for w := range h.out {
+					if h.out[w][j] != sha512IV[w] {
+						t.Fatalf("%s: lane %d, left out, has word %d %#x", name, j, w, h.out[w][j])
+					}
+				}
 				continue
 			}
 			want := sha512.Sum512(append(append(r[j][:], a[j][:]...), msgs[j]...))
@@ -76,6 +83,19 @@ func testSHA8(t *testing.T, kind int) {
 		fill(rng, buf[:n])
 		check("equal lengths", &r, &a, &msgs, &all)
 	}
+	// One half staged and the other left out whole (sha512x4 runs it
+	// with no blocks), each way round.
+	for half := range 2 {
+		var in [lanes]bool
+		for j := range lanes {
+			in[j] = j/4 == half
+			fill(rng, r[j][:])
+			fill(rng, a[j][:])
+			msgs[j] = make([]byte, rng.IntN(longest+1))
+			fill(rng, msgs[j])
+		}
+		check("one half", &r, &a, &msgs, &in)
+	}
 	for range 2000 {
 		var in [lanes]bool
 		for j := range lanes {
@@ -90,6 +110,12 @@ func testSHA8(t *testing.T, kind int) {
 	if h.set(0, &r[0], &a[0], make([]byte, longest+1)) {
 		t.Fatalf("a %d-byte message fit in %d blocks", longest+1, sha8Blocks)
 	}
+}
+
+// sha512IV is SHA-512's initial hash value (FIPS 180-4, 5.3.5).
+var sha512IV = [8]uint64{
+	0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+	0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179,
 }
 
 func fill(rng *rand.Rand, b []byte) {
