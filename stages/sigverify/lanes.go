@@ -179,7 +179,7 @@ type laneScratch struct {
 	q     ext8
 	q25   ext25 // q on the avx2x4 path (ladderHalves25)
 	c     cached8
-	sha   *sha8           // the ifma8 path's hashes, eight at a time (hashAll)
+	sha   *sha8           // the hashes eight at a time, where the path has them (hashAll)
 	miss  *missGroup      // keys a key cache did not have (verifyHalvesKeys)
 	kb    [lanes][32]byte // k of each lane's check (hashAll)
 	kOK   [lanes]bool     // k of lane j hashed: its byte checks passed

@@ -10,10 +10,10 @@
 // no masks, so: the working variables a..h in Y0-Y7 (renamed each
 // round, as in sha512x8); the message schedule's 16 words in the frame;
 // temporaries Y8-Y11; the byte-swap shuffle in Y12, the gather's lane
-// offsets in Y13 and the lanes' block counts in Y14; Y15 for the gather's
-// mask, the σ and Σ's shifts, and the lanes that have a block. A rotation is two shifts, and
-// each Σ and σ XORs its shifts together with the left and right halves
-// kept apart. The round constants are stored four times over, one per
+// offsets in Y13 and the lanes' block counts in Y14; Y15 for the
+// gather's mask, the σ and Σ's shifts, and the lanes that have a block.
+// A rotation is two shifts, and each Σ and σ XORs its shifts together
+// with the left and right halves kept apart. The round constants are stored four times over, one per
 // lane, so that each is one memory operand.
 package main
 
