@@ -6,16 +6,47 @@ import (
 	"time"
 )
 
-// ThreadCPU counts the thread's own work: a busy loop of 20 ms of wall
-// time adds at least half of that (a shared machine may take the rest).
+// ThreadCPU counts the thread's own work and nothing else: a sleep adds
+// (almost) nothing, which a wall clock would not pass; spinning adds CPU
+// until 20 ms are counted, never more than the wall time it took, which
+// a clock of the whole process would pass while another goroutine burns
+// beside it. The spin ends on the count, not on the wall time, so a
+// loaded machine that gives the thread half a core only makes it slower.
 func TestThreadCPU(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	t0, w0 := ThreadCPU(), time.Now()
-	for time.Since(w0) < 20*time.Millisecond {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	c0 := ThreadCPU()
+	time.Sleep(50 * time.Millisecond)
+	c1, w1 := ThreadCPU(), time.Now()
+	if d := c1 - c0; d < 0 || d > 10*time.Millisecond {
+		t.Fatalf("a 50 ms sleep counted %v of the thread's CPU", d)
 	}
-	if d := ThreadCPU() - t0; d < 10*time.Millisecond || d > time.Second {
-		t.Fatalf("a 20 ms busy loop counted %v of thread CPU", d)
+	deadline := w1.Add(10 * time.Second)
+	x := uint64(1)
+	for {
+		for range 1 << 14 {
+			x = x*6364136223846793005 + 1
+		}
+		c2, w2 := ThreadCPU(), time.Now()
+		if d, wall := c2-c1, w2.Sub(w1); d > wall+2*time.Millisecond {
+			t.Fatalf("%v of thread CPU counted in %v of wall time (x %d)", d, wall, x)
+		} else if d >= 20*time.Millisecond {
+			return
+		}
+		if w2.After(deadline) {
+			t.Fatalf("spinning for 10 s counted %v of the thread's CPU (x %d)", c2-c1, x)
+		}
 	}
 }
 
