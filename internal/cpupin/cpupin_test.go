@@ -2,6 +2,7 @@ package cpupin
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -15,15 +16,10 @@ import (
 func TestThreadCPU(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+	var stop atomic.Bool
+	defer stop.Store(true)
+	go func() { // burns beside the test's thread
+		for !stop.Load() {
 		}
 	}()
 	c0 := ThreadCPU()
