@@ -17,10 +17,10 @@ import (
 // construction: they are scaled to it); the profile itself sampled at
 // least half of that CPU, unscaled; sigverify and banking, the two
 // stages whose CPU is large enough to be sampled surely in a short run,
-// have CPU of their own (banking costs 5-10 us a transfer here, so
-// 30,000 of them give it 15-30 samples of 10 ms: none would be a chance
-// under e^-15, where 12,000 gave 5-10 and once none, on CI); each figure per transaction is its CPU over the
-// transactions executed; /metrics has the same figures; the summary
+// have CPU of their own (banking costs 5-10 us a transfer here: 30,000
+// transfers gave it 12-19 samples of 10 ms in six runs, where 12,000
+// gave 5-10 and, once on CI, none); each figure per transaction is its
+// CPU over the transactions executed; /metrics has the same figures; the summary
 // prints them; and each live line names a limit. That every stage's
 // goroutines carry its label (without which its CPU would count as
 // rest) is checked on the goroutines themselves, in goroutine profiles
