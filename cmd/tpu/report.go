@@ -456,7 +456,7 @@ func (s summary) print(w io.Writer, sent int) {
 			s.SigverifyCeilingTPS, s.CeilingBeforeTPS, s.CeilingAfterTPS, 100*s.CeilingRatio)
 	}
 	if k := s.KeyCache; k != nil {
-		fmt.Fprintf(w, "sigverify key cache of %d keys: %s (warmed by the ceiling before the load)\n", k.Size, keyCacheLine(k.Hits, k.Misses))
+		fmt.Fprintf(w, "sigverify key cache of %d keys: %s (warmed by the ceiling before the load)\n", k.Size, keyCacheLine(k.Hits, k.Misses, k.Combs, k.Tables))
 	}
 	fmt.Fprintf(w, "process: %.2f allocations and %.0f bytes per packet, GC %.1f%% of CPU; banking retained at most %.1f MB\n",
 		s.AllocsPerTx, s.BytesPerTx, s.GCCPUPercent, float64(s.RetainedBytesPeak)/1e6)
@@ -487,13 +487,15 @@ type keyCacheSummary struct {
 	Size   int    `json:"size"` // keys it holds at most
 	Hits   uint64 `json:"hits"`
 	Misses uint64 `json:"misses"`
+	Combs  uint64 `json:"combs"`  // of Hits, checked by their key's comb (its own tables)
+	Tables int    `json:"tables"` // keys with a comb after the drain
 }
 
 // keyCacheLine is a key cache's counts in words.
-func keyCacheLine(hits, misses uint64) string {
+func keyCacheLine(hits, misses, combs uint64, tables int) string {
 	if hits+misses == 0 {
 		return "no signature checked in the lanes"
 	}
-	return fmt.Sprintf("%d of %d signatures' keys seen before (%.1f%%), %d decompressed",
-		hits, hits+misses, 100*float64(hits)/float64(hits+misses), misses)
+	return fmt.Sprintf("%d of %d signatures' keys seen before (%.1f%%), %d decompressed, %d checked by their key's comb (%d keys have one)",
+		hits, hits+misses, 100*float64(hits)/float64(hits+misses), misses, combs, tables)
 }

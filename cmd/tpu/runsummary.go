@@ -56,7 +56,9 @@ func reportRun(env *cliEnv, f runFlags, n *node, r ran) (int, error) {
 	}
 	sum.SigverifyPath = sigverify.PathOf(n.backend)
 	if r.keysOK {
-		sum.KeyCache = &keyCacheSummary{Size: r.keys[1].Size, Hits: r.keys[1].Hits - r.keys[0].Hits, Misses: r.keys[1].Misses - r.keys[0].Misses}
+		k := r.keys
+		sum.KeyCache = &keyCacheSummary{Size: k[1].Size, Hits: k[1].Hits - k[0].Hits, Misses: k[1].Misses - k[0].Misses,
+			Combs: k[1].Combs - k[0].Combs, Tables: k[1].Tables}
 	}
 	if h, ok := g.AccountsHash(); ok {
 		sum.AccountsHash = hashText(h)

@@ -142,7 +142,7 @@ func runVerifier(env *cliEnv, args []string) int {
 	st, _ := json.Marshal(s.Stats())
 	fmt.Fprintf(env.stdout, "tpu verifier: stopped; %s\n", st)
 	if ks, ok := sigverify.KeyCacheOf(backend); ok {
-		fmt.Fprintf(env.stdout, "tpu verifier: key cache of %d keys: %s\n", ks.Size, keyCacheLine(ks.Hits, ks.Misses))
+		fmt.Fprintf(env.stdout, "tpu verifier: key cache of %d keys: %s\n", ks.Size, keyCacheLine(ks.Hits, ks.Misses, ks.Combs, ks.Tables))
 	}
 	return 0
 }

@@ -86,13 +86,20 @@ func (b lanesBackend) chunk() int {
 // Groups of eight go through the lanes; a last group of fewer than the
 // path's voiBelow goes to voi one signature at a time, which is faster
 // for so few (the same verdicts: both are verify_strict).
-func (b lanesBackend) verifyChecks(checks []sigCheck) {
+func (b lanesBackend) verifyChecks(checks []sigCheck) { b.lanes(b.voiTail(checks)) }
+
+// verifyChecksPlain is verifyChecks without the key cache's combs.
+func (b lanesBackend) verifyChecksPlain(checks []sigCheck) { b.lanesPlain(b.voiTail(checks)) }
+
+// voiTail checks with voi the signatures that do not go in the lanes
+// (inLanes) and returns those that do.
+func (b lanesBackend) voiTail(checks []sigCheck) []sigCheck {
 	n := b.path.inLanes(len(checks))
 	for i := n; i < len(checks); i++ {
 		c := &checks[i]
 		c.ok = voiBackend{}.Verify(c.pub, c.msg, c.sig)
 	}
-	b.lanes(checks[:n])
+	return checks[:n]
 }
 
 // inLanes returns how many of n signatures go through the lanes (the
@@ -108,6 +115,16 @@ func (f *lanePath) inLanes(n int) int {
 // pass with as many as are left), whatever their number: two passes at a
 // time (verifyPair) while more than eight are left.
 func (b lanesBackend) lanes(checks []sigCheck) {
+	if b.keys != nil && b.path.comb {
+		b.lanesComb(checks)
+		return
+	}
+	b.lanesPlain(checks)
+}
+
+// lanesPlain is lanes without the key cache's combs: the split equation
+// (or the single one) on every check.
+func (b lanesBackend) lanesPlain(checks []sigCheck) {
 	if len(checks) == 0 {
 		return
 	}
@@ -125,6 +142,11 @@ func (b lanesBackend) lanes(checks []sigCheck) {
 	if len(checks) > 0 {
 		s[0].verify(b.path, b.keys, checks)
 	}
+	freeScratch(s)
+}
+
+// freeScratch gives s's states back to laneScratchFree, as it has room.
+func freeScratch(s [2]*laneScratch) {
 	for _, x := range s {
 		if x == nil {
 			continue
@@ -247,6 +269,11 @@ var laneScratchFree = make(chan *laneScratch, 64)
 // ladder is 128 doublings long, so e = d S mod L goes in as its low and
 // high 128 bits, one table each.
 var baseTable, baseTable128 [129]laneEntry
+
+// baseTable64 and baseTable192 are baseTable for [2^64]B and [2^192]B:
+// with them, a comb's ladder (60 doublings) adds S's digits from four
+// tables.
+var baseTable64, baseTable192 [129]laneEntry
 
 // identity is the neutral point in cached form in every lane: (1, 1, 2, 0).
 var identity = func() (c cached8) {
@@ -497,13 +524,17 @@ func pickBase(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 		v := int(d[j])
 		m := v >> 63 // -1 for a negative digit, else 0
 		a := (v ^ m) - m
-		e := &t[a][m&1]
-		for l := 0; l < 5; l++ {
-			c.YpX[l][j] = e[l]
-			c.YmX[l][j] = e[5+l]
-			c.Z2[l][j] = e[10+l]
-			c.T2d[l][j] = e[15+l]
-		}
+		c.setLane(j, &t[a][m&1])
+	}
+}
+
+// setLane sets lane j of c to the laneEntry form e.
+func (c *cached8) setLane(j int, e *[20]uint64) {
+	for l := 0; l < 5; l++ {
+		c.YpX[l][j] = e[l]
+		c.YmX[l][j] = e[5+l]
+		c.Z2[l][j] = e[10+l]
+		c.T2d[l][j] = e[15+l]
 	}
 }
 

@@ -23,7 +23,7 @@ var hasAVX2 = cpu.X86.HasAVX2
 // went from voi's 280 ns to mulModL's 96: split/single 0.90-0.98, median
 // 0.93, in BenchmarkVerifyMany's interleaved runs (it was 0.91-1.05
 // before, and the single equation was kept).
-var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, halves: true, hash: ifmaHash}
+var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, halves: true, comb: true, hash: ifmaHash}
 
 // avx2Path is the AVX2 path: 4 lanes per register, two registers per
 // limb of an fe8, on the split equation. A pass takes about 3.8 voi
@@ -186,6 +186,13 @@ func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8)
 //
 //go:noescape
 func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[lanes]int8)
+
+// pickCombIFMA sets c to pickComb's result, bit for bit, as pickIFMA
+// does, lane j's entry from its own table t[j]. Each d[j] must lie in
+// [-8, 8]. Only where hasIFMA.
+//
+//go:noescape
+func pickCombIFMA(c *cached8, t *[lanes]*[9]laneEntry, d *[lanes]int8)
 
 // tableLanesIFMA sets tl to t by lane: entry k of lane j in both of its
 // laneEntry forms. Only where hasIFMA.

@@ -163,3 +163,33 @@ func transferChecks(tb testing.TB, n int) []sigCheck {
 	}
 	return checks
 }
+
+// BenchmarkBuildComb builds eight keys' combs side by side (buildComb) on
+// each lane path with combs, the work a key's first repeat costs: ns/key
+// against BenchmarkVerifyMany's ns/sig is what combCredit rests on.
+func BenchmarkBuildComb(b *testing.B) {
+	checks := transferChecks(b, lanes)
+	var keys [lanes][32]byte
+	for j := range keys {
+		keys[j] = *checks[j].pub
+	}
+	var a ext8
+	var ok [lanes]bool
+	pair{portablePath, 1}.decompress([2]*ext8{&a}, [2]*[lanes][32]byte{&keys}, [2]*[lanes]bool{&ok})
+	for _, p := range lanePaths() {
+		if !p.comb {
+			continue
+		}
+		b.Run("path="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			tabs := make([]*combTable, lanes)
+			for j := range tabs {
+				tabs[j] = new(combTable)
+			}
+			for b.Loop() {
+				buildComb(p, &a, tabs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/lanes, "ns/key")
+		})
+	}
+}

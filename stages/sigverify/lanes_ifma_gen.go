@@ -41,6 +41,7 @@ func main() {
 	genPadd(false, true)
 	genPick("pickIFMA", 8*320, 320)
 	genPick("pickBaseIFMA", 0, 0)
+	genPick("pickCombIFMA", -1, 0)
 	genTableLanes()
 	genCanonical()
 	// Into the current directory: go generate runs it in the package's,

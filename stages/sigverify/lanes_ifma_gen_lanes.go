@@ -5,7 +5,10 @@
 
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // emitTranspose8 emits the transpose of the 8x8 block of words in
 // registers r (r[i] word w) into out (out[w] word i): three stages of
@@ -51,25 +54,25 @@ func regs8(first int) (r [8]string) {
 // d *[8]int8): lane j of c from the laneEntry form at entry |d[j]|,
 // lane j, form (d[j] < 0): entries entry bytes apart, lanes lane bytes
 // apart within an entry (entry 0: a base table, 320 bytes an entry,
-// every lane alike). It
+// every lane alike; entry < 0: t is *[8]*[9]laneEntry, lane j's own
+// table at t[j], a key's comb table). It
 // loads each lane's 20 words (three loads) and transposes them into the
 // 20 limb registers of c.
 func genPick(name string, entry, lane int) {
 	base := entry == 0
-	if base {
-		entry = 320
-		fmt.Fprintf(&out, "// func %s(c *cached8, t *[129]laneEntry, d *[8]int8)\n", name)
-		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
-		p("MOVQ c+0(FP), DI")
-		p("MOVQ t+8(FP), SI")
-		p("MOVQ d+16(FP), DX")
-	} else {
-		fmt.Fprintf(&out, "// func %s(c *cached8, tl *laneTable, d *[8]int8)\n", name)
-		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
-		p("MOVQ c+0(FP), DI")
-		p("MOVQ tl+8(FP), SI")
-		p("MOVQ d+16(FP), DX")
+	comb := entry < 0 // per-lane tables: t is *[8]*[9]laneEntry
+	tArg := "tl *laneTable"
+	switch {
+	case comb:
+		entry, tArg = 320, "t *[8]*[9]laneEntry"
+	case base:
+		entry, tArg = 320, "t *[129]laneEntry"
 	}
+	fmt.Fprintf(&out, "// func %s(c *cached8, %s, d *[8]int8)\n", name, tArg)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
+	p("MOVQ c+0(FP), DI")
+	p("MOVQ %s+8(FP), SI", tArg[:strings.IndexByte(tArg, ' ')])
+	p("MOVQ d+16(FP), DX")
 	p("MOVQ $0x0f, AX")
 	p("KMOVW AX, K1")
 	rows := [3][8]string{regs8(0), regs8(8), regs8(16)}
@@ -83,8 +86,12 @@ func genPick(name string, entry, lane int) {
 		p("IMUL3Q $%d, AX, AX", entry)
 		p("ANDQ $160, BX")
 		p("ADDQ BX, AX")
-		p("ADDQ SI, AX")
-		if !base && j > 0 {
+		if comb {
+			p("ADDQ %d(SI), AX", 8*j)
+		} else {
+			p("ADDQ SI, AX")
+		}
+		if !base && !comb && j > 0 {
 			p("ADDQ $%d, AX", j*lane)
 		}
 		p("VMOVDQU64 (AX), %s", rows[0][j])

@@ -26,6 +26,10 @@ import (
 // miss costs the look-up and the keeping, a few hundred bytes copied,
 // so a flood of new keys costs little (BENCHMARKS.md).
 //
+// A key seen again may also get a comb (lanes_comb.go): its own tables,
+// by which its signatures take 60 doublings in place of about 128. The
+// comb hangs off the key's way and leaves with it.
+//
 // Reads take no lock: a set is a sequence lock. A put (one at a time, by
 // the set's mutex) makes seq odd, writes, and makes it even again; a get
 // reads seq, the way, and seq again, and takes what it read only if seq
@@ -39,6 +43,9 @@ type keyCache struct {
 	_    [64]byte      // the counts' line apart from what set reads
 	hits atomic.Uint64 // signatures whose A the cache had
 	miss atomic.Uint64 // signatures whose A was decompressed (and kept if it decompressed)
+	combStats
+	maxTables  int64 // keys with a comb at most (lanes_comb.go)
+	combCredit int   // checks counted for each comb built; 0: no limit (tests)
 }
 
 // keySet is one set of keyCache.
@@ -55,6 +62,7 @@ type keyWay struct {
 	full atomic.Bool
 	key  [4]atomic.Uint64
 	pt   [15]atomic.Uint64
+	comb atomic.Pointer[combTable] // the key's comb, if it has one (and carries its key)
 }
 
 // ways is the keys a set holds. With two, the load generator's 1,000
@@ -64,8 +72,9 @@ type keyWay struct {
 const ways = 4
 
 // DefaultKeyCache is the key cache tpu's commands give the lanes backend
-// (--sigverify-key-cache): 16,384 keys, 2.7 MB allocated, touched only
-// where keys fall. The load generator signs with 1,000 keys; in 8,192
+// (--sigverify-key-cache): 16,384 keys, 2.8 MB allocated, touched only
+// where keys fall, and combs for up to 4,096 of them, 11.5 KB each (47
+// MB at most), allocated as they are built. The load generator signs with 1,000 keys; in 8,192
 // (2,048 sets) five of them fall in one set in about one run of four
 // (one run missed 0.6% of checks so), in 16,384 in about one of forty. A
 // validator's hot fee payers are a few thousand.
@@ -75,12 +84,17 @@ const DefaultKeyCache = 16384
 // keys, about 700 MB; a larger size gets this one.
 const MaxKeyCache = 1 << 22
 
+// maxCombs bounds the combs a cache keeps (a quarter of its keys at
+// most): 16,384 combs are 190 MB.
+const maxCombs = 1 << 14
+
 // newKeyCache returns a cache of at least keys keys (rounded up to a
 // power of two, at least ways), allocated at once.
 func newKeyCache(keys int) *keyCache {
 	keys = min(max(keys, ways), MaxKeyCache)
 	sets := 1 << bits.Len(uint(keys-1)) / ways
-	c := &keyCache{seed: maphash.MakeSeed(), sets: make([]keySet, sets)}
+	c := &keyCache{seed: maphash.MakeSeed(), sets: make([]keySet, sets), combCredit: combCredit}
+	c.maxTables = int64(min(max(c.size()/4, 1), maxCombs))
 	c.base = c.set(&baseEnc)
 	return c
 }
@@ -174,6 +188,10 @@ func (c *keyCache) put(key *[32]byte, p *ext8, j int) {
 		s.fill++
 	}
 	x := &s.way[w]
+	if t := x.comb.Load(); t != nil && t.key != k {
+		x.comb.Store(nil) // the comb goes with its key
+		c.tables.Add(-1)
+	}
 	s.seq.Add(1)
 	for i := range k {
 		x.key[i].Store(k[i])
@@ -192,15 +210,18 @@ func (c *keyCache) put(key *[32]byte, p *ext8, j int) {
 // those whose key it did not have (decompressed, then kept).
 type KeyCacheStats struct {
 	Hits, Misses uint64
-	Size         int // keys it holds at most
+	Size         int    // keys it holds at most
+	Combs        uint64 // of Hits, signatures checked by their key's comb (lanes_comb.go)
+	Tables       int    // keys with a comb now: at most a quarter of Size, and maxCombs
 }
 
 // WithKeyCache returns b with a cache of the public keys it has checked
 // most recently, decompressed, up to keys of them (about 170 bytes each;
 // at most MaxKeyCache), if b is lanes on a path with the split equation
 // (every path this package picks); any other backend, or keys <= 0,
-// comes back as it is. The cache only saves work: the verdicts are the
-// same.
+// comes back as it is. On a path with combs (ifma8, portable), a quarter
+// of the keys at most (and maxCombs) also get one, 11.5 KB each
+// (lanes_comb.go). The cache only saves work: the verdicts are the same.
 func WithKeyCache(b Backend, keys int) Backend {
 	lb, ok := b.(lanesBackend)
 	if !ok || keys <= 0 || !lb.path.halves {
@@ -217,7 +238,9 @@ func KeyCacheOf(b Backend) (KeyCacheStats, bool) {
 	if !ok || lb.keys == nil {
 		return KeyCacheStats{}, false
 	}
-	return KeyCacheStats{Hits: lb.keys.hits.Load(), Misses: lb.keys.miss.Load(), Size: lb.keys.size()}, true
+	k := lb.keys
+	return KeyCacheStats{Hits: k.hits.Load(), Misses: k.miss.Load(), Size: k.size(),
+		Combs: k.combHits.Load(), Tables: int(k.tables.Load())}, true
 }
 
 // missGroup is where verifyHalvesKeys decompresses up to eight keys the
@@ -235,6 +258,7 @@ type missGroup struct {
 // in place of two, and one with a few new keys a third chain.
 func verifyHalvesKeys(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2][]sigCheck, n int) {
 	type at struct{ k, j int }
+	var build combBuild // keys seen before, without a comb
 	var miss [2 * lanes]at
 	m, hits := 0, 0
 	// Each key's set first, its lines asked for (prefetch) before the
@@ -261,6 +285,9 @@ func verifyHalvesKeys(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2]
 				s[k].aOK[j] = true
 				if s[k].pre[j] {
 					hits++
+					if f.comb {
+						build.add(keys, sets[k*lanes+j], &s[k].a, j, &s[k].aEnc[j])
+					}
 				}
 				continue
 			}
@@ -319,4 +346,8 @@ func verifyHalvesKeys(f *lanePath, keys *keyCache, s [2]*laneScratch, checks [2]
 		s[k].a.Z = feOne // the cache keeps X, Y, T
 	}
 	ladderPasses(f, s, checks, n)
+	if f.comb {
+		keys.credit(hits + missed)
+		build.run(f, keys)
+	}
 }

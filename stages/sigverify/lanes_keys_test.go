@@ -193,7 +193,14 @@ func TestKeyCacheCounts(t *testing.T) {
 				}
 			}
 		}
-		for round, want := range []KeyCacheStats{{Hits: 0, Misses: 13, Size: 64}, {Hits: 12, Misses: 14, Size: 64}} {
+		// On a path with combs, the second round's hits gather eight
+		// keys (combBuild) and the 25 checks so far pay for one
+		// (combCredit): too few keys for a pass by combs.
+		tables := 0
+		if p.comb {
+			tables = 25 / combCredit
+		}
+		for round, want := range []KeyCacheStats{{Hits: 0, Misses: 13, Size: 64}, {Hits: 12, Misses: 14, Size: 64, Tables: tables}} {
 			checks := checksOf(cases)
 			b.lanes(checks)
 			for i, c := range cases {
@@ -299,34 +306,52 @@ func TestKeyCacheWays(t *testing.T) {
 
 // TestKeyCacheConcurrent: four goroutines check the same signatures
 // through one small cache (eight keys, evicted all the time) and get
-// the verdicts right; under -race, the sets' locks are checked too.
+// the verdicts right; and again with a third of the signatures through
+// one of 64 keys that builds a comb for every key seen twice, so that
+// combs are built, published, read and dropped (the 32 keys overflow a
+// few of its sets) with their keys side by side. Under
+// -race, the sets' locks are checked too.
 func TestKeyCacheConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(66, 67))
 	cases := diffCases(t, rng, 96)
-	b := WithKeyCache(lanesBackend{path: bestPath}, 8) // two sets of four
-	if _, ok := KeyCacheOf(b); !ok && bestPath.halves {
-		t.Fatal("no cache on the best path")
-	}
-	var wg sync.WaitGroup
-	errs := make(chan string, 4)
-	for w := 0; w < 4; w++ {
-		wg.Go(func() {
-			for r := 0; r < 3; r++ {
-				checks := checksOf(cases)
-				b.(interface{ verifyChecks([]sigCheck) }).verifyChecks(checks)
-				for i, c := range cases {
-					if checks[i].ok != c.want {
-						errs <- c.name
-						return
+	for _, size := range []int{8, 64} {
+		b := WithKeyCache(lanesBackend{path: bestPath}, size)
+		lb, ok := b.(lanesBackend)
+		if !ok || lb.keys == nil {
+			if bestPath.halves {
+				t.Fatal("no cache on the best path")
+			}
+			continue
+		}
+		cases := cases
+		if size == 64 {
+			lb.keys.combCredit, lb.keys.maxTables = 0, 64
+			cases = cases[:32]
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 4)
+		for w := 0; w < 4; w++ {
+			wg.Go(func() {
+				for r := 0; r < 3; r++ {
+					checks := checksOf(cases)
+					lb.verifyChecks(checks)
+					for i, c := range cases {
+						if checks[i].ok != c.want {
+							errs <- c.name
+							return
+						}
 					}
 				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for name := range errs {
-		t.Errorf("a wrong verdict under concurrent use: %s", name)
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for name := range errs {
+			t.Errorf("cache of %d: a wrong verdict under concurrent use: %s", size, name)
+		}
+		if st, _ := KeyCacheOf(b); bestPath.comb && size == 64 && st.Combs == 0 {
+			t.Errorf("cache of 64: %+v: want checks by combs", st)
+		}
 	}
 }
 
@@ -354,18 +379,31 @@ func TestWithKeyCache(t *testing.T) {
 }
 
 // TestKeyCacheAllocs: with a cache, a call allocates nothing once its
-// scratch states (and their groups of new keys) are on the free list.
+// scratch states (and their groups of new keys) are on the free list:
+// with keys that keep missing and no combs to build (a comb is allocated
+// when it is built, and a cache of four keys would keep building them),
+// and with every key's comb built.
 func TestKeyCacheAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(68, 69))
 	cases := diffCases(t, rng, 17)
 	checks := checksOf(cases)
 	for _, p := range splitPaths() {
-		b := WithKeyCache(lanesBackend{path: p}, ways).(lanesBackend) // misses too
-		for _, n := range []int{8, 16, 17} {
-			b.lanes(checks[:n])
-			if a := testing.AllocsPerRun(10, func() { b.lanes(checks[:n]) }); a != 0 {
-				t.Errorf("path %s, %d signatures: %v allocations a call, want 0", p.name, n, a)
+		miss := WithKeyCache(lanesBackend{path: p}, ways).(lanesBackend) // misses too
+		miss.keys.maxTables = 0
+		combs := WithKeyCache(lanesBackend{path: p}, 4096).(lanesBackend)
+		combs.keys.combCredit = 0
+		for _, b := range []lanesBackend{miss, combs} {
+			for _, n := range []int{8, 16, 17} {
+				for range 3 { // seen, then its combs built
+					b.lanes(checks[:n])
+				}
+				if a := testing.AllocsPerRun(10, func() { b.lanes(checks[:n]) }); a != 0 {
+					t.Errorf("path %s, cache of %d, %d signatures: %v allocations a call, want 0", p.name, b.keys.size(), n, a)
+				}
 			}
+		}
+		if st, _ := KeyCacheOf(combs); p.comb && st.Combs == 0 {
+			t.Errorf("path %s: no check by a comb", p.name)
 		}
 	}
 }

@@ -45,6 +45,9 @@ func tableLanesIFMA(tl *laneTable, t *table8) { panic("sigverify: no ifma8 path 
 func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 	panic("sigverify: no ifma8 path on this platform")
 }
+func pickCombIFMA(c *cached8, t *[lanes]*[9]laneEntry, d *[lanes]int8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
 
 // ifmaPath is nil: there is no ifma8 path here.
 var ifmaPath *lanePath

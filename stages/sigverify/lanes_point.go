@@ -22,6 +22,11 @@ type lanePath struct {
 	// path whose doublings are cheap enough (ifma8's were, until e = d S
 	// got cheaper: BENCHMARKS.md).
 	halves bool
+	// comb: with a key cache, a key seen often gets a comb of its own
+	// tables (lanes_comb.go), and its signatures take the single
+	// equation with 60 doublings. Not on avx2x4, whose ladder keeps its
+	// point in radix 2^25.5 (not tried there).
+	comb bool
 	// hash is how the path hashes R || A || message: hashEach, one at a
 	// time (crypto/sha512), or eight at a time (sha8), all in one run of
 	// sha512x8 (hashX8, AVX-512 BW: ifma8) or in two of sha512x4 (hashX4,
@@ -44,7 +49,7 @@ const (
 // portablePath is the reference the others are tested against; it is
 // slower than voi even for 8 signatures, but someone who asks for it
 // gets it, so it never hands a group to voi.
-var portablePath = &lanePath{name: "portable", kind: pathPortable, halves: true}
+var portablePath = &lanePath{name: "portable", kind: pathPortable, halves: true, comb: true}
 
 // mul sets z = a * b; loose in and out; z may alias a or b.
 func (f *lanePath) mul(z, a, b *fe8) {
@@ -183,11 +188,12 @@ func init() {
 	b.Z = feOne
 	portablePath.mul(&b.T, &b.X, &b.Y)
 	baseEnc = b.Y.bytes(0)
-	buildBaseTable(&baseTable, &b)
-	for i := 0; i < 128; i++ {
-		portablePath.dbl(&b, &b, true)
+	for _, t := range []*[129]laneEntry{&baseTable, &baseTable64, &baseTable128, &baseTable192} {
+		buildBaseTable(t, &b)
+		for i := 0; i < 64; i++ {
+			portablePath.dbl(&b, &b, true)
+		}
 	}
-	buildBaseTable(&baseTable128, &b)
 }
 
 // buildBaseTable sets t to [0]P ... [128]P, P in every lane of b, each

@@ -500,73 +500,81 @@ func TestRadix256(t *testing.T) {
 }
 
 // TestBaseTable checks baseTable's entries against [n]B computed with
-// voi, and baseTable128's against [n 2^128]B: entry n's positive form is
-// (Y+X, Y-X, 2Z, 2dT) of its multiple (entry 0 the identity), and its
-// negative form has Y+X and Y-X swapped, the same 2Z, and a 2dT that
-// sums with the positive one's to 0.
+// voi, and those of baseTable64, baseTable128 and baseTable192 against
+// [n 2^64]B, [n 2^128]B and [n 2^192]B (checkEntry says how).
 func TestBaseTable(t *testing.T) {
-	var two128 [32]byte
-	two128[16] = 1
-	for _, tc := range []struct {
-		name  string
-		table *[129]laneEntry
-		unit  [32]byte // the entries are multiples of [unit]B
-	}{{"baseTable", &baseTable, [32]byte{0: 1}}, {"baseTable128", &baseTable128, two128}} {
-		t.Run(tc.name, func(t *testing.T) { checkBaseTable(t, tc.table, &tc.unit) })
+	for i, table := range combBase {
+		var unit [32]byte // the entries are multiples of [2^(64i)]B
+		unit[8*i] = 1
+		t.Run(fmt.Sprintf("2^%d", 64*i), func(t *testing.T) { checkBaseTable(t, table, &unit) })
 	}
 }
 
 func checkBaseTable(t *testing.T, table *[129]laneEntry, unit *[32]byte) {
-	// The identity (1, 1, 2, 0), halved as every entry is: Y+X and Y-X
-	// 1/2 = (p + 1) / 2 = 2^254 - 9, 2Z 1.
-	half := [5]uint64{mask51 - 8, mask51, mask51, mask51, 1<<50 - 1}
-	var id [20]uint64
-	copy(id[0:], half[:])
-	copy(id[5:], half[:])
-	id[10] = 1
-	if e := table[0]; e != (laneEntry{id, id}) {
-		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0) halved in both forms", e)
-	}
+	checkIdentityEntry(t, &table[0])
 	var u scalar.Scalar
 	if _, err := u.SetBytesModOrder(unit[:]); err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n < len(table); n++ {
-		e := &table[n]
-		var ypx, ymx, z2, t2d, nt fe8
-		for l := 0; l < 5; l++ {
-			ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e[0][l], e[0][5+l], e[0][10+l], e[0][15+l], e[1][15+l]
-			if e[1][l] != e[0][5+l] || e[1][5+l] != e[0][l] || e[1][10+l] != e[0][10+l] {
-				t.Fatalf("entry %d: negative form %x is not the positive %x with Y+X and Y-X swapped", n, e[1], e[0])
-			}
-		}
-		checkLoose(t, "entry", &ypx)
-		if z2 != (fe8{{1}}) {
-			t.Fatalf("entry %d: 2Z = %x, want 1 (Z = 1 and the entry halved, for paddBase)", n, z2[:][0])
-		}
-		// y = (ypx + ymx) / z2, x = (ypx - ymx) / z2.
-		var y, x, zi, sum fe8
-		portablePath.add(&y, &ypx, &ymx)
-		portablePath.sub(&x, &ypx, &ymx)
-		portablePath.invert(&zi, &z2)
-		portablePath.mul(&y, &y, &zi)
-		portablePath.mul(&x, &x, &zi)
-		enc := y.bytes(0)
-		if x.negative(0) {
-			enc[31] |= 0x80
-		}
 		s := scalar.NewFromUint64(uint64(n))
 		s.Mul(s, &u)
 		want := curve.NewEdwardsPoint().MulBasepoint(curve.ED25519_BASEPOINT_TABLE, s)
-		var wantEnc curve.CompressedEdwardsY
-		wantEnc.SetEdwardsPoint(want)
-		if enc != wantEnc {
-			t.Fatalf("entry %d: encodes %x, [%d]B is %x", n, enc, n, wantEnc)
+		checkEntry(t, fmt.Sprintf("entry %d", n), &table[n], want)
+	}
+}
+
+// checkIdentityEntry fails t unless e is the identity (1, 1, 2, 0), halved
+// as every entry is: Y+X and Y-X 1/2 = (p + 1) / 2 = 2^254 - 9, 2Z 1.
+func checkIdentityEntry(t *testing.T, e *laneEntry) {
+	t.Helper()
+	half := [5]uint64{mask51 - 8, mask51, mask51, mask51, 1<<50 - 1}
+	var id [20]uint64
+	copy(id[0:], half[:])
+	copy(id[5:], half[:])
+	id[10] = 1
+	if *e != (laneEntry{id, id}) {
+		t.Fatalf("entry 0 = %x, want the identity (1, 1, 2, 0) halved in both forms", *e)
+	}
+}
+
+// checkEntry fails t unless e is want with Z = 1, halved, in both forms:
+// the negative form has Y+X and Y-X swapped, the same 2Z, and a 2dT that
+// sums with the positive one's to 0.
+func checkEntry(t *testing.T, name string, e *laneEntry, want *curve.EdwardsPoint) {
+	t.Helper()
+	var ypx, ymx, z2, t2d, nt fe8
+	for l := 0; l < 5; l++ {
+		ypx[l][0], ymx[l][0], z2[l][0], t2d[l][0], nt[l][0] = e[0][l], e[0][5+l], e[0][10+l], e[0][15+l], e[1][15+l]
+		if e[1][l] != e[0][5+l] || e[1][5+l] != e[0][l] || e[1][10+l] != e[0][10+l] {
+			t.Fatalf("%s: negative form %x is not the positive %x with Y+X and Y-X swapped", name, e[1], e[0])
 		}
-		portablePath.add(&sum, &t2d, &nt)
-		if sum.bytes(0) != ([32]byte{}) {
-			t.Fatalf("entry %d: 2dT + negated 2dT = %x", n, sum.bytes(0))
-		}
+	}
+	checkLoose(t, name, &ypx)
+	if z2 != (fe8{{1}}) {
+		t.Fatalf("%s: 2Z = %x, want 1 (Z = 1 and the entry halved, for paddBase)", name, z2[:][0])
+	}
+	// y = ypx + ymx, x = ypx - ymx (2Z = 1).
+	var y, x, dxy, sum fe8
+	portablePath.add(&y, &ypx, &ymx)
+	portablePath.sub(&x, &ypx, &ymx)
+	enc := y.bytes(0)
+	if x.negative(0) {
+		enc[31] |= 0x80
+	}
+	var wantEnc curve.CompressedEdwardsY
+	wantEnc.SetEdwardsPoint(want)
+	if enc != wantEnc {
+		t.Fatalf("%s: encodes %x, want %x", name, enc, wantEnc)
+	}
+	portablePath.mul(&dxy, &x, &y)
+	portablePath.mul(&dxy, &dxy, &feD)
+	if dxy.bytes(0) != t2d.bytes(0) {
+		t.Fatalf("%s: 2dT is %x, want d x y = %x (halved)", name, t2d.bytes(0), dxy.bytes(0))
+	}
+	portablePath.add(&sum, &t2d, &nt)
+	if sum.bytes(0) != ([32]byte{}) {
+		t.Fatalf("%s: 2dT + negated 2dT = %x", name, sum.bytes(0))
 	}
 }
 

@@ -1,0 +1,405 @@
+package sigverify
+
+// A comb is what a key cache keeps for a key it has seen often enough:
+// [i 2^(64m)](-A) for m = 0..3 and i = 0..8 (combTable), so that a
+// signature by that key is checked by the single equation, [k](-A) +
+// [S]B against R, with 60 doublings in place of the split equation's
+// about 128: k's 64 radix-16 digits go in four at a step, digit 16m+t from
+// -A's table m at step t, and S's 32 radix-256 digits four at every
+// other step, from B's tables at 2^0, 2^64, 2^128 and 2^192. No split
+// of k, no e = d S, no R decompressed and no tables of -A and -R built
+// per pass: R is compared as the single equation compares it, by the
+// encoding of the sum (finish), one exponent chain, as R's
+// decompression took. The tables' entries have Z = 1, as the base
+// tables' do, so every addition is a mixed one (paddBase).
+//
+// A comb costs about a check to build (64 doublings for each of three
+// points, 28 additions and an inversion, eight keys side by side:
+// BenchmarkBuildComb), and 11.5 KB: a key gets one when the cache
+// already had its point (it was seen before), while the cache's count of
+// checks since the last builds pays for it (combCredit checks a key),
+// and while fewer than maxTables keys have one. A flood of new keys, each
+// sent twice, so costs at most a 1/combCredit share of a build per check.
+
+import (
+	"sync/atomic"
+)
+
+// combTable is one key's comb: e[m][i] is [i 2^(64m)](-A) in both
+// laneEntry forms, Z = 1 and halved as baseTable's entries (e[m][0] the
+// identity). It never changes once published (keyCache.putComb), and
+// carries its key, so a reader that finds it for a key needs no lock.
+type combTable struct {
+	key [4]uint64 // keyWords of A
+	e   [4][9]laneEntry
+}
+
+// combCredit is how many checks a key cache counts for each comb it
+// builds: a build took 0.9 of a cold check's CPU on ifma8 (6.5 us a key
+// against 7.2 a signature, BenchmarkBuildComb and BenchmarkVerifyMany),
+// so a flood of keys each seen twice costs about 6% more at most.
+const combCredit = 16
+
+// combCreditCap bounds the credit a cache saves up, so that a flood after
+// a long quiet run builds no more at once than a few hundred keys.
+const combCreditCap = 512 * combCredit
+
+// combNone is the table of a lane without a check: its digits are 0, so
+// only its identities are read.
+var combNone = func() (t combTable) {
+	for m := range t.e {
+		for i := range t.e[m] {
+			t.e[m][i] = baseTable[0]
+		}
+	}
+	return t
+}()
+
+// combBase are B's tables at 2^0, 2^64, 2^128 and 2^192, for S's
+// radix-256 digits on a comb's ladder.
+var combBase = [4]*[129]laneEntry{&baseTable, &baseTable64, &baseTable128, &baseTable192}
+
+// combOf returns key's comb if the cache has one.
+func (c *keyCache) combOf(key *[32]byte) *combTable {
+	s := c.set(key)
+	k := keyWords(key)
+	for w := range s.way {
+		if t := s.way[w].comb.Load(); t != nil && t.key == k {
+			return t
+		}
+	}
+	return nil
+}
+
+// wantsComb reports whether key, whose point set s holds, should get a
+// comb: it has none, and there is room for one.
+func (c *keyCache) wantsComb(s *keySet, key *[32]byte) bool {
+	if c.tables.Load() >= c.maxTables {
+		return false
+	}
+	k := keyWords(key)
+	for w := range s.way {
+		if t := s.way[w].comb.Load(); t != nil && t.key == k {
+			return false
+		}
+	}
+	return true
+}
+
+// credit counts n checks toward the next builds.
+func (c *keyCache) credit(n int) {
+	if c.combCredit > 0 && c.creditLeft.Load() < combCreditCap {
+		c.creditLeft.Add(int64(n))
+	}
+}
+
+// spend takes the credit of up to n builds and returns how many it took.
+func (c *keyCache) spend(n int) int {
+	if c.combCredit == 0 {
+		return n
+	}
+	for {
+		have := c.creditLeft.Load()
+		take := min(int64(n), have/int64(c.combCredit))
+		if take <= 0 {
+			return 0
+		}
+		if c.creditLeft.CompareAndSwap(have, have-take*int64(c.combCredit)) {
+			return int(take)
+		}
+	}
+}
+
+// putComb publishes t in the way that holds its key's point, if one
+// still does, has no comb yet, and the cache has room; else t is
+// dropped.
+func (c *keyCache) putComb(key *[32]byte, t *combTable) {
+	s := c.set(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.way {
+		x := &s.way[w]
+		if !x.has(&t.key) {
+			continue
+		}
+		if x.comb.Load() == nil && c.tables.Load() < c.maxTables {
+			x.comb.Store(t)
+			c.tables.Add(1)
+		}
+		return
+	}
+}
+
+// combBuild gathers up to eight keys a pass of verifyHalvesKeys found
+// in the cache without a comb, their points side by side.
+type combBuild struct {
+	a    ext8
+	keys [lanes][32]byte
+	n    int
+}
+
+// add gathers key (set s's, its point in lane j of p) if it wants a comb
+// and is not gathered already.
+func (b *combBuild) add(c *keyCache, s *keySet, p *ext8, j int, key *[32]byte) {
+	if b.n == lanes || !c.wantsComb(s, key) {
+		return
+	}
+	for i := range b.n {
+		if b.keys[i] == *key {
+			return
+		}
+	}
+	for l := 0; l < 5; l++ {
+		b.a.X[l][b.n], b.a.Y[l][b.n], b.a.T[l][b.n] = p.X[l][j], p.Y[l][j], p.T[l][j]
+	}
+	b.keys[b.n] = *key
+	b.n++
+}
+
+// run builds the combs the cache's credit pays for.
+func (b *combBuild) run(f *lanePath, c *keyCache) {
+	if b.n == 0 {
+		return
+	}
+	if n := c.spend(b.n); n > 0 {
+		buildCombs(f, c, &b.a, b.keys[:n])
+	}
+}
+
+// buildCombs builds a comb for each of keys, A in lane j of a (X, Y and
+// T; Z is taken as 1), and publishes it.
+func buildCombs(f *lanePath, c *keyCache, a *ext8, keys [][32]byte) {
+	tabs := make([]*combTable, len(keys))
+	for j := range keys {
+		tabs[j] = &combTable{key: keyWords(&keys[j])}
+	}
+	buildComb(f, a, tabs)
+	for j, t := range tabs {
+		c.putComb(&keys[j], t)
+	}
+}
+
+// buildComb sets tabs[j] to the comb of the point in lane j of a (Z taken
+// as 1): -A, then [2^64], [2^128] and [2^192] of it by doublings, each
+// point's multiples 2..8 by additions, and all 32 points per lane to Z =
+// 1 with one inversion (Montgomery's trick).
+func buildComb(f *lanePath, a *ext8, tabs []*combTable) {
+	p := *a
+	p.Z = feOne
+	f.neg(&p.X, &p.X)
+	f.neg(&p.T, &p.T)
+	pts := new([4 * 8]ext8) // pts[8m+i-1] = [i 2^(64m)](-A)
+	for m := 0; m < 4; m++ {
+		for i := 0; m > 0 && i < 64; i++ {
+			f.dbl(&p, &p, i == 63)
+		}
+		var c cached8
+		f.toCached(&c, &p)
+		pts[8*m] = p
+		for i := 1; i < 8; i++ {
+			f.padd(&pts[8*m+i], &pts[8*m+i-1], &c)
+		}
+	}
+	var pre [len(pts)]fe8 // pre[i] = Z_0 ... Z_i
+	pre[0] = pts[0].Z
+	for i := 1; i < len(pts); i++ {
+		f.mul(&pre[i], &pre[i-1], &pts[i].Z)
+	}
+	var inv fe8 // 1 / (Z_0 ... Z_i), i going down
+	f.invert(&inv, &pre[len(pts)-1])
+	for i := len(pts) - 1; i >= 0; i-- {
+		zi := inv
+		if i > 0 {
+			f.mul(&zi, &inv, &pre[i-1])
+			f.mul(&inv, &inv, &pts[i].Z)
+		}
+		var e [2][lanes][20]uint64
+		halvedEntry(f, &e, &pts[i], &zi)
+		for j, t := range tabs {
+			t.e[i/8][i%8+1] = laneEntry{e[0][j], e[1][j]}
+		}
+	}
+	for _, t := range tabs {
+		for m := range t.e {
+			t.e[m][0] = baseTable[0]
+		}
+	}
+}
+
+// halvedEntry sets e to p's entry in each lane, in both laneEntry forms,
+// as buildBaseTable makes them: with Z = 1 (zi is 1/Z) and halved,
+// ((y+x)/2, (y-x)/2, 1, d x y), and the negated form.
+func halvedEntry(f *lanePath, e *[2][lanes][20]uint64, p *ext8, zi *fe8) {
+	var aff ext8
+	var c cached8
+	var negT fe8
+	f.mul(&aff.X, &p.X, zi)
+	f.mul(&aff.Y, &p.Y, zi)
+	aff.Z = feOne
+	f.mul(&aff.T, &aff.X, &aff.Y)
+	f.toCached(&c, &aff)
+	f.mul(&c.YpX, &c.YpX, &feHalf)
+	f.mul(&c.YmX, &c.YmX, &feHalf)
+	f.mul(&c.T2d, &c.T2d, &feHalf)
+	c.Z2 = feOne
+	f.neg(&negT, &c.T2d)
+	for j := 0; j < lanes; j++ {
+		for l := 0; l < 5; l++ {
+			e[0][j][l], e[0][j][5+l], e[0][j][10+l], e[0][j][15+l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j]
+			e[1][j][l], e[1][j][5+l], e[1][j][10+l], e[1][j][15+l] = c.YmX[l][j], c.YpX[l][j], c.Z2[l][j], negT[l][j]
+		}
+	}
+}
+
+// combPass is the comb tables of one pass's lanes: t[m][j] is lane j's
+// table m.
+type combPass [4][lanes]*[9]laneEntry
+
+// set points lane j at t's tables (combNone's for nil).
+func (p *combPass) set(j int, t *combTable) {
+	if t == nil {
+		t = &combNone
+	}
+	for m := range p {
+		p[m][j] = &t.e[m]
+	}
+}
+
+// lanesComb checks checks with a key cache on a path with combs (lanes'
+// caller): sixteen at a time, those whose key has a comb in full groups
+// of eight by verifyComb, the others (and those left over) as before.
+func (b lanesBackend) lanesComb(checks []sigCheck) {
+	var found [2 * lanes]*combTable
+	var comb, rest [2 * lanes]sigCheck
+	var at [2][2 * lanes]int // where comb's and rest's checks came from
+	for len(checks) > 0 {
+		w := checks[:min(len(checks), 2*lanes)]
+		checks = checks[len(w):]
+		n := 0
+		for i := range w {
+			if found[i] = b.keys.combOf(w[i].pub); found[i] != nil {
+				n++
+			}
+		}
+		if n < lanes {
+			b.lanesPlain(w)
+			continue
+		}
+		n -= n % lanes
+		nc, nr := 0, 0
+		var tabs [2]combPass
+		for i := range w {
+			if found[i] != nil && nc < n {
+				tabs[nc/lanes].set(nc%lanes, found[i])
+				comb[nc], at[0][nc] = w[i], i
+				nc++
+				continue
+			}
+			rest[nr], at[1][nr] = w[i], i
+			nr++
+		}
+		g := nc / lanes
+		for j := lanes; j < 2*lanes && g == 1; j++ {
+			tabs[1].set(j-lanes, nil)
+		}
+		s := [2]*laneScratch{getScratch(), nil}
+		if g == 2 {
+			s[1] = getScratch()
+		}
+		verifyComb(b.path, b.keys, s, &tabs, [2][]sigCheck{comb[:lanes], comb[lanes:nc]}, g)
+		freeScratch(s)
+		b.verifyChecksPlain(rest[:nr])
+		for i := range nc {
+			w[at[0][i]].ok = comb[i].ok
+		}
+		for i := range nr {
+			w[at[1][i]].ok = rest[i].ok
+		}
+	}
+}
+
+// verifyComb checks eight signatures in each of the first n (1 or 2)
+// scratch states by the single equation on their keys' combs (t), the
+// final inversions of the two passes interleaved (pair). Every lane's
+// key has a comb (or the lane no check: combNone).
+func verifyComb(f *lanePath, keys *keyCache, s [2]*laneScratch, t *[2]combPass, checks [2][]sigCheck, n int) {
+	var z, zi [2]fe8
+	hits := 0
+	for k := 0; k < n; k++ {
+		s[k].prepare(f, checks[k])
+		for j := range s[k].aOK {
+			s[k].aOK[j] = true // a comb is only built for a key that decompressed
+			if s[k].pre[j] {
+				hits++
+			}
+		}
+		s[k].ladderComb(f, &t[k])
+		z[k] = s[k].q.Z
+	}
+	pair{f, n}.invert(&zi, &z)
+	for k := 0; k < n; k++ {
+		s[k].finish(f, &zi[k], checks[k])
+	}
+	keys.hits.Add(uint64(hits))
+	keys.combHits.Add(uint64(hits))
+	keys.credit(hits)
+}
+
+// ladderComb sets s.q to [k](-A) + [S]B, X, Y and Z (T left stale), by
+// the lanes' combs t: 16 steps of four shared doublings, each adding the
+// four digits 16m+i of k from -A's tables, every other step also S's
+// four radix-256 digits 8m+i/2 from combBase.
+func (s *laneScratch) ladderComb(f *lanePath, t *combPass) {
+	q := &s.q
+	for i := 15; i >= 0; i-- {
+		if i < 15 {
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, false)
+			f.dbl(q, q, true)
+		}
+		for m := 0; m < 4; m++ {
+			f.pickComb(&s.c, &t[m], &s.kd[16*m+i])
+			switch {
+			case i == 15 && m == 0:
+				f.fromCached(q, &s.c) // q is the identity: the pick itself
+			case m == 3 && i%2 == 1:
+				f.paddBaseXYZ(q, q, &s.c) // a doubling follows
+			default:
+				f.paddBase(q, q, &s.c)
+			}
+		}
+		if i%2 == 1 {
+			continue
+		}
+		for m := 0; m < 4; m++ {
+			f.pickBase(&s.c, combBase[m], &s.sd[8*m+i/2])
+			if m == 3 {
+				f.paddBaseXYZ(q, q, &s.c)
+			} else {
+				f.paddBase(q, q, &s.c)
+			}
+		}
+	}
+}
+
+// pickComb sets c to digit d[j] times lane j's point of t (t[j] a comb
+// table's row), lane by lane; the ifma8 path in assembly.
+func (f *lanePath) pickComb(c *cached8, t *[lanes]*[9]laneEntry, d *[lanes]int8) {
+	if f.kind == pathIFMA {
+		pickCombIFMA(c, t, d)
+		return
+	}
+	for j := 0; j < lanes; j++ {
+		v := int(d[j])
+		m := v >> 63 // -1 for a negative digit, else 0
+		c.setLane(j, &t[j][(v^m)-m][m&1])
+	}
+}
+
+// combStats are a cache's comb counts (KeyCacheStats).
+type combStats struct {
+	combHits   atomic.Uint64 // signatures checked by a comb (counted in hits too)
+	tables     atomic.Int64  // keys with a comb now
+	creditLeft atomic.Int64  // checks counted toward builds, not yet spent
+}
