@@ -66,6 +66,7 @@ func BenchmarkVerify(b *testing.B) {
 func BenchmarkVerifyMany(b *testing.B) {
 	b.Logf("cpu: avx512f+avx512ifma=%v avx2=%v, lane paths: %s", hasIFMA, hasAVX2, pathNames())
 	checks := transferChecks(b, 64)
+	many := transferChecks(b, 1024) // the load generator's 1,000 payers, about
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(checks)), "ns/sig")
 	}
@@ -187,11 +188,15 @@ func BenchmarkVerifyMany(b *testing.B) {
 		for _, c := range []struct {
 			name string
 			keys int
-		}{{"seen", 4096}, {"new", ways}, {"off", 0}} {
+		}{{"seen", 4096}, {"new", ways}, {"off", 0}, {"seen1000", 16384}} {
 			b.Run("interleaved=none,keys/keys="+c.name+"/path="+p.name, func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				keys := WithKeyCache(lanesBackend{path: p}, c.keys).(lanesBackend)
+				checks := checks
+				if c.name == "seen1000" {
+					checks = many
+				}
 				cpu := interleavedBackends(b, checks, lanesBackend{path: p}, keys)
 				n := float64(b.N * len(checks))
 				b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "none-cpu-ns/sig")

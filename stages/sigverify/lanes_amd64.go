@@ -187,12 +187,19 @@ func pickIFMA(c *cached8, tl *laneTable, d *[lanes]int8)
 //go:noescape
 func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[lanes]int8)
 
-// pickCombIFMA sets c to pickComb's result, bit for bit, as pickIFMA
-// does, lane j's entry from its own table t[j]. Each d[j] must lie in
-// [-8, 8]. Only where hasIFMA.
+// pickCombIFMA sets c to pickComb's result, bit for bit, lane j's
+// entry from its own table t[j]. Each d[j] must lie in [-8, 8]. Only
+// where hasIFMA.
 //
 //go:noescape
-func pickCombIFMA(c *cached8, t *[lanes]*[9]laneEntry, d *[lanes]int8)
+func pickCombIFMA(c *cached8, t *[lanes]*[9]combEntry, d *[lanes]int8)
+
+// prefetchCombIFMA asks for the lines that pickCombIFMA(c, &t[m],
+// &kd[16m + i]) reads for each m, d being &kd[i] (prefetch). Only
+// where hasIFMA.
+//
+//go:noescape
+func prefetchCombIFMA(t *combPass, d *[lanes]int8)
 
 // tableLanesIFMA sets tl to t by lane: entry k of lane j in both of its
 // laneEntry forms. Only where hasIFMA.

@@ -25,14 +25,20 @@ import (
 	"sync/atomic"
 )
 
-// combTable is one key's comb: e[m][i] is [i 2^(64m)](-A) in both
-// laneEntry forms, Z = 1 and halved as baseTable's entries (e[m][0] the
-// identity). It never changes once published (keyCache.putComb), and
-// carries its key, so a reader that finds it for a key needs no lock.
+// combTable is one key's comb: e[m][i] is [i 2^(64m)](-A), Z = 1 and
+// halved as baseTable's entries (e[m][0] the identity), 4.6 KB. It never
+// changes once published (keyCache.putComb).
 type combTable struct {
-	key [4]uint64 // keyWords of A
-	e   [4][9]laneEntry
+	e   [4][9]combEntry // first: the allocator gives it 64-byte lines
+	key [4]uint64       // keyWords of A
 }
+
+// combEntry is one multiple in a comb, 128 bytes (two lines): Y+X, Y-X
+// and 2dT, 5 limbs each, and a zero word; 2Z is 1. A negative digit's
+// pick swaps Y+X and Y-X and takes 2p - 2dT (pickComb): half the bytes of
+// a laneEntry's two forms, since a check's picks from a thousand keys'
+// combs come from memory (BENCHMARKS.md).
+type combEntry [16]uint64
 
 // combCredit is how many checks a key cache counts for each comb it
 // builds: a build took 0.9 of a cold check's CPU on ifma8 (6.5 us a key
@@ -49,27 +55,53 @@ const combCreditCap = 512 * combCredit
 var combNone = func() (t combTable) {
 	for m := range t.e {
 		for i := range t.e[m] {
-			t.e[m][i] = baseTable[0]
+			t.e[m][i] = combIdentity
 		}
 	}
 	return t
 }()
 
+// twoP is 2p in radix 2^51, limbwise.
+var twoP = [5]uint64{2 * (1<<51 - 19), 2 * mask51, 2 * mask51, 2 * mask51, 2 * mask51}
+
+// combIdentity is the identity as a combEntry: (1, 1, 2, 0) halved, Y+X
+// and Y-X 1/2 = (p + 1) / 2 = 2^254 - 9 (as baseTable's entry 0, which
+// init builds only after the package's variables).
+var combIdentity = combEntry{
+	mask51 - 8, mask51, mask51, mask51, 1<<50 - 1,
+	mask51 - 8, mask51, mask51, mask51, 1<<50 - 1,
+}
+
 // combBase are B's tables at 2^0, 2^64, 2^128 and 2^192, for S's
 // radix-256 digits on a comb's ladder.
 var combBase = [4]*[129]laneEntry{&baseTable, &baseTable64, &baseTable128, &baseTable192}
 
-// combOf returns key's comb if the cache has one.
-func (c *keyCache) combOf(key *[32]byte) *combTable {
-	s := c.set(key)
+// combOf returns key's comb if set s (key's) has one. It reads the set
+// as get does, under its sequence (a put clears a way's comb before it
+// changes the key), and not the comb's own key: that is on another line,
+// which the pass reads only later, prefetched.
+func (s *keySet) combOf(key *[32]byte) *combTable {
+	v := s.seq.Load()
+	if v&1 != 0 {
+		return nil
+	}
 	k := keyWords(key)
 	for w := range s.way {
-		if t := s.way[w].comb.Load(); t != nil && t.key == k {
-			return t
+		x := &s.way[w]
+		if !x.has(&k) {
+			continue
 		}
+		t := x.comb.Load()
+		if s.seq.Load() != v {
+			return nil
+		}
+		return t
 	}
 	return nil
 }
+
+// combOf returns key's comb if the cache has one.
+func (c *keyCache) combOf(key *[32]byte) *combTable { return c.set(key).combOf(key) }
 
 // wantsComb reports whether key, whose point set s holds, should get a
 // comb: it has none, and there is room for one.
@@ -213,26 +245,24 @@ func buildComb(f *lanePath, a *ext8, tabs []*combTable) {
 			f.mul(&zi, &inv, &pre[i-1])
 			f.mul(&inv, &inv, &pts[i].Z)
 		}
-		var e [2][lanes][20]uint64
+		var e [lanes]combEntry
 		halvedEntry(f, &e, &pts[i], &zi)
 		for j, t := range tabs {
-			t.e[i/8][i%8+1] = laneEntry{e[0][j], e[1][j]}
+			t.e[i/8][i%8+1] = e[j]
 		}
 	}
 	for _, t := range tabs {
 		for m := range t.e {
-			t.e[m][0] = baseTable[0]
+			t.e[m][0] = combIdentity
 		}
 	}
 }
 
-// halvedEntry sets e to p's entry in each lane, in both laneEntry forms,
-// as buildBaseTable makes them: with Z = 1 (zi is 1/Z) and halved,
-// ((y+x)/2, (y-x)/2, 1, d x y), and the negated form.
-func halvedEntry(f *lanePath, e *[2][lanes][20]uint64, p *ext8, zi *fe8) {
+// halvedEntry sets e to p's entry in each lane, as buildBaseTable makes
+// them: with Z = 1 (zi is 1/Z) and halved, ((y+x)/2, (y-x)/2, 1, d x y).
+func halvedEntry(f *lanePath, e *[lanes]combEntry, p *ext8, zi *fe8) {
 	var aff ext8
 	var c cached8
-	var negT fe8
 	f.mul(&aff.X, &p.X, zi)
 	f.mul(&aff.Y, &p.Y, zi)
 	aff.Z = feOne
@@ -241,19 +271,16 @@ func halvedEntry(f *lanePath, e *[2][lanes][20]uint64, p *ext8, zi *fe8) {
 	f.mul(&c.YpX, &c.YpX, &feHalf)
 	f.mul(&c.YmX, &c.YmX, &feHalf)
 	f.mul(&c.T2d, &c.T2d, &feHalf)
-	c.Z2 = feOne
-	f.neg(&negT, &c.T2d)
 	for j := 0; j < lanes; j++ {
 		for l := 0; l < 5; l++ {
-			e[0][j][l], e[0][j][5+l], e[0][j][10+l], e[0][j][15+l] = c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j]
-			e[1][j][l], e[1][j][5+l], e[1][j][10+l], e[1][j][15+l] = c.YmX[l][j], c.YpX[l][j], c.Z2[l][j], negT[l][j]
+			e[j][l], e[j][5+l], e[j][10+l] = c.YpX[l][j], c.YmX[l][j], c.T2d[l][j]
 		}
 	}
 }
 
 // combPass is the comb tables of one pass's lanes: t[m][j] is lane j's
 // table m.
-type combPass [4][lanes]*[9]laneEntry
+type combPass [4][lanes]*[9]combEntry
 
 // set points lane j at t's tables (combNone's for nil).
 func (p *combPass) set(j int, t *combTable) {
@@ -272,12 +299,17 @@ func (b lanesBackend) lanesComb(checks []sigCheck) {
 	var found [2 * lanes]*combTable
 	var comb, rest [2 * lanes]sigCheck
 	var at [2][2 * lanes]int // where comb's and rest's checks came from
-	for len(checks) > 0 {
+	var sets [2][2 * lanes]*keySet
+	b.keys.prefetchSets(&sets[0], checks)
+	for win := 0; len(checks) > 0; win ^= 1 {
 		w := checks[:min(len(checks), 2*lanes)]
 		checks = checks[len(w):]
+		// The next window's packets and sets asked for while this one
+		// runs.
+		b.keys.prefetchSets(&sets[win^1], checks)
 		n := 0
 		for i := range w {
-			if found[i] = b.keys.combOf(w[i].pub); found[i] != nil {
+			if found[i] = sets[win][i].combOf(w[i].pub); found[i] != nil {
 				n++
 			}
 		}
@@ -318,6 +350,18 @@ func (b lanesBackend) lanesComb(checks []sigCheck) {
 	}
 }
 
+// prefetchSets sets sets to the sets of the first (up to) sixteen
+// checks' keys, and asks for their lines and the checks' bytes
+// (prefetchChecks).
+func (c *keyCache) prefetchSets(sets *[2 * lanes]*keySet, checks []sigCheck) {
+	checks = checks[:min(len(checks), 2*lanes)]
+	prefetchChecks(checks)
+	for i := range checks {
+		sets[i] = c.set(checks[i].pub)
+		sets[i].prefetch()
+	}
+}
+
 // verifyComb checks eight signatures in each of the first n (1 or 2)
 // scratch states by the single equation on their keys' combs (t), the
 // final inversions of the two passes interleaved (pair). Every lane's
@@ -333,6 +377,11 @@ func verifyComb(f *lanePath, keys *keyCache, s [2]*laneScratch, t *[2]combPass, 
 				hits++
 			}
 		}
+		// The first step's entries, asked for while the next pass
+		// prepares; each step asks for the next's.
+		f.prefetchComb(&t[k], &s[k].kd[15])
+	}
+	for k := 0; k < n; k++ {
 		s[k].ladderComb(f, &t[k])
 		z[k] = s[k].q.Z
 	}
@@ -352,6 +401,9 @@ func verifyComb(f *lanePath, keys *keyCache, s [2]*laneScratch, t *[2]combPass, 
 func (s *laneScratch) ladderComb(f *lanePath, t *combPass) {
 	q := &s.q
 	for i := 15; i >= 0; i-- {
+		if i > 0 {
+			f.prefetchComb(t, &s.kd[i-1])
+		}
 		if i < 15 {
 			f.dbl(q, q, false)
 			f.dbl(q, q, false)
@@ -384,16 +436,39 @@ func (s *laneScratch) ladderComb(f *lanePath, t *combPass) {
 }
 
 // pickComb sets c to digit d[j] times lane j's point of t (t[j] a comb
-// table's row), lane by lane; the ifma8 path in assembly.
-func (f *lanePath) pickComb(c *cached8, t *[lanes]*[9]laneEntry, d *[lanes]int8) {
+// table's row), lane by lane: the entry for |d[j]|, or for a negative
+// digit its negation, Y+X and Y-X swapped and 2dT taken from 2p, limb by
+// limb (an entry's limbs are a product's, below 2^51 + 2^14, so 2p's,
+// 2^52 - 38 and 2^52 - 2, exceed them and the result stays loose); 2Z
+// is 1. The ifma8 path in assembly, the same limbs.
+func (f *lanePath) pickComb(c *cached8, t *[lanes]*[9]combEntry, d *[lanes]int8) {
 	if f.kind == pathIFMA {
 		pickCombIFMA(c, t, d)
 		return
 	}
 	for j := 0; j < lanes; j++ {
 		v := int(d[j])
-		m := v >> 63 // -1 for a negative digit, else 0
-		c.setLane(j, &t[j][(v^m)-m][m&1])
+		e := &t[j][max(v, -v)]
+		ypx, ymx := e[0:5], e[5:10]
+		if v < 0 {
+			ypx, ymx = ymx, ypx
+		}
+		for l := 0; l < 5; l++ {
+			c.YpX[l][j], c.YmX[l][j], c.Z2[l][j] = ypx[l], ymx[l], 0
+			c.T2d[l][j] = e[10+l]
+			if v < 0 {
+				c.T2d[l][j] = twoP[l] - e[10+l]
+			}
+		}
+		c.Z2[0][j] = 1
+	}
+}
+
+// prefetchComb asks for the lines of t that a step's picks read, d being
+// the step's first row of digits (kd[i]); only the ifma8 path does.
+func (f *lanePath) prefetchComb(t *combPass, d *[lanes]int8) {
+	if f.kind == pathIFMA {
+		prefetchCombIFMA(t, d)
 	}
 }
 

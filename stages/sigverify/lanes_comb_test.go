@@ -92,7 +92,12 @@ func TestCombTables(t *testing.T) {
 			}
 			negA.Neg(&negA)
 			for m := range tab.e {
-				checkIdentityEntry(t, &tab.e[m][0])
+				id := combIdentity.laneEntry()
+				id[1] = id[0] // the identity negated, as a laneEntry holds it
+				checkIdentityEntry(t, &id)
+				if tab.e[m][0] != combIdentity || combIdentity.laneEntry()[0] != baseTable[0][0] {
+					t.Fatalf("path %s: entry 0 of table %d is not the identity", p.name, m)
+				}
 				for i := 1; i < len(tab.e[m]); i++ {
 					var b [32]byte
 					b[8*m] = byte(i)
@@ -101,7 +106,11 @@ func TestCombTables(t *testing.T) {
 						t.Fatal(err)
 					}
 					want := curve.NewEdwardsPoint().Mul(&negA, &s)
-					checkEntry(t, fmt.Sprintf("path %s, key %x, table %d, entry %d", p.name, keys[j], m, i), &tab.e[m][i], want)
+					e := tab.e[m][i].laneEntry()
+					checkEntry(t, fmt.Sprintf("path %s, key %x, table %d, entry %d", p.name, keys[j], m, i), &e, want)
+					if tab.e[m][i][15] != 0 {
+						t.Fatalf("path %s: entry %d of table %d: the last word is not 0", p.name, i, m)
+					}
 				}
 			}
 			if first != nil && first[j].e != tab.e {
@@ -110,6 +119,17 @@ func TestCombTables(t *testing.T) {
 		}
 		first = tabs
 	}
+}
+
+// laneEntry returns e in laneEntry's two forms, as pickComb picks them:
+// 2Z 1, the negative form's 2dT 2p - 2dT.
+func (e *combEntry) laneEntry() (le laneEntry) {
+	for l := 0; l < 5; l++ {
+		le[0][l], le[0][5+l], le[0][15+l] = e[l], e[5+l], e[10+l]
+		le[1][l], le[1][5+l], le[1][15+l] = e[5+l], e[l], twoP[l]-e[10+l]
+	}
+	le[0][10], le[1][10] = 1, 1
+	return le
 }
 
 // combAll gives every key of cases that decompresses and is not of small
@@ -305,19 +325,19 @@ func TestCombCredit(t *testing.T) {
 }
 
 // TestPickComb: each path's pickComb sets lane j to lane j's own table's
-// entry for |d[j]|, in the form d[j]'s sign asks for, limb for limb.
+// entry for |d[j]| (laneEntry: its positive or negative form, as d[j]'s
+// sign asks), limb for limb, entries with limbs up to a product's bound.
 func TestPickComb(t *testing.T) {
 	rng := rand.New(rand.NewPCG(86, 87))
-	var tabs [lanes][9]laneEntry
-	var rows [lanes]*[9]laneEntry
+	var tabs [lanes][9]combEntry
+	var rows [lanes]*[9]combEntry
 	for j := range tabs {
 		for i := range tabs[j] {
-			for f := range tabs[j][i] {
-				for w := range tabs[j][i][f] {
-					tabs[j][i][f][w] = rng.Uint64() >> 12
-				}
+			for w := 0; w < 15; w++ {
+				tabs[j][i][w] = rng.Uint64N(1<<51 + 1<<14)
 			}
 		}
+		tabs[j][0][10] = 1<<51 + 1<<14 - 1 // the bound
 		rows[j] = &tabs[j]
 	}
 	for _, p := range lanePaths() {
@@ -330,9 +350,10 @@ func TestPickComb(t *testing.T) {
 			p.pickComb(&c, &rows, &d)
 			for j := range d {
 				w := int(d[j])
-				e := &tabs[j][max(w, -w)][0]
+				le := tabs[j][max(w, -w)].laneEntry()
+				e := &le[0]
 				if w < 0 {
-					e = &tabs[j][-w][1]
+					e = &le[1]
 				}
 				for l := 0; l < 5; l++ {
 					got := [4]uint64{c.YpX[l][j], c.YmX[l][j], c.Z2[l][j], c.T2d[l][j]}

@@ -41,7 +41,8 @@ func main() {
 	genPadd(false, true)
 	genPick("pickIFMA", 8*320, 320)
 	genPick("pickBaseIFMA", 0, 0)
-	genPick("pickCombIFMA", -1, 0)
+	genPickComb()
+	genPrefetchComb()
 	genTableLanes()
 	genCanonical()
 	// Into the current directory: go generate runs it in the package's,

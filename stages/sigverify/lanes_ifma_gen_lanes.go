@@ -54,18 +54,13 @@ func regs8(first int) (r [8]string) {
 // d *[8]int8): lane j of c from the laneEntry form at entry |d[j]|,
 // lane j, form (d[j] < 0): entries entry bytes apart, lanes lane bytes
 // apart within an entry (entry 0: a base table, 320 bytes an entry,
-// every lane alike; entry < 0: t is *[8]*[9]laneEntry, lane j's own
-// table at t[j], a key's comb table). It
+// every lane alike). It
 // loads each lane's 20 words (three loads) and transposes them into the
 // 20 limb registers of c.
 func genPick(name string, entry, lane int) {
 	base := entry == 0
-	comb := entry < 0 // per-lane tables: t is *[8]*[9]laneEntry
 	tArg := "tl *laneTable"
-	switch {
-	case comb:
-		entry, tArg = 320, "t *[8]*[9]laneEntry"
-	case base:
+	if base {
 		entry, tArg = 320, "t *[129]laneEntry"
 	}
 	fmt.Fprintf(&out, "// func %s(c *cached8, %s, d *[8]int8)\n", name, tArg)
@@ -78,20 +73,8 @@ func genPick(name string, entry, lane int) {
 	rows := [3][8]string{regs8(0), regs8(8), regs8(16)}
 	for j := 0; j < 8; j++ {
 		// AX = SI + |d| entry + (d < 0) 160 + j lane.
-		p("MOVBQSX %d(DX), AX", j)
-		p("MOVQ AX, BX")
-		p("SARQ $63, BX")
-		p("XORQ BX, AX")
-		p("SUBQ BX, AX")
-		p("IMUL3Q $%d, AX, AX", entry)
-		p("ANDQ $160, BX")
-		p("ADDQ BX, AX")
-		if comb {
-			p("ADDQ %d(SI), AX", 8*j)
-		} else {
-			p("ADDQ SI, AX")
-		}
-		if !base && !comb && j > 0 {
+		emitEntryAddr(j, entry, "SI", true)
+		if !base && j > 0 {
 			p("ADDQ $%d, AX", j*lane)
 		}
 		p("VMOVDQU64 (AX), %s", rows[0][j])
@@ -110,6 +93,112 @@ func genPick(name string, entry, lane int) {
 		}
 	}
 	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// emitEntryAddr sets AX to the address of the entry that the digit at
+// off(DX) picks: base + |d| entry, and + (d < 0) 160 if form (a
+// laneEntry's negative form). It overwrites BX.
+func emitEntryAddr(off, entry int, base string, form bool) {
+	p("MOVBQSX %d(DX), AX", off)
+	p("MOVQ AX, BX")
+	p("SARQ $63, BX")
+	p("XORQ BX, AX")
+	p("SUBQ BX, AX")
+	p("IMUL3Q $%d, AX, AX", entry)
+	if form {
+		p("ANDQ $160, BX")
+		p("ADDQ BX, AX")
+	}
+	p("ADDQ %s, AX", base)
+}
+
+// genPickComb writes pickCombIFMA(c *cached8, t *[8]*[9]combEntry,
+// d *[8]int8): lane j of c from lane j's own table, entry |d[j]| of
+// t[j] (128 bytes: Y+X, Y-X, 2dT, a zero word), two loads a lane and two
+// transposes; then, in the lanes whose digit is negative (a mask from
+// the digits' signs), Y+X and Y-X swapped and 2dT replaced by 2p - 2dT;
+// 2Z is 1 (the entries have Z = 1, halved).
+func genPickComb() {
+	out.WriteString("// func pickCombIFMA(c *cached8, t *[8]*[9]combEntry, d *[8]int8)\n")
+	out.WriteString("TEXT ·pickCombIFMA(SB), NOSPLIT, $0-24\n")
+	p("MOVQ c+0(FP), DI")
+	p("MOVQ t+8(FP), SI")
+	p("MOVQ d+16(FP), DX")
+	lo, hi := regs8(0), regs8(8)
+	for j := 0; j < 8; j++ {
+		emitEntryAddr(j, 128, fmt.Sprintf("%d(SI)", 8*j), false)
+		p("VMOVDQU64 (AX), %s", lo[j])
+		p("VMOVDQU64 64(AX), %s", hi[j])
+	}
+	// Words 0..7 into Z16..Z23, 8..15 into Z0..Z7: Y+X is rows 0..4,
+	// Y-X rows 5..9, 2dT rows 10..14.
+	emitTranspose8(lo, regs8(16), regs8(16))
+	emitTranspose8(hi, regs8(24), lo)
+	row := func(w int) string {
+		if w < 8 {
+			return z(16 + w)
+		}
+		return z(w - 8)
+	}
+	// K2: the lanes whose digit is negative.
+	p("VPMOVSXBQ (DX), Z8")
+	p("VPXORQ Z9, Z9, Z9")
+	p("VPCMPQ $1, Z9, Z8, K2")
+	for l := 0; l < 5; l++ {
+		ypx, ymx := row(l), row(5+l)
+		// Intel order: dst{K2} = K2 ? second : first.
+		p("VPBLENDMQ %s, %s, K2, Z10", ymx, ypx)
+		p("VPBLENDMQ %s, %s, K2, Z11", ypx, ymx)
+		p("VMOVDQU64 Z10, %d(DI)", 64*l)
+		p("VMOVDQU64 Z11, %d(DI)", 320+64*l)
+	}
+	// 2p: limb 0 2 (2^51 - 19), the others 2 (2^51 - 1).
+	mask51("Z12")
+	p("VPSLLQ $1, Z12, Z12")
+	p("MOVQ $36, AX")
+	p("VPBROADCASTQ AX, Z13")
+	p("VPSUBQ Z13, Z12, Z13")
+	for l := 0; l < 5; l++ {
+		t, two := row(10+l), "Z12"
+		if l == 0 {
+			two = "Z13"
+		}
+		p("VPSUBQ %s, %s, K2, %s", t, two, t)
+		p("VMOVDQU64 %s, %d(DI)", t, 960+64*l)
+	}
+	// 2Z = 1: limb 0 1, the others 0.
+	p("MOVQ $1, AX")
+	p("VPBROADCASTQ AX, Z14")
+	p("VPXORQ Z15, Z15, Z15")
+	p("VMOVDQU64 Z14, 640(DI)")
+	for l := 1; l < 5; l++ {
+		p("VMOVDQU64 Z15, %d(DI)", 640+64*l)
+	}
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// genPrefetchComb writes prefetchCombIFMA(t *combPass, d *[lanes]int8):
+// for each of the four tables m and lane j, a prefetch of the 128-byte
+// entry of table t[m][j] that digit d[128m + j] picks (the digits of m
+// 16 rows of 8 apart: kd[16m + i] from &kd[i]), as pickCombIFMA
+// computes its address: its first and last byte's lines, the two lines
+// of an entry on a 64-byte boundary (combTable's are).
+func genPrefetchComb() {
+	out.WriteString("// func prefetchCombIFMA(t *combPass, d *[8]int8)\n")
+	out.WriteString("TEXT ·prefetchCombIFMA(SB), NOSPLIT, $0-16\n")
+	p("MOVQ t+0(FP), SI")
+	p("MOVQ d+8(FP), DX")
+	for m := 0; m < 4; m++ {
+		for j := 0; j < 8; j++ {
+			emitEntryAddr(128*m+j, 128, fmt.Sprintf("%d(SI)", 64*m+8*j), false)
+			p("PREFETCHT0 (AX)")
+			p("PREFETCHT0 127(AX)")
+		}
+	}
 	p("RET")
 	out.WriteString("\n")
 }

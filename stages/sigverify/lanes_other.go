@@ -45,7 +45,10 @@ func tableLanesIFMA(tl *laneTable, t *table8) { panic("sigverify: no ifma8 path 
 func pickBaseIFMA(c *cached8, t *[129]laneEntry, d *[lanes]int8) {
 	panic("sigverify: no ifma8 path on this platform")
 }
-func pickCombIFMA(c *cached8, t *[lanes]*[9]laneEntry, d *[lanes]int8) {
+func pickCombIFMA(c *cached8, t *[lanes]*[9]combEntry, d *[lanes]int8) {
+	panic("sigverify: no ifma8 path on this platform")
+}
+func prefetchCombIFMA(t *combPass, d *[lanes]int8) {
 	panic("sigverify: no ifma8 path on this platform")
 }
 
