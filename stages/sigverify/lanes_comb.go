@@ -15,7 +15,7 @@ package sigverify
 //
 // A comb costs about a check to build (64 doublings for each of three
 // points, 28 additions and an inversion, eight keys side by side:
-// BenchmarkBuildComb), and 11.5 KB: a key gets one when the cache
+// BenchmarkBuildComb), and 4.6 KB: a key gets one when the cache
 // already had its point (it was seen before), while the cache's count of
 // checks since the last builds pays for it (combCredit checks a key),
 // and while fewer than maxTables keys have one. A flood of new keys, each

@@ -73,7 +73,7 @@ const ways = 4
 
 // DefaultKeyCache is the key cache tpu's commands give the lanes backend
 // (--sigverify-key-cache): 16,384 keys, 2.8 MB allocated, touched only
-// where keys fall, and combs for up to 4,096 of them, 11.5 KB each (47
+// where keys fall, and combs for up to 4,096 of them, 4.6 KB each (19
 // MB at most), allocated as they are built. The load generator signs with 1,000 keys; in 8,192
 // (2,048 sets) five of them fall in one set in about one run of four
 // (one run missed 0.6% of checks so), in 16,384 in about one of forty. A
@@ -85,7 +85,7 @@ const DefaultKeyCache = 16384
 const MaxKeyCache = 1 << 22
 
 // maxCombs bounds the combs a cache keeps (a quarter of its keys at
-// most): 16,384 combs are 190 MB.
+// most): 16,384 combs are 76 MB.
 const maxCombs = 1 << 14
 
 // newKeyCache returns a cache of at least keys keys (rounded up to a
@@ -219,9 +219,8 @@ type KeyCacheStats struct {
 // most recently, decompressed, up to keys of them (about 170 bytes each;
 // at most MaxKeyCache), if b is lanes on a path with the split equation
 // (every path this package picks); any other backend, or keys <= 0,
-// comes back as it is. On a path with combs (ifma8, portable), a quarter
-// of the keys at most (and maxCombs) also get one, 11.5 KB each
-// (lanes_comb.go). The cache only saves work: the verdicts are the same.
+// comes back as it is. A quarter of the keys at most (and maxCombs)
+// also get a comb once seen again, 4.6 KB each (lanes_comb.go). The cache only saves work: the verdicts are the same.
 func WithKeyCache(b Backend, keys int) Backend {
 	lb, ok := b.(lanesBackend)
 	if !ok || keys <= 0 || !lb.path.halves {

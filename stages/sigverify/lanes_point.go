@@ -22,10 +22,9 @@ type lanePath struct {
 	// path whose doublings are cheap enough (ifma8's were, until e = d S
 	// got cheaper: BENCHMARKS.md).
 	halves bool
-	// comb: with a key cache, a key seen often gets a comb of its own
+	// comb: with a key cache, a key seen again gets a comb of its own
 	// tables (lanes_comb.go), and its signatures take the single
-	// equation with 60 doublings. Not on avx2x4, whose ladder keeps its
-	// point in radix 2^25.5 (not tried there).
+	// equation with 60 doublings. Every path has combs now.
 	comb bool
 	// hash is how the path hashes R || A || message: hashEach, one at a
 	// time (crypto/sha512), or eight at a time (sha8), all in one run of
