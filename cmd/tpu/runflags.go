@@ -347,7 +347,7 @@ func rpcConfig(f runFlags) *rpc.Config {
 
 // keyCacheUsage is the help text of --sigverify-key-cache (run and
 // verifier).
-const keyCacheUsage = "public keys the lanes backend keeps decompressed (about 170 bytes each, four-way sets chosen by a seeded hash), so that a key seen again skips its decompression (about 5% of an ifma8 check, net); up to a quarter of them (at most 16,384) also get a comb of their own tables (4.6 KB each) once seen again, which takes about a third off an ifma8 check and a seventh off an avx2x4 one; the verdicts are the same (0: none)"
+const keyCacheUsage = "public keys the lanes backend keeps decompressed (about 170 bytes each, four-way sets chosen by a seeded hash), so that a key seen again skips its decompression (about 5% of an ifma8 check, net); on ifma8, up to a quarter of them (at most 16,384) also get a comb of their own tables (4.6 KB each) once seen again, which takes about a third off their checks; the verdicts are the same (0: none)"
 
 // newBackend is the --sigverify-backend named, with a key cache of
 // --sigverify-key-cache keys where it takes one (sigverify.WithKeyCache).

@@ -29,11 +29,13 @@ var ifmaPath = &lanePath{name: "ifma8", kind: pathIFMA, voiBelow: 3, halves: tru
 // limb of an fe8, on the split equation. A pass takes about 3.8 voi
 // signatures' time (2.06-2.15x voi for 64 signatures, 8 passes, in
 // BenchmarkVerifyMany's interleaved runs of 2026-12-06; 4-4.5 before
-// the split equation), so 4 or more go in the lanes. Its combs' ladder
-// calls its field operations one at a time (no radix-2^25.5 ladder of
-// its own): 13.4 us a signature against 15.5 by the split equation
-// with the key's point cached (2026-12-07, a Zen 4 machine).
-var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 4, halves: true, comb: true, hash: hashX4}
+// the split equation), so 4 or more go in the lanes. It has no combs:
+// with its field operations called one at a time (no radix-2^25.5
+// ladder), picks in Go and no prefetch, a comb's check took 13.4-14.5
+// us against the split equation's 15.5-17.3 with 64 keys, but
+// 15.9-18.4 against 15.3-17.6 with 1,024, whose combs are in memory
+// (2026-12-07, a Zen 4 machine with AVX-512 off).
+var avx2Path = &lanePath{name: "avx2x4", kind: pathAVX2, voiBelow: 4, halves: true, hash: hashX4}
 
 // ifmaHash is the ifma8 path's hashing: sha512x8 where the CPU has
 // AVX-512 BW (every CPU with IFMA so far), else sha512x4 where it has

@@ -219,8 +219,9 @@ type KeyCacheStats struct {
 // most recently, decompressed, up to keys of them (about 170 bytes each;
 // at most MaxKeyCache), if b is lanes on a path with the split equation
 // (every path this package picks); any other backend, or keys <= 0,
-// comes back as it is. A quarter of the keys at most (and maxCombs)
-// also get a comb once seen again, 4.6 KB each (lanes_comb.go). The cache only saves work: the verdicts are the same.
+// comes back as it is. On a path with combs (ifma8, portable), a quarter
+// of the keys at most (and maxCombs) also get one once seen again, 4.6
+// KB each (lanes_comb.go). The cache only saves work: the verdicts are the same.
 func WithKeyCache(b Backend, keys int) Backend {
 	lb, ok := b.(lanesBackend)
 	if !ok || keys <= 0 || !lb.path.halves {

@@ -24,7 +24,7 @@ type lanePath struct {
 	halves bool
 	// comb: with a key cache, a key seen again gets a comb of its own
 	// tables (lanes_comb.go), and its signatures take the single
-	// equation with 60 doublings. Every path has combs now.
+	// equation with 60 doublings. Not avx2x4 (avx2Path says why).
 	comb bool
 	// hash is how the path hashes R || A || message: hashEach, one at a
 	// time (crypto/sha512), or eight at a time (sha8), all in one run of
