@@ -261,16 +261,8 @@ func buildComb(f *lanePath, a *ext8, tabs []*combTable) {
 // halvedEntry sets e to p's entry in each lane, as buildBaseTable makes
 // them: with Z = 1 (zi is 1/Z) and halved, ((y+x)/2, (y-x)/2, 1, d x y).
 func halvedEntry(f *lanePath, e *[lanes]combEntry, p *ext8, zi *fe8) {
-	var aff ext8
 	var c cached8
-	f.mul(&aff.X, &p.X, zi)
-	f.mul(&aff.Y, &p.Y, zi)
-	aff.Z = feOne
-	f.mul(&aff.T, &aff.X, &aff.Y)
-	f.toCached(&c, &aff)
-	f.mul(&c.YpX, &c.YpX, &feHalf)
-	f.mul(&c.YmX, &c.YmX, &feHalf)
-	f.mul(&c.T2d, &c.T2d, &feHalf)
+	f.halvedCached(&c, p, zi)
 	for j := 0; j < lanes; j++ {
 		for l := 0; l < 5; l++ {
 			e[j][l], e[j][5+l], e[j][10+l] = c.YpX[l][j], c.YmX[l][j], c.T2d[l][j]

@@ -11,13 +11,7 @@ import (
 
 // combPaths returns the split paths (splitPaths) that build combs.
 func combPaths() []*lanePath {
-	var ps []*lanePath
-	for _, p := range splitPaths() {
-		if p.comb {
-			ps = append(ps, p)
-		}
-	}
-	return ps
+	return pathsWhere(splitPaths(), func(p *lanePath) bool { return p.comb })
 }
 
 // decompressLanes sets a's lanes to keys decompressed (portable path), and

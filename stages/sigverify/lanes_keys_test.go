@@ -12,13 +12,18 @@ import (
 // splitPaths returns the lane paths this CPU runs with the split
 // equation, the one a key cache serves (WithKeyCache).
 func splitPaths() []*lanePath {
-	var ps []*lanePath
-	for _, p := range bothEquations() {
-		if p.halves {
-			ps = append(ps, p)
+	return pathsWhere(bothEquations(), func(p *lanePath) bool { return p.halves })
+}
+
+// pathsWhere returns the paths of ps that keep says to.
+func pathsWhere(ps []*lanePath, keep func(*lanePath) bool) []*lanePath {
+	var out []*lanePath
+	for _, p := range ps {
+		if keep(p) {
+			out = append(out, p)
 		}
 	}
-	return ps
+	return out
 }
 
 // TestKeyCacheVerdicts: with a key cache, every conformance suite, the

@@ -225,19 +225,10 @@ func buildBaseTable(t *[129]laneEntry, b *ext8) {
 	t[0] = laneEntry{id, id}
 	for n := 1; n < len(t); n += lanes {
 		// Each entry with Z = 1, halved (Z2 = 1), for paddBase.
-		var aff ext8
 		var c cached8
 		var zi, negT fe8
 		portablePath.invert(&zi, &walk.Z)
-		portablePath.mul(&aff.X, &walk.X, &zi)
-		portablePath.mul(&aff.Y, &walk.Y, &zi)
-		aff.Z = feOne
-		portablePath.mul(&aff.T, &aff.X, &aff.Y)
-		portablePath.toCached(&c, &aff)
-		portablePath.mul(&c.YpX, &c.YpX, &feHalf)
-		portablePath.mul(&c.YmX, &c.YmX, &feHalf)
-		portablePath.mul(&c.T2d, &c.T2d, &feHalf)
-		c.Z2 = feOne
+		portablePath.halvedCached(&c, &walk, &zi)
 		portablePath.neg(&negT, &c.T2d)
 		for j := 0; j < lanes; j++ {
 			e := &t[n+j]
@@ -248,6 +239,22 @@ func buildBaseTable(t *[129]laneEntry, b *ext8) {
 		}
 		portablePath.padd(&walk, &walk, &t8[7])
 	}
+}
+
+// halvedCached sets c to p's cached form with Z = 1 (zi is 1/Z) and
+// halved, ((y+x)/2, (y-x)/2, 1, d x y): the base tables' and the combs'
+// entries.
+func (f *lanePath) halvedCached(c *cached8, p *ext8, zi *fe8) {
+	var aff ext8
+	f.mul(&aff.X, &p.X, zi)
+	f.mul(&aff.Y, &p.Y, zi)
+	aff.Z = feOne
+	f.mul(&aff.T, &aff.X, &aff.Y)
+	f.toCached(c, &aff)
+	f.mul(&c.YpX, &c.YpX, &feHalf)
+	f.mul(&c.YmX, &c.YmX, &feHalf)
+	f.mul(&c.T2d, &c.T2d, &feHalf)
+	c.Z2 = feOne
 }
 
 func broadcastBig(z *fe8, v *big.Int) {
