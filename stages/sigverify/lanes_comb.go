@@ -154,10 +154,17 @@ func (c *keyCache) putComb(key *[32]byte, t *combTable) {
 		if !x.has(&t.key) {
 			continue
 		}
-		if x.comb.Load() == nil && c.tables.Load() < c.maxTables {
-			x.comb.Store(t)
-			c.tables.Add(1)
+		if x.comb.Load() != nil {
+			return
 		}
+		// The count is taken before the comb is kept, so that sets
+		// publishing at once (each under its own lock) cannot pass
+		// maxTables together.
+		if c.tables.Add(1) > c.maxTables {
+			c.tables.Add(-1)
+			return
+		}
+		x.comb.Store(t)
 		return
 	}
 }

@@ -3,6 +3,7 @@ package sigverify
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/oasisprotocol/curve25519-voi/curve"
@@ -356,6 +357,46 @@ func TestPickComb(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestCombTablesBound: goroutines publishing combs into different sets
+// at once never keep more than maxTables between them.
+func TestCombTablesBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(88, 89))
+	keys := combKeys(rng, 64)
+	var a [8]ext8
+	for g := range a {
+		decompressLanes(t, &a[g], keys[8*g:8*g+8])
+	}
+	for round := 0; round < 20; round++ {
+		c := newKeyCache(4096)
+		c.maxTables = 5
+		for g := range a {
+			for j := 0; j < lanes; j++ {
+				c.put(&keys[8*g+j], &a[g], j)
+			}
+		}
+		var wg sync.WaitGroup
+		for g := range a {
+			wg.Go(func() {
+				for j := 0; j < lanes; j++ {
+					c.putComb(&keys[8*g+j], &combTable{key: keyWords(&keys[8*g+j])})
+				}
+			})
+		}
+		wg.Wait()
+		kept := 0
+		for i := range c.sets {
+			for w := range c.sets[i].way {
+				if c.sets[i].way[w].comb.Load() != nil {
+					kept++
+				}
+			}
+		}
+		if kept != 5 || c.tables.Load() != 5 {
+			t.Fatalf("round %d: %d combs kept, %d counted, want 5 and 5", round, kept, c.tables.Load())
 		}
 	}
 }

@@ -104,7 +104,7 @@ func (c *keyCache) size() int { return ways * len(c.sets) }
 
 // set returns the set key falls in.
 func (c *keyCache) set(key *[32]byte) *keySet {
-	h := maphash.Comparable(c.seed, *key)
+	h := maphash.Bytes(c.seed, key[:]) // Comparable allocates under purego
 	return &c.sets[h&uint64(len(c.sets)-1)]
 }
 
