@@ -159,16 +159,7 @@ func combAll(t *testing.T, f *lanePath, c *keyCache, cases []sigCase) {
 // first eight or sixteen whose keys have one (counted in Combs where they
 // pass their byte checks).
 func TestCombVerdicts(t *testing.T) {
-	rng := rand.New(rand.NewPCG(82, 83))
-	cases := diffCases(t, rng, 300)
-	for _, s := range conformanceSuites {
-		cases = append(cases, s.load(t)...)
-	}
-	for n := 0; n < 3*16; n++ {
-		c := mixedOrderCase(t, rng, []byte{byte(n)}, n%3)
-		c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
-		cases = append(cases, c)
-	}
+	cases := verdictCases(t, rand.New(rand.NewPCG(82, 83)))
 	for _, p := range combPaths() {
 		b := WithKeyCache(lanesBackend{path: p}, 1<<14).(lanesBackend)
 		b.keys.maxTables = 1 << 14

@@ -32,16 +32,7 @@ func pathsWhere(ps []*lanePath, keep func(*lanePath) bool) []*lanePath {
 // cache has not seen and then again with them in it; and with a cache of
 // four keys, which they keep evicting from each other.
 func TestKeyCacheVerdicts(t *testing.T) {
-	rng := rand.New(rand.NewPCG(60, 61))
-	cases := diffCases(t, rng, 300)
-	for _, s := range conformanceSuites {
-		cases = append(cases, s.load(t)...)
-	}
-	for n := 0; n < 3*16; n++ {
-		c := mixedOrderCase(t, rng, []byte{byte(n)}, n%3)
-		c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
-		cases = append(cases, c)
-	}
+	cases := verdictCases(t, rand.New(rand.NewPCG(60, 61)))
 	for _, p := range splitPaths() {
 		for _, size := range []int{ways, 4096} {
 			b := WithKeyCache(lanesBackend{path: p}, size).(lanesBackend)
@@ -62,6 +53,22 @@ func TestKeyCacheVerdicts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// verdictCases returns the differential mix (300 cases), every
+// conformance suite and 48 torsion cases, each with verify_strict's
+// verdict.
+func verdictCases(t *testing.T, rng *rand.Rand) []sigCase {
+	cases := diffCases(t, rng, 300)
+	for _, s := range conformanceSuites {
+		cases = append(cases, s.load(t)...)
+	}
+	for n := 0; n < 3*16; n++ {
+		c := mixedOrderCase(t, rng, []byte{byte(n)}, n%3)
+		c.want = voiBackend{}.Verify(&c.pub, c.msg, &c.sig)
+		cases = append(cases, c)
+	}
+	return cases
 }
 
 // TestKeyCacheFindsKept: every key that decompresses is kept and found
