@@ -104,18 +104,21 @@ func (s *keySet) combOf(key *[32]byte) *combTable {
 func (c *keyCache) combOf(key *[32]byte) *combTable { return c.set(key).combOf(key) }
 
 // wantsComb reports whether key, whose point set s holds, should get a
-// comb: it has none, and there is room for one.
+// comb: the way that holds it has none, and there is room for one. It
+// reads the set's lines, which the look-up just read, and not a comb's
+// own key (a cold line); a put racing it only costs a build that
+// putComb then drops.
 func (c *keyCache) wantsComb(s *keySet, key *[32]byte) bool {
 	if c.tables.Load() >= c.maxTables {
 		return false
 	}
 	k := keyWords(key)
 	for w := range s.way {
-		if t := s.way[w].comb.Load(); t != nil && t.key == k {
-			return false
+		if x := &s.way[w]; x.has(&k) {
+			return x.comb.Load() == nil
 		}
 	}
-	return true
+	return false
 }
 
 // credit counts n checks toward the next builds.

@@ -169,10 +169,10 @@ func (c *keyCache) put(key *[32]byte, p *ext8, j int) {
 	k := keyWords(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := -1
+	w, same := -1, false // same: the way holds key already
 	for v := range s.way {
 		if s.way[v].has(&k) {
-			w = v
+			w, same = v, true
 			break
 		}
 	}
@@ -188,7 +188,7 @@ func (c *keyCache) put(key *[32]byte, p *ext8, j int) {
 		s.fill++
 	}
 	x := &s.way[w]
-	if t := x.comb.Load(); t != nil && t.key != k {
+	if !same && x.comb.Load() != nil {
 		x.comb.Store(nil) // the comb goes with its key
 		c.tables.Add(-1)
 	}
