@@ -31,10 +31,14 @@ func (s *Scheduler) Submit(b *packet.Batch) {
 	// is the lowest) must not release the batch under the walk.
 	h.live = 1
 	pkts := b.Packets()
+	if !s.noPrefetch {
+		s.prefetchFree(0)
+	}
 	for i := range pkts {
 		p := &pkts[i]
 		if i+1 < len(pkts) && !s.noPrefetch {
 			prefetchPacket(&pkts[i+1])
+			s.prefetchFree(1)
 		}
 		if p.Discarded() {
 			continue

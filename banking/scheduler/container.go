@@ -214,10 +214,11 @@ func (h *minMaxHeap) PopMax() *pendingTx {
 
 // prefetch starts fetching what a pass reads of the item's transaction:
 // its first two cache lines (pendingTx's hot fields) and its account
-// keys (resolve).
+// keys, and, to be written, the line of its first accounts (resolve).
 func (it *heapItem) prefetch() {
 	prefetch128(unsafe.Pointer(it.t))
 	prefetch128(it.keyBytes)
+	prefetch64(unsafe.Pointer(&it.t.accounts))
 }
 
 // unpark takes the parked transaction at i, either end of the run.

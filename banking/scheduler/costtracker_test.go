@@ -14,7 +14,7 @@ func TestCostTracker(t *testing.T) {
 	c := newCostTracker(100, 60, &ids)
 	a, b, r := &bank.Account{}, &bank.Account{}, &bank.Account{}
 	tx := func(cost uint64, w ...*bank.Account) *pendingTx {
-		p := &pendingTx{cost: cost}
+		p := &pendingTx{pendingFields: pendingFields{cost: cost}}
 		for _, acc := range w {
 			p.accounts[p.n] = acc
 			p.writable |= 1 << p.n
@@ -90,7 +90,7 @@ func TestCostTrackerAccountLimitAboveBlock(t *testing.T) {
 	c := newCostTracker(100, 100, &ids)
 	a := &bank.Account{}
 	tx := func(cost uint64) *pendingTx {
-		p := &pendingTx{cost: cost, n: 1, writable: 1}
+		p := &pendingTx{pendingFields: pendingFields{cost: cost, n: 1, writable: 1}}
 		p.accounts[0] = a
 		return p
 	}

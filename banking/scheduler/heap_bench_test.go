@@ -167,7 +167,7 @@ func deepHeap(n, extra int) (*minMaxHeap, []*pendingTx) {
 	txs := make([]*pendingTx, n+extra)
 	spread := make([][]byte, len(txs))
 	for i := range txs {
-		txs[i] = &pendingTx{priority: uint64(rng.IntN(7000)), seq: uint64(i)}
+		txs[i] = &pendingTx{pendingFields: pendingFields{priority: uint64(rng.IntN(7000)), seq: uint64(i)}}
 		spread[i] = make([]byte, 512) // between them, as a run's other allocations are
 	}
 	rng.Shuffle(len(txs), func(i, j int) { txs[i], txs[j] = txs[j], txs[i] })

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"unsafe"
+
 	"github.com/tpugo/tpu/banking"
 	"github.com/tpugo/tpu/banking/bank"
 	"github.com/tpugo/tpu/banking/runtime"
@@ -8,13 +10,28 @@ import (
 	"github.com/tpugo/tpu/txview"
 )
 
-// pendingTx is a buffered transaction.
+// pendingTx is a buffered transaction: its fields (pendingFields), then
+// the accounts it resolves when scheduled.
 //
-// The fields a pass reads when it pops a transaction come first, with the
-// accounts it resolves right after them: with a deep buffer the popped
-// transaction is cold, and each of its cache lines a pass touches is a
-// miss. (cost sat at byte 160, resolvedIn at 808 of 920.)
+// The accounts come last so that everything admission writes is one run
+// of seven cache lines (Submit asks for them ahead, prefetchTxWrite), and
+// so that a release clears the accounts it resolved (accounts[:n]), not
+// all 64 slots: the 512 bytes of slots sat in the middle, and clearing
+// them touched eight lines nothing else had read since the last release,
+// a cache miss each with a deep buffer.
 type pendingTx struct {
+	pendingFields
+	// accounts[:n] are resolved (resolve); the rest are always nil.
+	accounts [runtime.MaxAccounts]*bank.Account
+}
+
+// pendingFields are a buffered transaction's fields but its accounts.
+//
+// The fields a pass reads when it pops a transaction come first: with a
+// deep buffer the popped transaction is cold, and each of its cache lines
+// a pass touches is a miss. (cost sat at byte 160, resolvedIn at 808 of
+// 920.)
+type pendingFields struct {
 	seq      uint64
 	cost     uint64 // estimated, as scheduled
 	priority uint64
@@ -25,7 +42,6 @@ type pendingTx struct {
 	n          int
 	writable   uint64
 	thread     int
-	accounts   [runtime.MaxAccounts]*bank.Account
 
 	held      *heldBatch // its source batch
 	buf       []byte     // copy handoff: the owned bytes
@@ -107,6 +123,29 @@ func (s *Scheduler) newTx() *pendingTx {
 	return new(pendingTx)
 }
 
+// prefetchFree asks for the fields (pendingFields) of the pooled
+// transaction k admissions from now will take (0: the next), which
+// admission writes: a transaction released long ago (the buffer was deep, or
+// shrank) is cold, and admission's first store to each of its lines was
+// a miss (four of admit's hottest instructions in a leader's profile
+// under backlog, BENCHMARKS.md).
+func (s *Scheduler) prefetchFree(k int) {
+	if n := len(s.freeTx); n > k {
+		prefetch448(unsafe.Pointer(s.freeTx[n-1-k]))
+	}
+}
+
+// setPrefetch turns the scheduler's prefetches on or off: Submit's of
+// packets and pooled transactions, PopMax's, and the work batches'. They
+// are hints that change no result; off is for the benchmarks that
+// compare with them.
+func (s *Scheduler) setPrefetch(on bool) {
+	s.noPrefetch, s.heap.noPrefetch, s.workers.noPrefetch = !on, !on, !on
+}
+
+// The fields prefetchFree asks for fit its seven lines.
+const _ = uintptr(448) - unsafe.Sizeof(pendingFields{})
+
 func (s *Scheduler) releaseTx(t *pendingTx) {
 	if h := t.held; h != nil {
 		h.live--
@@ -118,9 +157,8 @@ func (s *Scheduler) releaseTx(t *pendingTx) {
 		s.stats.CopyBuffers--
 		s.freeBufs = append(s.freeBufs, t.buf[:0])
 	}
-	loaded := t.loaded[:0]
-	*t = pendingTx{}
-	t.loaded = loaded
+	clear(t.accounts[:t.n])
+	t.pendingFields = pendingFields{loaded: t.loaded[:0]}
 	s.freeTx = append(s.freeTx, t)
 }
 

@@ -1,14 +1,21 @@
 package scheduler
 
 import (
+	"math/rand/v2"
+	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/tpugo/tpu/banking/bank"
+	"github.com/tpugo/tpu/banking/banktest"
+	"github.com/tpugo/tpu/packet"
 )
 
 // The fields a pass reads from a popped, cold transaction sit in its
-// first two cache lines, and its accounts start right after them
-// (pendingTx's doc): a field added in front of them, or these moved
-// back down, costs a cache miss a transaction with a deep buffer.
+// first two cache lines, every field but the accounts in the seven lines
+// prefetchFree asks for, and the accounts after them (pendingTx's doc):
+// a field added in front of the hot ones, or past the seven lines, costs
+// a cache miss a transaction with a deep buffer.
 func TestPendingTxHotFields(t *testing.T) {
 	var p pendingTx
 	for name, end := range map[string]uintptr{
@@ -25,7 +32,52 @@ func TestPendingTxHotFields(t *testing.T) {
 			t.Errorf("pendingTx.%s ends at byte %d, past its first two cache lines", name, end)
 		}
 	}
-	if off := unsafe.Offsetof(p.accounts); off > 128 {
-		t.Errorf("pendingTx.accounts starts at byte %d, not right after the fields a pass reads", off)
+	if end := unsafe.Sizeof(p.pendingFields); end > 448 {
+		t.Errorf("pendingTx's fields end at byte %d, past the seven lines prefetchFree asks for", end)
+	}
+	if off := unsafe.Offsetof(p.accounts); off != unsafe.Sizeof(p.pendingFields) {
+		t.Errorf("pendingTx.accounts starts at byte %d, not right after its fields", off)
+	}
+}
+
+// TestReleasedTxCleared: a released transaction keeps nothing of its
+// last life but its lookups' capacity: every field zero and every
+// account slot nil, though a release clears only the slots it resolved
+// (accounts[:n]). A transaction admitted into it must not find a stale
+// account past its own n, nor keep a batch or an account alive.
+func TestReleasedTxCleared(t *testing.T) {
+	b := banktest.OpenBank(t, bank.Config{Genesis: bank.GenesisConfig{Seed: banktest.Seed, Accounts: 200, BlockhashSeed: workloadGenesis}})
+	defer b.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, m := range []Method{Greedy, PrioGraph, Unbatched} {
+		s := newScheduler(t, Config{Method: m, Workers: 2, BatchSize: 4}, b)
+		pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
+		txs := workload(t, b.LatestBlockhash(), 48, "mixed", rng)
+		for i := 0; i < len(txs); i += 16 {
+			s.Submit(banktest.BatchOf(t, pool, txs[i:i+16]...))
+			s.Schedule()
+		}
+		drain(t, s)
+		if got := s.Stats().Outcomes[packet.OutcomeExecutedOK]; got != 48 {
+			t.Fatalf("%s: executed %d of 48", m, got)
+		}
+		if len(s.freeTx) == 0 {
+			t.Fatalf("%s: nothing released", m)
+		}
+		for i, tx := range s.freeTx {
+			for j, a := range tx.accounts {
+				if a != nil {
+					t.Fatalf("%s: released transaction %d keeps account %d", m, i, j)
+				}
+			}
+			f := tx.pendingFields
+			if len(f.loaded) != 0 {
+				t.Fatalf("%s: released transaction %d keeps %d loaded addresses", m, i, len(f.loaded))
+			}
+			f.loaded = nil
+			if !reflect.ValueOf(f).IsZero() {
+				t.Fatalf("%s: released transaction %d keeps fields: %+v", m, i, f)
+			}
+		}
 	}
 }

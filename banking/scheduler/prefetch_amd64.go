@@ -11,3 +11,15 @@ import "unsafe"
 //
 //go:noescape
 func prefetch128(p unsafe.Pointer)
+
+// prefetch448 asks for the seven cache lines from p, which must be
+// 64-byte aligned: a hint, as prefetch128. A line no other core holds
+// comes exclusive, so that a first store to it is not a miss either.
+//
+//go:noescape
+func prefetch448(p unsafe.Pointer)
+
+// prefetch64 asks for the cache line that holds p, as prefetch128.
+//
+//go:noescape
+func prefetch64(p unsafe.Pointer)

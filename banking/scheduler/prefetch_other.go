@@ -4,5 +4,8 @@ package scheduler
 
 import "unsafe"
 
-// prefetch128 is a hint that only amd64 gives here (prefetch_amd64.s).
+// The prefetches are hints that only amd64 gives here (prefetch_amd64.s).
+
 func prefetch128(unsafe.Pointer) {}
+func prefetch448(unsafe.Pointer) {}
+func prefetch64(unsafe.Pointer)  {}

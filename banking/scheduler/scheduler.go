@@ -64,8 +64,7 @@ type Scheduler struct {
 	strat  strategy
 	seq    uint64
 	ending bool
-	// noPrefetch turns Submit's packet prefetch off, for the benchmark
-	// that compares with it (BenchmarkSubmitCrossCore).
+	// noPrefetch turns Submit's prefetches off (setPrefetch).
 	noPrefetch bool
 
 	stats   Stats

@@ -37,7 +37,7 @@ func testMinMaxHeap(t *testing.T, track bool) {
 		switch r := rng.IntN(10); {
 		case r < 5 || len(ref) == 0:
 			seq++
-			p := &pendingTx{priority: uint64(rng.IntN(50)), seq: seq, heapIdx: untracked, cost: uint64(1 + rng.IntN(5000))}
+			p := &pendingTx{pendingFields: pendingFields{priority: uint64(rng.IntN(50)), seq: seq, heapIdx: untracked, cost: uint64(1 + rng.IntN(5000))}}
 			h.Push(p)
 			ref = append(ref, p)
 		case r < 7:
@@ -157,7 +157,7 @@ func testMinMaxHeap(t *testing.T, track bool) {
 			}
 		}()
 		seq++
-		p := &pendingTx{seq: seq}
+		p := &pendingTx{pendingFields: pendingFields{seq: seq}}
 		h.Push(p)
 		h.Remove(p)
 	}
@@ -176,7 +176,7 @@ func TestParkMisuse(t *testing.T) {
 		f()
 	}
 	var h minMaxHeap
-	best, worse := &pendingTx{priority: 9, seq: 1}, &pendingTx{priority: 1, seq: 2}
+	best, worse := &pendingTx{pendingFields: pendingFields{priority: 9, seq: 1}}, &pendingTx{pendingFields: pendingFields{priority: 1, seq: 2}}
 	h.Push(best)
 	mustPanic("Park of a transaction after the heap's best", func() { h.Park([]*pendingTx{worse}) })
 	h.Park(nil)

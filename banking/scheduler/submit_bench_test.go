@@ -84,7 +84,7 @@ func BenchmarkSubmitCrossCore(b *testing.B) {
 		b.StartTimer()
 		for k := range 2 {
 			on := (op+k)%2 == 1 // off first on even ops
-			s.noPrefetch = !on
+			s.setPrefetch(on)
 			t0 := cpupin.ThreadCPU()
 			for _, bt := range halves[k] {
 				s.Submit(bt)

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/panjf2000/ants/v2"
 
@@ -34,8 +35,9 @@ type WorkBatch struct {
 	// before and after it executed (2n values), read by the worker that
 	// held its locks, for the transaction history (history.go); only
 	// when history is kept (history), else it stays empty.
-	bal     []uint64
-	history bool
+	bal        []uint64
+	history    bool
+	noPrefetch bool // run asks for nothing ahead (setPrefetch)
 }
 
 // Len returns the number of transactions in the batch.
@@ -165,6 +167,7 @@ type workerSet struct {
 	bank        *bank.Bank // a batch runs in the bank's working slot
 	pool        *ants.PoolWithFunc
 	free        []*WorkBatch
+	noPrefetch  bool // its batches' runs ask for nothing ahead (setPrefetch)
 }
 
 // place puts t, locked for worker th by the strategy, in th's building
@@ -290,7 +293,10 @@ func (ws *workerSet) done(wb *WorkBatch) {
 func (wb *WorkBatch) run(delay time.Duration) {
 	wb.Started = packet.Now()
 	wb.bal = wb.bal[:0]
-	for _, t := range wb.txs {
+	for i, t := range wb.txs {
+		if i+1 < len(wb.txs) && !wb.noPrefetch {
+			wb.txs[i+1].prefetchExec()
+		}
 		traced := t.flags&packet.FlagTracer != 0
 		if traced {
 			t.execStart = packet.Now()
@@ -318,6 +324,20 @@ func (wb *WorkBatch) run(delay time.Duration) {
 	wb.Finished = packet.Now()
 }
 
+// prefetchExec starts fetching what execution reads of t that its pass
+// did not: its message past the account keys (the blockhash and the
+// instructions, from byte 128 of its packet) and its first accounts.
+// With a deep buffer the packet was last read at admission, long before,
+// and runtime.Execute's first reads of its instructions were misses.
+func (t *pendingTx) prefetchExec() {
+	if d := t.view.Bytes(); len(d) > 128 {
+		prefetch128(unsafe.Pointer(&d[128]))
+	}
+	for _, a := range t.accounts[:min(t.n, 4)] {
+		prefetch128(unsafe.Pointer(a))
+	}
+}
+
 func (ws *workerSet) newWork(th int) *WorkBatch {
 	var wb *WorkBatch
 	if n := len(ws.free); n > 0 {
@@ -327,7 +347,7 @@ func (ws *workerSet) newWork(th int) *WorkBatch {
 		wb = &WorkBatch{txs: make([]*pendingTx, 0, ws.batchSize)}
 	}
 	wb.thread, wb.cus, wb.slot, wb.blockhash = th, 0, ws.bank.Slot(), ws.bank.LatestBlockhash()
-	wb.history = ws.bank.HistoryEnabled()
+	wb.history, wb.noPrefetch = ws.bank.HistoryEnabled(), ws.noPrefetch
 	return wb
 }
 
