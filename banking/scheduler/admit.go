@@ -202,14 +202,16 @@ func (s *Scheduler) dropBuffered(t *pendingTx, o packet.Outcome) {
 }
 
 // prefetchPacket starts fetching what admit reads first of p while it
-// admits the packet before: its Meta and the first 256 bytes of its
+// admits the packet before: its Meta and the first 384 bytes of its
 // data (a transfer's signature, header, keys, blockhash and
-// instructions). Sigverify wrote the batch on another core, so each of
-// those cache lines was otherwise a miss when admit reached it (the
+// instructions: with a unit price and a unit limit its last instruction
+// ends at byte 267). Sigverify wrote the batch on another core, so each
+// of those cache lines was otherwise a miss when admit reached it (the
 // first reads were runtime.HasDuplicateKey's, BENCHMARKS.md).
 func prefetchPacket(p *packet.Packet) {
 	prefetch128(unsafe.Pointer(p))
 	d := p.Buffer()
 	prefetch128(unsafe.Pointer(&d[0]))
 	prefetch128(unsafe.Pointer(&d[128]))
+	prefetch128(unsafe.Pointer(&d[256]))
 }

@@ -325,13 +325,14 @@ func (wb *WorkBatch) run(delay time.Duration) {
 }
 
 // prefetchExec starts fetching what execution reads of t that its pass
-// did not: its message past the account keys (the blockhash and the
-// instructions, from byte 128 of its packet) and its first accounts.
-// With a deep buffer the packet was last read at admission, long before,
-// and runtime.Execute's first reads of its instructions were misses.
+// did not: its message past the account keys (for a transfer with a
+// unit price and a unit limit, the blockhash and the instructions, bytes
+// 197 to 267 of its packet) and its first accounts. With a deep buffer
+// the packet was last read at admission, long before, and
+// runtime.Execute's first reads of its instructions were misses.
 func (t *pendingTx) prefetchExec() {
-	if d := t.view.Bytes(); len(d) > 128 {
-		prefetch128(unsafe.Pointer(&d[128]))
+	if d := t.view.Bytes(); len(d) > 192 {
+		prefetch128(unsafe.Pointer(&d[192]))
 	}
 	for _, a := range t.accounts[:min(t.n, 4)] {
 		prefetch128(unsafe.Pointer(a))
