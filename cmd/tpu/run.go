@@ -143,11 +143,7 @@ func runGraph(env *cliEnv, f runFlags, cfg stages.Config, prov *trace.Provider, 
 			if r.ceiling[0], err = sampleCeiling(g, f, n.backend, cores); err != nil {
 				return 1, err
 			}
-			remote := ""
-			if n := remoteNamed(f); n > 0 {
-				remote = fmt.Sprintf(" x %d (this process and %d remote verifiers, each counted as one more ceiling)", 1+n, n)
-			}
-			fmt.Fprintf(env.stderr, "closed-loop load sized from the sigverify ceiling, %.0f tx/s, x %v%s (at most %d)\n", r.ceiling[0], f.duration, remote, maxLoad)
+			fmt.Fprintf(env.stderr, "closed-loop load sized from the sigverify ceiling, %.0f tx/s, x %v (at most %d)\n", r.ceiling[0], f.duration, maxLoad)
 		}
 		warmed := make(chan int, 1)
 		go func() { warmed <- g.Pool().Warm(f.poolWarm) }()

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/tpugo/tpu/banking/loadgen"
@@ -24,15 +23,6 @@ import (
 // memory); a run the bound or an explicit --count leaves short of load
 // says so in its summary (load exhausted at ...), and its tx/s is over
 // the time load was offered.
-//
-// Remote verifiers (--verifiers, --cluster-seeds) check beside this
-// process, or in its place, so the pipeline can pass its own ceiling:
-// each one named counts as one more ceiling. That is an estimate (a
-// verifier's cores are not known when the load is signed): a leader and
-// one verifier on a core each ran 150-177k tx/s against a ceiling of
-// 108-144k, and their load ran out before --duration, its backlog's
-// drain counted in tx/s. A verifier faster than that can still leave a
-// run short, and the summary says so.
 
 // maxLoad is the most transactions a closed-loop run signs by itself.
 const maxLoad = 3_000_000
@@ -49,23 +39,9 @@ func loadCount(f runFlags, ceiling float64) int {
 	if f.rate > 0 {
 		n = f.rate * secs
 	} else {
-		n = ceiling * secs * float64(1+remoteNamed(f)) / max(1-f.invalid, 0.1)
+		n = ceiling * secs / max(1-f.invalid, 0.1)
 	}
 	return int(min(max(n, 1), maxLoad))
-}
-
-// remoteNamed counts the remote verifiers f names: --verifiers' and
-// --cluster-seeds' addresses.
-func remoteNamed(f runFlags) int {
-	n := 0
-	for _, list := range []string{f.verifiers, f.clusterSeeds} {
-		for a := range strings.SplitSeq(list, ",") {
-			if strings.TrimSpace(a) != "" {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // sampleCeiling measures the sigverify ceiling over a sample of
