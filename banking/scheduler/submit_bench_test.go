@@ -96,12 +96,7 @@ func BenchmarkSubmitCrossCore(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		for !s.Idle() {
-			s.Schedule()
-			if s.Busy() {
-				s.Complete(<-s.Completions())
-			}
-		}
+		runIdle(s)
 		b.StartTimer()
 	}
 	if got, want := s.Stats().Outcomes[packet.OutcomeExecutedOK], uint64(b.N*2*n); got != want {
