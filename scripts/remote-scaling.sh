@@ -98,8 +98,18 @@ run() {
 	}
 	# The summary is indented JSON: the top level's keys at two spaces.
 	grep -q '^  "accounting_ok": true' "$work/$name.json" || { echo "tpu run ($name): accounting failed" >&2; exit 1; }
-	sed -n 's/^  "tps": \([0-9.e+]*\),*$/\1/p' "$work/$name.json" | awk '{printf "%.0f\n", $1}'
-	sed -n 's/^  "\(received\|executed\|seconds\)": \([0-9.e+]*\),*$/\1 \2/p' "$work/$name.json" | tr '\n' ' ' >"$work/$name.figures"
+	# The rate while load was offered (tps_while_offered): what had
+	# executed when the load stopped, over that time. A pair passes the
+	# leader's own sigverify ceiling, which sizes the load, so its load
+	# often runs out before $duration (load_exhausted_s); its tps, over
+	# the time load was offered, would then count the backlog drained
+	# after it, up to a few percent in the pair's favour. Older builds
+	# lack the field: their tps.
+	local rate
+	rate=$(sed -n 's/^  "tps_while_offered": \([0-9.e+]*\),*$/\1/p' "$work/$name.json")
+	[ -n "$rate" ] || rate=$(sed -n 's/^  "tps": \([0-9.e+]*\),*$/\1/p' "$work/$name.json")
+	echo "$rate" | awk '{printf "%.0f\n", $1}'
+	sed -n 's/^  "\(received\|executed\|seconds\|load_exhausted_s\)": \([0-9.e+]*\),*$/\1 \2/p' "$work/$name.json" | tr '\n' ' ' >"$work/$name.figures"
 	# The leader's CPU a transaction executed: its process's CPU over the
 	# load (stage_cpu), which a busy machine inflates less than tx/s.
 	local cpu executed
