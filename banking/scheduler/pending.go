@@ -14,7 +14,7 @@ import (
 // the accounts it resolves when scheduled.
 //
 // The accounts come last so that everything admission writes is one run
-// of seven cache lines (Submit asks for them ahead, prefetchTxWrite), and
+// of seven cache lines (Submit asks for them ahead, prefetchFree), and
 // so that a release clears the accounts it resolved (accounts[:n]), not
 // all 64 slots: the 512 bytes of slots sat in the middle, and clearing
 // them touched eight lines nothing else had read since the last release,

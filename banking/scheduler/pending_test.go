@@ -44,39 +44,54 @@ func TestPendingTxHotFields(t *testing.T) {
 // last life but its lookups' capacity: every field zero and every
 // account slot nil, though a release clears only the slots it resolved
 // (accounts[:n]). A transaction admitted into it must not find a stale
-// account past its own n, nor keep a batch or an account alive.
+// account past its own n, nor keep a batch or an account alive. Every
+// way out goes through the release (finish): executed, and evicted from
+// a full buffer under contention, where transactions a pass resolved and
+// could not place wait and are pushed out.
 func TestReleasedTxCleared(t *testing.T) {
 	b := banktest.OpenBank(t, bank.Config{Genesis: bank.GenesisConfig{Seed: banktest.Seed, Accounts: 200, BlockhashSeed: workloadGenesis}})
 	defer b.Close()
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, m := range []Method{Greedy, PrioGraph, Unbatched} {
-		s := newScheduler(t, Config{Method: m, Workers: 2, BatchSize: 4}, b)
-		pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
-		txs := workload(t, b.LatestBlockhash(), 48, "mixed", rng)
-		for i := 0; i < len(txs); i += 16 {
-			s.Submit(banktest.BatchOf(t, pool, txs[i:i+16]...))
-			s.Schedule()
-		}
-		drain(t, s)
-		if got := s.Stats().Outcomes[packet.OutcomeExecutedOK]; got != 48 {
-			t.Fatalf("%s: executed %d of 48", m, got)
-		}
-		if len(s.freeTx) == 0 {
-			t.Fatalf("%s: nothing released", m)
-		}
-		for i, tx := range s.freeTx {
-			for j, a := range tx.accounts {
-				if a != nil {
-					t.Fatalf("%s: released transaction %d keeps account %d", m, i, j)
+	for _, c := range []struct {
+		name       string
+		capacity   int
+		contention string
+	}{{"roomy", 0, "mixed"}, {"full", 6, "full"}} {
+		for _, m := range []Method{Greedy, PrioGraph, Unbatched} {
+			name := c.name + "/" + m.String()
+			s := newScheduler(t, Config{Method: m, Workers: 2, BatchSize: 4, Capacity: c.capacity}, b)
+			pool, _ := packet.NewPool(packet.Config{BatchCap: 16})
+			txs := workload(t, b.LatestBlockhash(), 48, c.contention, rng)
+			for i := 0; i < len(txs); i += 16 {
+				s.Submit(banktest.BatchOf(t, pool, txs[i:i+16]...))
+				s.Schedule()
+			}
+			drain(t, s)
+			checkAccounting(t, s)
+			st := s.Stats()
+			if c.capacity == 0 && st.Outcomes[packet.OutcomeExecutedOK] != 48 {
+				t.Fatalf("%s: executed %d of 48", name, st.Outcomes[packet.OutcomeExecutedOK])
+			}
+			if c.capacity > 0 && st.Outcomes[packet.OutcomeEvicted] == 0 {
+				t.Fatalf("%s: nothing evicted from a buffer of %d: %v", name, c.capacity, st.Outcomes)
+			}
+			if len(s.freeTx) == 0 {
+				t.Fatalf("%s: nothing released", name)
+			}
+			for i, tx := range s.freeTx {
+				for j, a := range tx.accounts {
+					if a != nil {
+						t.Fatalf("%s: released transaction %d keeps account %d", name, i, j)
+					}
 				}
-			}
-			f := tx.pendingFields
-			if len(f.loaded) != 0 {
-				t.Fatalf("%s: released transaction %d keeps %d loaded addresses", m, i, len(f.loaded))
-			}
-			f.loaded = nil
-			if !reflect.ValueOf(f).IsZero() {
-				t.Fatalf("%s: released transaction %d keeps fields: %+v", m, i, f)
+				f := tx.pendingFields
+				if len(f.loaded) != 0 {
+					t.Fatalf("%s: released transaction %d keeps %d loaded addresses", name, i, len(f.loaded))
+				}
+				f.loaded = nil
+				if !reflect.ValueOf(f).IsZero() {
+					t.Fatalf("%s: released transaction %d keeps fields: %+v", name, i, f)
+				}
 			}
 		}
 	}

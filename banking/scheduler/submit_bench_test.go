@@ -15,9 +15,10 @@ import (
 
 // BenchmarkSubmitCrossCore: Submit's CPU a transaction for packet batches
 // that another core wrote and parsed, as the pipeline hands sigverify's
-// batches to banking, with the packet prefetch off and on (prefetchPacket)
-// in the same process, alternating which goes first each op. A writer
-// goroutine pinned to the second CPU fills 2 x 4,096 banking-bench
+// batches to banking, with Submit's prefetches off and on (setPrefetch:
+// the next packet, prefetchPacket, and the next pooled transaction,
+// prefetchFree) in the same process, alternating which goes first each
+// op. A writer goroutine pinned to the second CPU fills 2 x 4,096 banking-bench
 // transfers into batches of 128 and stores each parse in its Meta, as
 // sigverify does; the benchmark's thread, pinned to the first, submits one
 // half with the prefetch off and the other with it on, timing each by its
